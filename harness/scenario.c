@@ -1,0 +1,984 @@
+/*
+ * scenario.c: the parser of the scenario language.
+ *
+ * Line-oriented: a line is a keyword and its arguments; '#' starts a comment
+ * outside strings. "task" and "on EVENT" open a block whose operations are
+ * the indented lines that follow. Every error names where:LINE and what is
+ * wrong, and a failed parse frees what it built.
+ */
+#include "scenario.h"
+
+#include "fi.h"
+#include "rs.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SC_MAX_TOKENS 32
+#define SC_MAX_CONNECTIONS 1024
+
+struct token {
+	char *text;        /* NUL-terminated; unescaped for strings */
+	size_t len;        /* bytes in text (strings may hold NUL) */
+	int quoted;
+};
+
+struct parser {
+	const char *where;
+	int line;
+	char *err;
+	size_t errlen;
+	struct scenario *sc;
+	struct sc_block *block; /* the open block, or NULL */
+	struct token tok[SC_MAX_TOKENS];
+	int ntok;
+};
+
+static int fail(struct parser *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int fail(struct parser *p, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(p->err, p->errlen, "%s:%d: %s", p->where, p->line, msg);
+	return -1;
+}
+
+static int say(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int say(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Grows an array by one zeroed element; returns it or NULL. */
+static void *grow(void *arrp, size_t *n, size_t size)
+{
+	void **arr = arrp;
+	char *bigger = realloc(*arr, (*n + 1) * size);
+
+	if (!bigger)
+		return NULL;
+	memset(bigger + *n * size, 0, size);
+	*arr = bigger;
+	return bigger + (*n)++ * size;
+}
+
+/* ---- numbers ---------------------------------------------------------- */
+
+/* A non-negative decimal with an optional size suffix (K, KiB, M, MiB). */
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned long long mult = 1;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	if (strcmp(end, "K") == 0 || strcmp(end, "KiB") == 0)
+		mult = 1024;
+	else if (strcmp(end, "M") == 0 || strcmp(end, "MiB") == 0)
+		mult = 1024 * 1024;
+	else if (*end)
+		return -1;
+	if (v > SIZE_MAX / mult)
+		return -1;
+	*out = (size_t)(v * mult);
+	return 0;
+}
+
+static int parse_int(const char *s, int min, int max, int *out)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)s[0]) && s[0] != '-')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* ---- settings shared with the command line ---------------------------- */
+
+static int add_setting(struct sc_setting **arr, size_t *n, const char *text,
+		       int line, char *err, size_t errlen)
+{
+	struct sc_setting *s = grow(arr, n, sizeof(**arr));
+
+	if (!s || !(s->text = strdup(text)))
+		return say(err, errlen, "out of memory");
+	s->line = line;
+	return 0;
+}
+
+int sc_add_fault(struct scenario *sc, const char *arg, int line, char *err,
+		 size_t errlen)
+{
+	struct fi_rule rule;
+	char canon[128];
+
+	if (fi_rule_parse(arg, &rule, err, errlen) < 0)
+		return -1;
+	fi_rule_format(&rule, canon, sizeof(canon));
+	return add_setting(&sc->faults, &sc->nfaults, canon, line, err, errlen);
+}
+
+int sc_add_clamp(struct scenario *sc, const char *arg, int line, char *err,
+		 size_t errlen)
+{
+	char spec[64];
+	int n;
+
+	if (parse_int(arg, 1, INT32_MAX, &n) < 0)
+		return say(err, errlen,
+			   "clamp-send '%s': expected a byte count of at least 1",
+			   arg);
+	snprintf(spec, sizeof(spec), "write:short=%d,repeat=forever", n);
+	return sc_add_fault(sc, spec, line, err, errlen);
+}
+
+/* ERR, ERR@K (the K-th writing call), ERR@KxN (N calls from the K-th),
+ * ERR@Kx* (every call from the K-th). ERR alone refuses every call. */
+int sc_add_refuse(struct scenario *sc, const char *arg, int line, char *err,
+		  size_t errlen)
+{
+	char name[32], spec[128], times[24] = "forever";
+	const char *at = strchr(arg, '@');
+	size_t nlen = at ? (size_t)(at - arg) : strlen(arg);
+	int k = 1;
+
+	if (nlen == 0 || nlen >= sizeof(name))
+		return say(err, errlen, "refuse-write '%s': expected ERRNO[@K[xN]]", arg);
+	memcpy(name, arg, nlen);
+	name[nlen] = '\0';
+	if (fi_errno_parse(name) < 0)
+		return say(err, errlen, "refuse-write '%s': unknown errno '%s'", arg, name);
+	if (at) {
+		char kbuf[24];
+		const char *x = strchr(at + 1, 'x');
+		size_t klen = x ? (size_t)(x - at - 1) : strlen(at + 1);
+
+		if (klen == 0 || klen >= sizeof(kbuf))
+			return say(err, errlen, "refuse-write '%s': expected a call number after '@'", arg);
+		memcpy(kbuf, at + 1, klen);
+		kbuf[klen] = '\0';
+		if (parse_int(kbuf, 1, INT32_MAX, &k) < 0)
+			return say(err, errlen, "refuse-write '%s': '%s' is not a call number (1 is the first call)", arg, kbuf);
+		if (!x) {
+			snprintf(times, sizeof(times), "1");
+		} else if (strcmp(x + 1, "*") != 0) {
+			int n;
+
+			if (parse_int(x + 1, 1, INT32_MAX, &n) < 0)
+				return say(err, errlen, "refuse-write '%s': '%s' is not a count (or * for forever)", arg, x + 1);
+			snprintf(times, sizeof(times), "%d", n);
+		}
+	}
+	snprintf(spec, sizeof(spec), "write:errno=%s,after=%d,repeat=%s", name,
+		 k - 1, times);
+	return sc_add_fault(sc, spec, line, err, errlen);
+}
+
+/* SIG@SYSCALL:K (the gate raises SIG before the K-th such call), or
+ * SIG@task:N[:self|:external] (at the end of task N's operations). */
+int sc_add_signal(struct scenario *sc, const char *arg, int line, char *err,
+		  size_t errlen)
+{
+	char buf[128], *at, *colon, *where, *third;
+	int sig, k;
+
+	if (strlen(arg) >= sizeof(buf))
+		return say(err, errlen, "signal '%s': too long", arg);
+	strcpy(buf, arg);
+	at = strchr(buf, '@');
+	if (!at)
+		return say(err, errlen, "signal '%s': expected SIG@SYSCALL:K or SIG@task:N", arg);
+	*at = '\0';
+	where = at + 1;
+	if ((sig = fi_signal_parse(buf)) < 0)
+		return say(err, errlen, "signal '%s': unknown signal '%s'", arg, buf);
+	colon = strchr(where, ':');
+	if (!colon)
+		return say(err, errlen, "signal '%s': expected ':' and a number after '%s'", arg, where);
+	*colon = '\0';
+	third = strchr(colon + 1, ':');
+	if (third)
+		*third++ = '\0';
+	if (parse_int(colon + 1, 1, INT32_MAX, &k) < 0)
+		return say(err, errlen, "signal '%s': '%s' is not a number from 1", arg, colon + 1);
+	if (strcmp(where, "task") == 0) {
+		struct sc_task_signal *ts;
+		int external = 0;
+
+		if (third && strcmp(third, "external") == 0)
+			external = 1;
+		else if (third && strcmp(third, "self") != 0)
+			return say(err, errlen, "signal '%s': '%s' is neither self nor external", arg, third);
+		ts = grow(&sc->tsignals, &sc->ntsignals, sizeof(*ts));
+		if (!ts)
+			return say(err, errlen, "out of memory");
+		*ts = (struct sc_task_signal){ k, sig, external, line };
+		return 0;
+	}
+	if (third)
+		return say(err, errlen, "signal '%s': unexpected ':%s'", arg, third);
+	{
+		char spec[128];
+
+		snprintf(spec, sizeof(spec), "%s:signal=%d,after=%d", where, sig, k - 1);
+		return sc_add_fault(sc, spec, line, err, errlen);
+	}
+}
+
+int sc_add_variant(struct scenario *sc, const char *arg, int line, char *err,
+		   size_t errlen)
+{
+	char name[64];
+	const char *eq = strchr(arg, '=');
+	int rc;
+
+	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(name) || !eq[1])
+		return say(err, errlen, "variant '%s': expected NAME=VALUE", arg);
+	memcpy(name, arg, (size_t)(eq - arg));
+	name[eq - arg] = '\0';
+	/* rs_variant_set knows the names and values; the harness's own copy
+	 * of the stack's configuration is not used for anything else. */
+	rc = rs_variant_set(name, eq + 1);
+	if (rc == -ENOENT)
+		return say(err, errlen, "variant '%s': unknown variant '%s'", arg, name);
+	if (rc < 0)
+		return say(err, errlen, "variant '%s': '%s' does not take the value '%s'", arg, name, eq + 1);
+	for (size_t i = 0; i < sc->nvariants; i++) {
+		if (strncmp(sc->variants[i].text, arg, (size_t)(eq - arg) + 1) == 0) {
+			char *text = strdup(arg);
+
+			if (!text)
+				return say(err, errlen, "out of memory");
+			free(sc->variants[i].text);
+			sc->variants[i].text = text;
+			sc->variants[i].line = line;
+			return 0;
+		}
+	}
+	return add_setting(&sc->variants, &sc->nvariants, arg, line, err, errlen);
+}
+
+int sc_set_transport(struct scenario *sc, const char *arg, char *err,
+		     size_t errlen)
+{
+	if (strcmp(arg, "tcp") == 0)
+		sc->transport = SC_TCP;
+	else if (strcmp(arg, "unix") == 0)
+		sc->transport = SC_UNIX;
+	else
+		return say(err, errlen, "transport '%s': expected tcp or unix", arg);
+	return 0;
+}
+
+int sc_set_timeout(struct scenario *sc, const char *arg, char *err,
+		   size_t errlen)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v > 0) || v > 3600)
+		return say(err, errlen, "timeout '%s': expected seconds, more than 0 and at most 3600", arg);
+	sc->timeout_ms = (int)(v * 1000);
+	if (sc->timeout_ms < 1)
+		sc->timeout_ms = 1;
+	return 0;
+}
+
+/* ---- tokens ------------------------------------------------------------ */
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower(c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* Unescapes a string token in place, from s (after the opening quote) to
+ * the closing quote. Returns the end (after the quote) or NULL. */
+static char *read_string(struct parser *p, char *s, struct token *t)
+{
+	char *out = s;
+
+	t->text = s;
+	t->quoted = 1;
+	while (*s && *s != '"') {
+		if (*s != '\\') {
+			*out++ = *s++;
+			continue;
+		}
+		s++;
+		switch (*s) {
+		case 'n': *out++ = '\n'; s++; break;
+		case 'r': *out++ = '\r'; s++; break;
+		case 't': *out++ = '\t'; s++; break;
+		case '0': *out++ = '\0'; s++; break;
+		case '\\': *out++ = '\\'; s++; break;
+		case '"': *out++ = '"'; s++; break;
+		case 'x': {
+			int hi = s[1] ? hexval(s[1]) : -1;
+			int lo = hi >= 0 && s[2] ? hexval(s[2]) : -1;
+
+			if (lo < 0) {
+				fail(p, "bad escape '\\x%.2s': expected two hex digits", s + 1);
+				return NULL;
+			}
+			*out++ = (char)(hi * 16 + lo);
+			s += 3;
+			break;
+		}
+		default:
+			fail(p, "unknown escape '\\%c' in a string", *s ? *s : '?');
+			return NULL;
+		}
+	}
+	if (*s != '"') {
+		fail(p, "unterminated string");
+		return NULL;
+	}
+	t->len = (size_t)(out - t->text);
+	*out = '\0';
+	return s + 1;
+}
+
+/* Splits a line (modified in place) into tokens. */
+static int tokenize(struct parser *p, char *s)
+{
+	p->ntok = 0;
+	for (;;) {
+		struct token *t;
+
+		while (*s == ' ' || *s == '\t' || *s == '\r')
+			s++;
+		if (!*s || *s == '#')
+			return 0;
+		if (p->ntok == SC_MAX_TOKENS)
+			return fail(p, "too many words on one line (at most %d)", SC_MAX_TOKENS);
+		t = &p->tok[p->ntok++];
+		memset(t, 0, sizeof(*t));
+		if (*s == '"') {
+			s = read_string(p, s + 1, t);
+			if (!s)
+				return -1;
+			if (*s && *s != ' ' && *s != '\t' && *s != '\r' && *s != '#')
+				return fail(p, "expected a space after a string");
+			continue;
+		}
+		t->text = s;
+		while (*s && *s != ' ' && *s != '\t' && *s != '\r' && *s != '#')
+			s++;
+		t->len = (size_t)(s - t->text);
+		if (*s == '#') {
+			*s = '\0';
+			return 0;
+		}
+		if (*s)
+			*s++ = '\0';
+	}
+}
+
+static int is_word(const struct token *t, const char *w)
+{
+	return !t->quoted && strcmp(t->text, w) == 0;
+}
+
+/* Splits "key=value"; returns the value or NULL when t is not key=. */
+static const char *key_value(const struct token *t, const char *key)
+{
+	size_t n = strlen(key);
+
+	if (t->quoted || strncmp(t->text, key, n) != 0 || t->text[n] != '=')
+		return NULL;
+	return t->text + n + 1;
+}
+
+static unsigned char *dup_bytes(const struct token *t)
+{
+	unsigned char *d = malloc(t->len ? t->len : 1);
+
+	if (d)
+		memcpy(d, t->text, t->len);
+	return d;
+}
+
+/* ---- operations -------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	enum sc_op_kind kind;
+} op_names[] = {
+	{ "write", SC_OP_WRITE },	{ "end", SC_OP_END },
+	{ "destroy", SC_OP_DESTROY },	{ "destroy-soon", SC_OP_DESTROY_SOON },
+	{ "cork", SC_OP_CORK },		{ "uncork", SC_OP_UNCORK },
+	{ "pause", SC_OP_PAUSE },	{ "resume", SC_OP_RESUME },
+	{ "signal", SC_OP_SIGNAL },	{ "disarm", SC_OP_DISARM },
+};
+
+/* The bytes of a write or end: a count (generated) or a string. */
+static int op_payload(struct parser *p, struct sc_op *op, const struct token *t)
+{
+	if (t->quoted) {
+		op->data = dup_bytes(t);
+		if (!op->data)
+			return fail(p, "out of memory");
+		op->len = t->len;
+		return 0;
+	}
+	if (parse_size(t->text, &op->len) < 0)
+		return fail(p, "'%s': expected a byte count (4096, 16KiB, 8MiB) or a \"string\"", t->text);
+	return 0;
+}
+
+static int op_option(struct parser *p, struct sc_op *op, const struct token *t)
+{
+	const char *v;
+
+	if (is_word(t, "cb") && (op->kind == SC_OP_WRITE || op->kind == SC_OP_END)) {
+		op->cb = 1;
+	} else if ((v = key_value(t, "fill")) &&
+		   (op->kind == SC_OP_WRITE || op->kind == SC_OP_END)) {
+		if (strlen(v) != 1)
+			return fail(p, "fill=%s: expected one character", v);
+		op->fill = (unsigned char)v[0];
+	} else if ((v = key_value(t, "conn"))) {
+		if (parse_int(v, 0, SC_MAX_CONNECTIONS - 1, &op->conn) < 0)
+			return fail(p, "conn=%s: expected a connection index from 0", v);
+	} else if (op->kind == SC_OP_SIGNAL && (is_word(t, "self") || is_word(t, "external"))) {
+		op->external = is_word(t, "external");
+	} else {
+		return fail(p, "unexpected '%s' after '%s'", t->text, op_names[op->kind].name);
+	}
+	return 0;
+}
+
+static int parse_op(struct parser *p, struct sc_block *b)
+{
+	struct token *t = p->tok;
+	int n = p->ntok, i = 0;
+	struct sc_op op;
+	size_t k;
+
+	memset(&op, 0, sizeof(op));
+	op.line = p->line;
+	op.conn = -1;
+	op.fill = -1;
+	if (is_word(&t[0], "microtask")) {
+		op.microtask = 1;
+		i++;
+		if (i == n)
+			return fail(p, "'microtask' needs an operation after it");
+	}
+	for (k = 0; k < sizeof(op_names) / sizeof(op_names[0]); k++)
+		if (is_word(&t[i], op_names[k].name))
+			break;
+	if (k == sizeof(op_names) / sizeof(op_names[0]))
+		return fail(p, "unknown operation '%s' (write, end, destroy, destroy-soon, cork, uncork, pause, resume, signal, disarm)", t[i].text);
+	op.kind = op_names[k].kind;
+	i++;
+	if (op.kind == SC_OP_WRITE) {
+		if (i == n)
+			return fail(p, "'write' needs a byte count or a \"string\"");
+		if (op_payload(p, &op, &t[i++]) < 0)
+			return -1;
+	} else if (op.kind == SC_OP_END && i < n && !t[i].quoted &&
+		   isdigit((unsigned char)t[i].text[0])) {
+		if (op_payload(p, &op, &t[i++]) < 0)
+			return -1;
+	} else if (op.kind == SC_OP_END && i < n && t[i].quoted) {
+		if (op_payload(p, &op, &t[i++]) < 0)
+			return -1;
+	} else if (op.kind == SC_OP_SIGNAL) {
+		if (i == n)
+			return fail(p, "'signal' needs a signal name (SIGTERM) or number");
+		if ((op.sig = fi_signal_parse(t[i].text)) < 0)
+			return fail(p, "unknown signal '%s'", t[i].text);
+		i++;
+	}
+	for (; i < n; i++) {
+		if (op_option(p, &op, &t[i]) < 0) {
+			free(op.data);
+			return -1;
+		}
+	}
+	{
+		struct sc_op *slot = grow(&b->ops, &b->nops, sizeof(*slot));
+
+		if (!slot) {
+			free(op.data);
+			return fail(p, "out of memory");
+		}
+		*slot = op;
+	}
+	return 0;
+}
+
+/* ---- blocks and top-level lines --------------------------------------- */
+
+static int parse_block_conn(struct parser *p, struct sc_block *b, int from)
+{
+	for (int i = from; i < p->ntok; i++) {
+		const char *v = key_value(&p->tok[i], "conn");
+
+		if (!v)
+			return fail(p, "unexpected '%s' (expected conn=K)", p->tok[i].text);
+		if (parse_int(v, 0, SC_MAX_CONNECTIONS - 1, &b->conn) < 0)
+			return fail(p, "conn=%s: expected a connection index from 0", v);
+	}
+	return 0;
+}
+
+static int open_task(struct parser *p)
+{
+	struct sc_block *b = grow(&p->sc->tasks, &p->sc->ntasks, sizeof(*b));
+
+	if (!b)
+		return fail(p, "out of memory");
+	b->line = p->line;
+	b->conn = 0;
+	p->block = b;
+	return parse_block_conn(p, b, 1);
+}
+
+static int open_handler(struct parser *p)
+{
+	static const char *events[] = { "data", "end", "drain", "finish", "close" };
+	struct sc_block *b;
+	size_t e;
+
+	if (p->ntok < 2)
+		return fail(p, "'on' needs an event: data, end, drain, finish or close");
+	for (e = 0; e < 5; e++)
+		if (is_word(&p->tok[1], events[e]))
+			break;
+	if (e == 5)
+		return fail(p, "unknown event '%s' (data, end, drain, finish, close)", p->tok[1].text);
+	b = grow(&p->sc->handlers, &p->sc->nhandlers, sizeof(*b));
+	if (!b)
+		return fail(p, "out of memory");
+	b->line = p->line;
+	b->conn = -1;
+	b->event = (enum sc_event)e;
+	p->block = b;
+	return parse_block_conn(p, b, 2);
+}
+
+/* POINT: start | task N | done. Returns the index after it or -1. */
+static int parse_point(struct parser *p, int i, struct sc_point *pt)
+{
+	if (i < p->ntok && is_word(&p->tok[i], "start")) {
+		pt->kind = SC_AT_START;
+		return i + 1;
+	}
+	if (i < p->ntok && is_word(&p->tok[i], "done")) {
+		pt->kind = SC_AT_DONE;
+		return i + 1;
+	}
+	if (i + 1 < p->ntok && is_word(&p->tok[i], "task")) {
+		pt->kind = SC_AT_TASK;
+		if (parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) < 0)
+			return fail(p, "task '%s': expected a task number from 1", p->tok[i + 1].text);
+		return i + 2;
+	}
+	return fail(p, "expected a point after 'at': start, task N or done");
+}
+
+static int parse_peer_action(struct parser *p, enum sc_peer_kind kind)
+{
+	struct sc_peer_action a;
+	int i = 2;
+
+	memset(&a, 0, sizeof(a));
+	a.kind = kind;
+	a.line = p->line;
+	a.conn = -1;
+	if (kind == SC_PEER_SEND) {
+		if (i >= p->ntok || !p->tok[i].quoted)
+			return fail(p, "'peer send' needs a \"string\"");
+		a.data = dup_bytes(&p->tok[i]);
+		if (!a.data)
+			return fail(p, "out of memory");
+		a.len = p->tok[i].len;
+		i++;
+	}
+	if (i >= p->ntok || !is_word(&p->tok[i], "at")) {
+		free(a.data);
+		return fail(p, "'peer %s' needs 'at POINT' (start, task N, done)", p->tok[1].text);
+	}
+	i = parse_point(p, i + 1, &a.at);
+	for (; i > 0 && i < p->ntok; i++) {
+		const char *v = key_value(&p->tok[i], "conn");
+
+		if (!v || parse_int(v, 0, SC_MAX_CONNECTIONS - 1, &a.conn) < 0) {
+			i = fail(p, "unexpected '%s' (expected conn=K)", p->tok[i].text);
+			break;
+		}
+	}
+	if (i < 0) {
+		free(a.data);
+		return -1;
+	}
+	{
+		struct sc_peer_action *slot = grow(&p->sc->peer, &p->sc->npeer, sizeof(*slot));
+
+		if (!slot) {
+			free(a.data);
+			return fail(p, "out of memory");
+		}
+		*slot = a;
+	}
+	return 0;
+}
+
+static int parse_peer(struct parser *p)
+{
+	const char *w = p->ntok > 1 ? p->tok[1].text : "";
+	int n;
+
+	if (is_word(&p->tok[1], "read")) {
+		if (p->ntok == 3 && is_word(&p->tok[2], "continuous"))
+			return 0;
+		return parse_peer_action(p, SC_PEER_READ);
+	}
+	if (is_word(&p->tok[1], "send"))
+		return parse_peer_action(p, SC_PEER_SEND);
+	if (is_word(&p->tok[1], "shutdown"))
+		return parse_peer_action(p, SC_PEER_SHUTDOWN);
+	if (is_word(&p->tok[1], "reset"))
+		return parse_peer_action(p, SC_PEER_RESET);
+	if (is_word(&p->tok[1], "rcvbuf")) {
+		if (p->ntok != 3 || parse_int(p->tok[2].text, 1, INT32_MAX, &n) < 0)
+			return fail(p, "'peer rcvbuf' needs a byte count from 1");
+		p->sc->peer_rcvbuf = n;
+		return 0;
+	}
+	if (is_word(&p->tok[1], "on-eof")) {
+		if (p->ntok == 3 && is_word(&p->tok[2], "close"))
+			p->sc->peer_on_eof = SC_EOF_CLOSE;
+		else if (p->ntok == 3 && is_word(&p->tok[2], "shutdown"))
+			p->sc->peer_on_eof = SC_EOF_SHUTDOWN;
+		else if (p->ntok == 3 && is_word(&p->tok[2], "keep"))
+			p->sc->peer_on_eof = SC_EOF_KEEP;
+		else
+			return fail(p, "'peer on-eof' takes close, shutdown or keep");
+		return 0;
+	}
+	return fail(p, "unknown peer action '%s' (read, send, shutdown, reset, rcvbuf, on-eof)", w);
+}
+
+static int need_args(struct parser *p, int n)
+{
+	if (p->ntok != n + 1)
+		return fail(p, "'%s' takes %d argument%s, got %d", p->tok[0].text,
+			    n, n == 1 ? "" : "s", p->ntok - 1);
+	return 0;
+}
+
+/* Runs a shared setting and puts the location in front of its message. */
+static int located(struct parser *p, int rc)
+{
+	char msg[512];
+
+	if (rc == 0)
+		return 0;
+	snprintf(msg, sizeof(msg), "%s", p->err);
+	return fail(p, "%s", msg);
+}
+
+static int parse_setting(struct parser *p)
+{
+	const char *k = p->tok[0].text;
+	const char *a = p->ntok > 1 ? p->tok[1].text : "";
+	struct scenario *sc = p->sc;
+	char *e = p->err;
+	size_t el = p->errlen;
+
+	if (strcmp(k, "name") == 0) {
+		if (need_args(p, 1) < 0)
+			return -1;
+		free(sc->name);
+		sc->name = strdup(a);
+		return sc->name ? 0 : fail(p, "out of memory");
+	}
+	if (strcmp(k, "transport") == 0)
+		return need_args(p, 1) < 0 ? -1 : located(p, sc_set_transport(sc, a, e, el));
+	if (strcmp(k, "timeout") == 0)
+		return need_args(p, 1) < 0 ? -1 : located(p, sc_set_timeout(sc, a, e, el));
+	if (strcmp(k, "clamp-send") == 0)
+		return need_args(p, 1) < 0 ? -1 : located(p, sc_add_clamp(sc, a, p->line, e, el));
+	if (strcmp(k, "refuse-write") == 0)
+		return need_args(p, 1) < 0 ? -1 : located(p, sc_add_refuse(sc, a, p->line, e, el));
+	if (strcmp(k, "signal") == 0)
+		return need_args(p, 1) < 0 ? -1 : located(p, sc_add_signal(sc, a, p->line, e, el));
+	if (strcmp(k, "fault") == 0)
+		return need_args(p, 1) < 0 ? -1 : located(p, sc_add_fault(sc, a, p->line, e, el));
+	if (strcmp(k, "variant") == 0)
+		return need_args(p, 1) < 0 ? -1 : located(p, sc_add_variant(sc, a, p->line, e, el));
+	if (strcmp(k, "connections") == 0) {
+		if (need_args(p, 1) < 0)
+			return -1;
+		if (parse_int(a, 1, SC_MAX_CONNECTIONS, &sc->connections) < 0)
+			return fail(p, "connections '%s': expected 1 to %d", a, SC_MAX_CONNECTIONS);
+		return 0;
+	}
+	if (strcmp(k, "role") == 0) {
+		if (need_args(p, 1) < 0)
+			return -1;
+		if (strcmp(a, "client") == 0)
+			sc->role = SC_ROLE_CLIENT;
+		else if (strcmp(a, "server") == 0)
+			sc->role = SC_ROLE_SERVER;
+		else
+			return fail(p, "role '%s': expected client or server", a);
+		return 0;
+	}
+	if (strcmp(k, "allow-half-open") == 0) {
+		if (need_args(p, 1) < 0)
+			return -1;
+		if (strcmp(a, "yes") == 0)
+			sc->allow_half_open = 1;
+		else if (strcmp(a, "no") == 0)
+			sc->allow_half_open = 0;
+		else
+			return fail(p, "allow-half-open '%s': expected yes or no", a);
+		return 0;
+	}
+	if (strcmp(k, "peer") == 0) {
+		if (p->ntok < 2)
+			return fail(p, "'peer' needs an action");
+		return parse_peer(p);
+	}
+	return fail(p, "unknown keyword '%s'", k);
+}
+
+static int parse_line(struct parser *p, char *line)
+{
+	int indented = line[0] == ' ' || line[0] == '\t';
+
+	if (tokenize(p, line) < 0)
+		return -1;
+	if (p->ntok == 0)
+		return 0;
+	if (indented) {
+		if (!p->block)
+			return fail(p, "an indented operation outside a 'task' or 'on' block");
+		return parse_op(p, p->block);
+	}
+	p->block = NULL;
+	if (is_word(&p->tok[0], "task"))
+		return open_task(p);
+	if (is_word(&p->tok[0], "on"))
+		return open_handler(p);
+	return parse_setting(p);
+}
+
+static void sc_defaults(struct scenario *sc)
+{
+	memset(sc, 0, sizeof(*sc));
+	sc->transport = SC_TCP;
+	sc->role = SC_ROLE_CLIENT;
+	sc->connections = 1;
+	sc->timeout_ms = 30000;
+	sc->peer_on_eof = SC_EOF_CLOSE;
+}
+
+/* The file name without folders and extension. */
+static char *default_name(const char *where)
+{
+	const char *base = strrchr(where, '/');
+	const char *dot;
+	char *name;
+
+	base = base ? base + 1 : where;
+	dot = strrchr(base, '.');
+	name = strndup(base, dot && dot != base ? (size_t)(dot - base) : strlen(base));
+	return name;
+}
+
+int sc_parse(const char *where, const char *text, struct scenario *sc,
+	     char *err, size_t errlen)
+{
+	struct parser p = { .where = where, .err = err, .errlen = errlen, .sc = sc };
+	char *copy = strdup(text), *line, *next;
+	int rc = 0;
+
+	sc_defaults(sc);
+	if (!copy)
+		return say(err, errlen, "%s: out of memory", where);
+	for (line = copy; line && rc == 0; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		p.line++;
+		rc = parse_line(&p, line);
+	}
+	free(copy);
+	if (rc == 0 && !sc->name && !(sc->name = default_name(where)))
+		rc = say(err, errlen, "%s: out of memory", where);
+	if (rc == 0 && !(sc->path = strdup(where)))
+		rc = say(err, errlen, "%s: out of memory", where);
+	if (rc == 0)
+		rc = sc_validate(sc, err, errlen);
+	if (rc < 0)
+		sc_free(sc);
+	return rc;
+}
+
+int sc_parse_file(const char *path, struct scenario *sc, char *err,
+		  size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	char *text = NULL;
+	size_t len = 0, cap = 0, n;
+	int rc;
+
+	if (!f)
+		return say(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	do {
+		if (cap - len < 4096) {
+			char *bigger = realloc(text, cap + 65536);
+
+			if (!bigger) {
+				free(text);
+				fclose(f);
+				return say(err, errlen, "%s: out of memory", path);
+			}
+			text = bigger;
+			cap += 65536;
+		}
+		n = fread(text + len, 1, cap - len - 1, f);
+		len += n;
+	} while (n > 0);
+	rc = ferror(f);
+	fclose(f);
+	if (rc) {
+		free(text);
+		return say(err, errlen, "%s: read error", path);
+	}
+	text[len] = '\0';
+	if (strlen(text) != len) {
+		free(text);
+		return say(err, errlen, "%s: a NUL byte in the file (use \"\\0\" in strings)", path);
+	}
+	rc = sc_parse(path, text, sc, err, errlen);
+	free(text);
+	return rc;
+}
+
+static int check_conn(const struct scenario *sc, int conn, int line,
+		      char *err, size_t errlen)
+{
+	if (conn >= sc->connections)
+		return say(err, errlen, "%s:%d: conn=%d, but the scenario has %d connection%s (indexes from 0)",
+			   sc->path ? sc->path : "scenario", line, conn,
+			   sc->connections, sc->connections == 1 ? "" : "s");
+	return 0;
+}
+
+static int check_block(const struct scenario *sc, const struct sc_block *b,
+		       char *err, size_t errlen)
+{
+	if (b->conn >= 0 && check_conn(sc, b->conn, b->line, err, errlen) < 0)
+		return -1;
+	for (size_t i = 0; i < b->nops; i++)
+		if (check_conn(sc, b->ops[i].conn, b->ops[i].line, err, errlen) < 0)
+			return -1;
+	return 0;
+}
+
+int sc_validate(const struct scenario *sc, char *err, size_t errlen)
+{
+	const char *where = sc->path ? sc->path : "scenario";
+
+	for (size_t i = 0; i < sc->ntasks; i++)
+		if (check_block(sc, &sc->tasks[i], err, errlen) < 0)
+			return -1;
+	for (size_t i = 0; i < sc->nhandlers; i++)
+		if (check_block(sc, &sc->handlers[i], err, errlen) < 0)
+			return -1;
+	for (size_t i = 0; i < sc->npeer; i++) {
+		const struct sc_peer_action *a = &sc->peer[i];
+
+		if (a->conn >= 0 && check_conn(sc, a->conn, a->line, err, errlen) < 0)
+			return -1;
+		if (a->at.kind == SC_AT_TASK && (size_t)a->at.task > sc->ntasks)
+			return say(err, errlen, "%s:%d: 'at task %d', but the scenario has %zu task%s",
+				   where, a->line, a->at.task, sc->ntasks, sc->ntasks == 1 ? "" : "s");
+	}
+	for (size_t i = 0; i < sc->ntsignals; i++)
+		if ((size_t)sc->tsignals[i].task > sc->ntasks)
+			return say(err, errlen, "%s:%d: a signal at task %d, but the scenario has %zu task%s",
+				   where, sc->tsignals[i].line, sc->tsignals[i].task,
+				   sc->ntasks, sc->ntasks == 1 ? "" : "s");
+	return 0;
+}
+
+int sc_reads_at_points(const struct scenario *sc)
+{
+	for (size_t i = 0; i < sc->npeer; i++)
+		if (sc->peer[i].kind == SC_PEER_READ)
+			return 1;
+	return 0;
+}
+
+static void free_block(struct sc_block *b)
+{
+	for (size_t i = 0; i < b->nops; i++)
+		free(b->ops[i].data);
+	free(b->ops);
+}
+
+void sc_free(struct scenario *sc)
+{
+	for (size_t i = 0; i < sc->ntasks; i++)
+		free_block(&sc->tasks[i]);
+	for (size_t i = 0; i < sc->nhandlers; i++)
+		free_block(&sc->handlers[i]);
+	for (size_t i = 0; i < sc->npeer; i++)
+		free(sc->peer[i].data);
+	for (size_t i = 0; i < sc->nfaults; i++)
+		free(sc->faults[i].text);
+	for (size_t i = 0; i < sc->nvariants; i++)
+		free(sc->variants[i].text);
+	free(sc->tasks);
+	free(sc->handlers);
+	free(sc->peer);
+	free(sc->faults);
+	free(sc->variants);
+	free(sc->tsignals);
+	free(sc->name);
+	free(sc->path);
+	memset(sc, 0, sizeof(*sc));
+}

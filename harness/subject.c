@@ -1,0 +1,814 @@
+/*
+ * subject.c: refstack-subject, the reference stack as a wirecheck subject.
+ *
+ * It reads the script from the control pipe (docs/subject-protocol.md), opens
+ * the connections, runs the tasks in order on the stack's loop, runs the
+ * handlers on socket events, and reports every event on the event pipe as it
+ * happens, with write(2) and no buffering, so that a crash loses none.
+ */
+#include "fi.h"
+#include "protocol.h"
+#include "rs.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define MAX_LINE 1048576
+
+enum op_kind {
+	OP_WRITE, OP_END, OP_DESTROY, OP_DESTROY_SOON, OP_CORK, OP_UNCORK,
+	OP_PAUSE, OP_RESUME, OP_SIGNAL, OP_DISARM, OP_KIND_COUNT
+};
+static const char *op_names[OP_KIND_COUNT] = {
+	"write", "end", "destroy", "destroy-soon", "cork", "uncork",
+	"pause", "resume", "signal", "disarm",
+};
+
+struct op {
+	enum op_kind kind;
+	int conn;         /* -1: the block's connection */
+	size_t len;
+	unsigned char *data;
+	int fill;
+	int cb;
+	int micro;
+	int sig;
+	int external;
+};
+
+enum ev_kind { EV_DATA, EV_END, EV_DRAIN, EV_FINISH, EV_CLOSE, EV_KIND_COUNT };
+static const char *ev_names[EV_KIND_COUNT] = { "data", "end", "drain", "finish", "close" };
+
+struct block {
+	int conn;
+	enum ev_kind event;
+	struct op *ops;
+	size_t nops;
+};
+
+struct conn {
+	int index;
+	rs_socket *sock;   /* NULL once closed */
+	uint64_t seq;      /* bytes handed to write()/end() */
+	uint64_t written;  /* the stack's bytes_written, kept after close */
+	int writes;        /* numbers writes for the event log */
+	int connected;
+};
+
+struct cb_ctx {
+	int conn;
+	int number;        /* write#number, or 0 for end */
+};
+
+static struct {
+	char transport[8];
+	char address[256];
+	int port;
+	int server;
+	int nconns;
+	struct rs_socket_options opts;
+	struct block *tasks;
+	size_t ntasks;
+	struct block *handlers;
+	size_t nhandlers;
+	int sync_start;
+	int *sync_list;           /* task numbers named by "sync task N" */
+	size_t nsync;
+	unsigned char *sync_task; /* [ntasks + 1]: announce the end of task i */
+	struct conn *conns;
+	int connected;
+	size_t next_task;         /* index of the script task to post next */
+	uint64_t script_loop_task;
+	size_t running_task;      /* 1-based script task running, or 0 */
+	uint64_t last_loop_task;  /* for the visible task numbers */
+	uint64_t visible_task;
+	rs_loop *loop;
+	rs_listener *listener;
+} S;
+
+/* ---- the event pipe ----------------------------------------------------- */
+
+static void write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(70); /* the harness is gone: nothing to report to */
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+static void line_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void line_out(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	write_all(WC_FD_EVENTS, buf, (size_t)n);
+}
+
+static void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void fatal(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	line_out("fatal %s", buf);
+	exit(2);
+}
+
+/*
+ * Tasks are numbered by the subject, not by the loop: the n-th task that
+ * reported an event is task n. A loop task that only flushed bytes (one
+ * more writable event when the peer read late) has no event and takes no
+ * number, so the numbers do not depend on timing.
+ */
+static void event(int conn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void event(int conn, const char *fmt, ...)
+{
+	char text[768];
+	uint64_t t = rs_loop_task(S.loop);
+	va_list ap;
+
+	if (t != S.last_loop_task || t == 0) {
+		S.visible_task++;
+		S.last_loop_task = t;
+	}
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	line_out("ev %llu %d %s", (unsigned long long)S.visible_task, conn, text);
+}
+
+static void wait_go(void)
+{
+	char buf[8];
+	size_t got = 0;
+
+	while (got < 3) {
+		ssize_t n = read(WC_FD_CTL, buf + got, 3 - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(70);
+		got += (size_t)n;
+	}
+	if (memcmp(buf, "go\n", 3) != 0)
+		_exit(71);
+}
+
+static void sync_point(const char *point)
+{
+	char buf[8192];
+	size_t off;
+
+	off = (size_t)snprintf(buf, sizeof(buf), "sync %s", point);
+	for (int i = 0; i < S.nconns && off < sizeof(buf) - 32; i++) {
+		struct conn *c = &S.conns[i];
+
+		if (c->sock)
+			c->written = rs_socket_bytes_written(c->sock);
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, " %llu",
+					(unsigned long long)c->written);
+	}
+	buf[off++] = '\n';
+	write_all(WC_FD_EVENTS, buf, off);
+	wait_go();
+}
+
+/* ---- operations --------------------------------------------------------- */
+
+static const char *errname(int e)
+{
+	const char *n = fi_errno_name(e < 0 ? -e : e);
+	static char buf[16];
+
+	if (n)
+		return n;
+	snprintf(buf, sizeof(buf), "E%d", e < 0 ? -e : e);
+	return buf;
+}
+
+static void on_write_done(rs_socket *s, int status, void *arg)
+{
+	struct cb_ctx *ctx = arg;
+
+	(void)s;
+	if (ctx->number)
+		event(ctx->conn, "write#%d cb %s", ctx->number,
+		      status == 0 ? "ok" : errname(status));
+	else
+		event(ctx->conn, "end cb %s", status == 0 ? "ok" : errname(status));
+	free(ctx);
+}
+
+static unsigned char *op_bytes(const struct op *op, struct conn *c)
+{
+	unsigned char *buf;
+
+	if (op->data || op->len == 0)
+		return op->data;
+	buf = malloc(op->len);
+	if (!buf)
+		fatal("out of memory for a write of %zu bytes", op->len);
+	for (size_t i = 0; i < op->len; i++)
+		buf[i] = op->fill >= 0 ? (unsigned char)op->fill : wc_pattern(c->seq + i);
+	return buf;
+}
+
+static struct cb_ctx *op_ctx(const struct op *op, struct conn *c, int number)
+{
+	struct cb_ctx *ctx;
+
+	if (!op->cb)
+		return NULL;
+	ctx = malloc(sizeof(*ctx));
+	if (!ctx)
+		fatal("out of memory");
+	ctx->conn = c->index;
+	ctx->number = number;
+	return ctx;
+}
+
+static void op_write(const struct op *op, struct conn *c)
+{
+	int number = ++c->writes;
+	unsigned char *bytes;
+	struct cb_ctx *ctx;
+	int rc;
+
+	if (!c->sock) {
+		event(c->index, "write#%d %zu -> EBADF (closed)", number, op->len);
+		return;
+	}
+	bytes = op_bytes(op, c);
+	ctx = op_ctx(op, c, number);
+	c->seq += op->len;
+	rc = rs_socket_write(c->sock, bytes, op->len, ctx ? on_write_done : NULL, ctx);
+	if (bytes != op->data)
+		free(bytes);
+	if (rc < 0)
+		event(c->index, "write#%d %zu -> %s", number, op->len, errname(rc));
+	else
+		event(c->index, "write#%d %zu -> %s", number, op->len, rc ? "true" : "false");
+}
+
+static void op_end(const struct op *op, struct conn *c)
+{
+	unsigned char *bytes;
+	struct cb_ctx *ctx;
+	int rc;
+
+	if (!c->sock) {
+		event(c->index, "end %zu -> EBADF (closed)", op->len);
+		return;
+	}
+	bytes = op_bytes(op, c);
+	ctx = op_ctx(op, c, 0);
+	c->seq += op->len;
+	rc = rs_socket_end(c->sock, bytes, op->len, ctx ? on_write_done : NULL, ctx);
+	if (bytes != op->data)
+		free(bytes);
+	event(c->index, "end %zu -> %s", op->len, rc < 0 ? errname(rc) : "ok");
+}
+
+static void op_signal(const struct op *op, int conn)
+{
+	const char *name = fi_signal_name(op->sig);
+
+	if (op->external) {
+		event(conn, "signal %s external", name ? name : "?");
+		line_out("kill %d", op->sig);
+		wait_go();
+		return;
+	}
+	event(conn, "signal %s", name ? name : "?");
+	if (rs_raise(op->sig) < 0)
+		event(conn, "signal %s refused", name ? name : "?");
+}
+
+static void run_op(const struct op *op, int conn_index)
+{
+	int ci = op->conn >= 0 ? op->conn : conn_index;
+	struct conn *c = &S.conns[ci];
+
+	switch (op->kind) {
+	case OP_WRITE: op_write(op, c); return;
+	case OP_END: op_end(op, c); return;
+	case OP_SIGNAL: op_signal(op, ci); return;
+	case OP_DISARM:
+		fi_disarm_all();
+		event(ci, "disarm");
+		return;
+	default:
+		break;
+	}
+	event(ci, "%s%s", op_names[op->kind], c->sock ? "" : " (closed)");
+	if (!c->sock)
+		return;
+	switch (op->kind) {
+	case OP_DESTROY: rs_socket_destroy(c->sock, 0); break;
+	case OP_DESTROY_SOON: rs_socket_destroy_soon(c->sock); break;
+	case OP_CORK: rs_socket_cork(c->sock); break;
+	case OP_UNCORK: rs_socket_uncork(c->sock); break;
+	case OP_PAUSE: rs_socket_pause(c->sock); break;
+	case OP_RESUME: rs_socket_resume(c->sock); break;
+	default: break;
+	}
+}
+
+struct micro_ctx {
+	const struct op *op;
+	int conn;
+};
+
+static void micro_run(rs_loop *loop, void *arg)
+{
+	struct micro_ctx *m = arg;
+
+	(void)loop;
+	run_op(m->op, m->conn);
+	free(m);
+}
+
+static void run_block(const struct block *b, int conn)
+{
+	for (size_t i = 0; i < b->nops; i++) {
+		const struct op *op = &b->ops[i];
+
+		if (op->micro) {
+			struct micro_ctx *m = malloc(sizeof(*m));
+
+			if (!m || rs_microtask(S.loop, micro_run, m) < 0)
+				fatal("out of memory");
+			m->op = op;
+			m->conn = conn;
+			continue;
+		}
+		run_op(op, conn);
+	}
+}
+
+static void run_handlers(enum ev_kind ev, int conn)
+{
+	for (size_t i = 0; i < S.nhandlers; i++) {
+		const struct block *h = &S.handlers[i];
+
+		if (h->event == ev && (h->conn < 0 || h->conn == conn))
+			run_block(h, conn);
+	}
+}
+
+/* ---- the script's tasks --------------------------------------------------- */
+
+static void post_next_task(void);
+
+static void script_task(rs_loop *loop, void *arg)
+{
+	const struct block *b = arg;
+
+	S.script_loop_task = rs_loop_task(loop);
+	S.running_task = (size_t)(b - S.tasks) + 1;
+	run_block(b, b->conn);
+}
+
+static void task_hook(rs_loop *loop, uint64_t task, enum rs_task_phase phase,
+		      void *arg)
+{
+	char point[32];
+	size_t n = S.running_task;
+
+	(void)loop;
+	(void)arg;
+	if (phase != RS_TASK_END || n == 0 || task != S.script_loop_task)
+		return;
+	S.running_task = 0;
+	if (S.sync_task[n]) {
+		snprintf(point, sizeof(point), "task:%zu", n);
+		sync_point(point);
+	}
+	post_next_task();
+}
+
+static void post_next_task(void)
+{
+	if (S.next_task == S.ntasks) {
+		S.next_task++;
+		sync_point("done");
+		return;
+	}
+	if (S.next_task > S.ntasks)
+		return;
+	if (rs_loop_post(S.loop, script_task, &S.tasks[S.next_task++]) < 0)
+		fatal("out of memory");
+}
+
+static void all_connected(void)
+{
+	if (S.sync_start)
+		sync_point("start");
+	post_next_task();
+}
+
+/* ---- socket events ------------------------------------------------------ */
+
+static struct conn *conn_of(void *arg)
+{
+	return arg;
+}
+
+static void on_connect(rs_socket *s, void *arg)
+{
+	struct conn *c = conn_of(arg);
+
+	(void)s;
+	c->connected = 1;
+	event(c->index, "connect");
+	if (++S.connected == S.nconns)
+		all_connected();
+}
+
+static void on_data(rs_socket *s, const char *data, size_t len, void *arg)
+{
+	struct conn *c = conn_of(arg);
+
+	(void)s;
+	(void)data;
+	event(c->index, "data %zu", len);
+	run_handlers(EV_DATA, c->index);
+}
+
+static void on_end(rs_socket *s, void *arg)
+{
+	struct conn *c = conn_of(arg);
+
+	(void)s;
+	event(c->index, "end");
+	run_handlers(EV_END, c->index);
+}
+
+static void on_drain(rs_socket *s, void *arg)
+{
+	struct conn *c = conn_of(arg);
+
+	(void)s;
+	event(c->index, "drain");
+	run_handlers(EV_DRAIN, c->index);
+}
+
+static void on_finish(rs_socket *s, void *arg)
+{
+	struct conn *c = conn_of(arg);
+
+	(void)s;
+	event(c->index, "finish");
+	run_handlers(EV_FINISH, c->index);
+}
+
+static void on_error(rs_socket *s, int code, const char *syscall, void *arg)
+{
+	struct conn *c = conn_of(arg);
+
+	(void)s;
+	event(c->index, "error %s %s", errname(code), syscall);
+}
+
+static void on_close(rs_socket *s, int had_error, void *arg)
+{
+	struct conn *c = conn_of(arg);
+
+	c->written = rs_socket_bytes_written(s);
+	event(c->index, "close had_error=%d bytes_written=%llu", had_error,
+	      (unsigned long long)c->written);
+	c->sock = NULL;
+	run_handlers(EV_CLOSE, c->index);
+}
+
+static const struct rs_socket_events socket_events = {
+	.on_connect = on_connect, .on_data = on_data, .on_end = on_end,
+	.on_drain = on_drain, .on_finish = on_finish, .on_error = on_error,
+	.on_close = on_close,
+};
+
+static void on_connection(rs_listener *l, rs_socket *s, void *arg)
+{
+	struct conn *c;
+
+	(void)arg;
+	if (S.connected >= S.nconns) {
+		rs_socket_destroy(s, 0);
+		return;
+	}
+	c = &S.conns[S.connected];
+	c->sock = s;
+	c->connected = 1;
+	rs_socket_set_events(s, &socket_events, c);
+	event(c->index, "accept");
+	if (++S.connected == S.nconns) {
+		rs_listener_close(l);
+		S.listener = NULL;
+		all_connected();
+	}
+}
+
+/* ---- reading the script -------------------------------------------------- */
+
+static char *read_line(void)
+{
+	static char buf[MAX_LINE];
+	size_t len = 0;
+
+	for (;;) {
+		char ch;
+		ssize_t n = read(WC_FD_CTL, &ch, 1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return NULL;
+		if (ch == '\n')
+			break;
+		if (len + 1 >= sizeof(buf))
+			fatal("a script line longer than %d bytes", MAX_LINE);
+		buf[len++] = ch;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+static void parse_op_line(char *line, struct block *b)
+{
+	struct op op = { .conn = -1, .fill = -1 };
+	char *save = NULL, *tok = strtok_r(line, " ", &save);
+	struct op *slot;
+	int k;
+
+	tok = strtok_r(NULL, " ", &save);
+	for (k = 0; k < OP_KIND_COUNT; k++)
+		if (tok && strcmp(tok, op_names[k]) == 0)
+			break;
+	if (k == OP_KIND_COUNT)
+		fatal("unknown op '%s'", tok ? tok : "");
+	op.kind = (enum op_kind)k;
+	while ((tok = strtok_r(NULL, " ", &save))) {
+		char *eq = strchr(tok, '=');
+		long v;
+
+		if (!eq)
+			fatal("bad op field '%s'", tok);
+		*eq++ = '\0';
+		if (strcmp(tok, "hex") == 0) {
+			size_t n = strlen(eq) / 2;
+
+			op.data = malloc(n ? n : 1);
+			if (!op.data)
+				fatal("out of memory");
+			for (size_t i = 0; i < n; i++) {
+				int hi = hexval(eq[2 * i]), lo = hexval(eq[2 * i + 1]);
+
+				if (hi < 0 || lo < 0)
+					fatal("bad hex in op");
+				op.data[i] = (unsigned char)(hi * 16 + lo);
+			}
+			op.len = n;
+			continue;
+		}
+		v = strtol(eq, NULL, 10);
+		if (strcmp(tok, "conn") == 0) op.conn = (int)v;
+		else if (strcmp(tok, "len") == 0) op.len = (size_t)strtoull(eq, NULL, 10);
+		else if (strcmp(tok, "fill") == 0) op.fill = (int)v;
+		else if (strcmp(tok, "cb") == 0) op.cb = (int)v;
+		else if (strcmp(tok, "micro") == 0) op.micro = (int)v;
+		else if (strcmp(tok, "sig") == 0) op.sig = (int)v;
+		else if (strcmp(tok, "ext") == 0) op.external = (int)v;
+		else fatal("unknown op field '%s'", tok);
+	}
+	if (op.conn >= S.nconns)
+		fatal("op on connection %d of %d", op.conn, S.nconns);
+	slot = realloc(b->ops, (b->nops + 1) * sizeof(*b->ops));
+	if (!slot)
+		fatal("out of memory");
+	b->ops = slot;
+	b->ops[b->nops++] = op;
+}
+
+static struct block *new_block(struct block **arr, size_t *n)
+{
+	struct block *bigger = realloc(*arr, (*n + 1) * sizeof(**arr));
+
+	if (!bigger)
+		fatal("out of memory");
+	*arr = bigger;
+	memset(&bigger[*n], 0, sizeof(**arr));
+	return &bigger[(*n)++];
+}
+
+static void parse_header_line(char *line)
+{
+	char a[64], b[256];
+	int n;
+
+	if (sscanf(line, "variant %63s %255s", a, b) == 2) {
+		int rc = rs_variant_set(a, b);
+
+		if (rc < 0)
+			fatal("variant %s=%s: %s", a, b, strerror(-rc));
+	} else if (strncmp(line, "fault ", 6) == 0) {
+		struct fi_rule rule;
+		char err[256];
+
+		if (fi_rule_parse(line + 6, &rule, err, sizeof(err)) < 0)
+			fatal("%s", err);
+		if (fi_arm(&rule) < 0)
+			fatal("cannot arm '%s'", line + 6);
+	} else if (sscanf(line, "connect %7s %255s %d", S.transport, S.address, &S.port) >= 2) {
+		S.server = 0;
+	} else if (sscanf(line, "listen %7s %255s %d", S.transport, S.address, &S.port) >= 2) {
+		S.server = 1;
+	} else if (sscanf(line, "connections %d", &n) == 1 && n > 0) {
+		S.nconns = n;
+	} else if (sscanf(line, "half-open %d", &n) == 1) {
+		S.opts.allow_half_open = n;
+	} else if (strcmp(line, "sync start") == 0) {
+		S.sync_start = 1;
+	} else if (sscanf(line, "sync task %d", &n) == 1 && n > 0) {
+		int *bigger = realloc(S.sync_list, (S.nsync + 1) * sizeof(int));
+
+		if (!bigger)
+			fatal("out of memory");
+		S.sync_list = bigger;
+		S.sync_list[S.nsync++] = n;
+	} else {
+		fatal("unknown script line '%s'", line);
+	}
+}
+
+static void read_script(void)
+{
+	struct block *open = NULL;
+	char *line;
+
+	S.nconns = 1;
+	while ((line = read_line()) && strcmp(line, "run") != 0) {
+		int n;
+
+		if (strncmp(line, "op ", 3) == 0) {
+			if (!open)
+				fatal("an op outside a block");
+			parse_op_line(line, open);
+		} else if (sscanf(line, "task %d", &n) == 1) {
+			open = new_block(&S.tasks, &S.ntasks);
+			open->conn = n;
+		} else if (strncmp(line, "handler ", 8) == 0) {
+			char ev[16];
+			int k;
+
+			if (sscanf(line, "handler %15s %d", ev, &n) != 2)
+				fatal("bad handler line '%s'", line);
+			for (k = 0; k < EV_KIND_COUNT; k++)
+				if (strcmp(ev, ev_names[k]) == 0)
+					break;
+			if (k == EV_KIND_COUNT)
+				fatal("unknown handler event '%s'", ev);
+			open = new_block(&S.handlers, &S.nhandlers);
+			open->event = (enum ev_kind)k;
+			open->conn = n;
+		} else if (strcmp(line, "endblock") == 0) {
+			open = NULL;
+		} else {
+			parse_header_line(line);
+		}
+	}
+	if (!line)
+		fatal("the script ended before 'run'");
+	S.sync_task = calloc(S.ntasks + 1, 1);
+	if (!S.sync_task)
+		fatal("out of memory");
+	for (size_t i = 0; i < S.nsync; i++) {
+		if ((size_t)S.sync_list[i] > S.ntasks)
+			fatal("sync at task %d, but the script has %zu tasks",
+			      S.sync_list[i], S.ntasks);
+		S.sync_task[S.sync_list[i]] = 1;
+	}
+	free(S.sync_list);
+	S.sync_list = NULL;
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+static void attach_counters(void)
+{
+	struct wc_shm *shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE,
+				  MAP_SHARED, WC_FD_SHM, 0);
+
+	if (shm == MAP_FAILED)
+		return; /* run by hand: counters stay private */
+	shm->magic = WC_SHM_MAGIC;
+	shm->version = 1;
+	fi_counters_attach(&shm->counters);
+}
+
+static void open_connections(void)
+{
+	S.conns = calloc((size_t)S.nconns, sizeof(*S.conns));
+	if (!S.conns)
+		fatal("out of memory");
+	for (int i = 0; i < S.nconns; i++)
+		S.conns[i].index = i;
+	if (S.server) {
+		int rc = strcmp(S.transport, "unix") == 0
+			? rs_listen_unix(S.loop, S.address, &S.opts, on_connection, NULL, &S.listener)
+			: rs_listen_tcp(S.loop, S.address, S.port, &S.opts, on_connection, NULL, &S.listener);
+
+		if (rc < 0)
+			fatal("listen: %s", strerror(-rc));
+		line_out("listening %d", strcmp(S.transport, "unix") == 0 ? 0 : rs_listener_port(S.listener));
+		return;
+	}
+	for (int i = 0; i < S.nconns; i++) {
+		struct conn *c = &S.conns[i];
+		int rc = strcmp(S.transport, "unix") == 0
+			? rs_connect_unix(S.loop, S.address, &S.opts, &socket_events, c, &c->sock)
+			: rs_connect_tcp(S.loop, S.address, S.port, &S.opts, &socket_events, c, &c->sock);
+
+		if (rc < 0)
+			fatal("connect: %s", strerror(-rc));
+	}
+}
+
+static void free_script(void)
+{
+	for (size_t i = 0; i < S.ntasks; i++) {
+		for (size_t k = 0; k < S.tasks[i].nops; k++)
+			free(S.tasks[i].ops[k].data);
+		free(S.tasks[i].ops);
+	}
+	for (size_t i = 0; i < S.nhandlers; i++) {
+		for (size_t k = 0; k < S.handlers[i].nops; k++)
+			free(S.handlers[i].ops[k].data);
+		free(S.handlers[i].ops);
+	}
+	free(S.tasks);
+	free(S.handlers);
+	free(S.sync_task);
+	free(S.conns);
+}
+
+int main(void)
+{
+	int rc;
+
+	attach_counters();
+	if (fi_init() < 0)
+		fatal("the fault gate did not start (WIRECHECK_FAULTS)");
+	read_script();
+	rc = rs_loop_new(&S.loop);
+	if (rc < 0)
+		fatal("loop: %s", strerror(-rc));
+	rs_loop_set_hook(S.loop, task_hook, NULL);
+	open_connections();
+	rc = rs_loop_run(S.loop);
+	if (rc < 0)
+		fatal("loop: %s", strerror(-rc));
+	if (S.next_task <= S.ntasks)
+		line_out("note the loop ended before task %zu", S.next_task + 1);
+	line_out("stats bytes_moved=%llu allocations=%llu",
+		 (unsigned long long)rs_stats.bytes_moved,
+		 (unsigned long long)rs_stats.allocations);
+	if (rs_loop_free(S.loop) < 0)
+		fatal("loop still busy at exit");
+	fi_disarm_all();
+	free_script();
+	return 0;
+}

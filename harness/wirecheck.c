@@ -1,0 +1,323 @@
+/*
+ * wirecheck.c: the command line (docs/cli.md).
+ *
+ * Exit status: 0 a trace was written (whatever the subject did: its exit,
+ * signal or timeout is in the trace); 1 --repeat found two traces that
+ * differ; 2 bad usage or a bad scenario (the message names file:line);
+ * 3 the harness itself failed.
+ */
+#include "run.h"
+#include "scenario.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define WIRECHECK_VERSION "0.1.0"
+
+static const char usage_main[] =
+	"usage: wirecheck COMMAND [ARGS]\n"
+	"\n"
+	"Commands:\n"
+	"  run FILE [FLAGS]   run a scenario against the subject, print its trace\n"
+	"  check FILE         parse a scenario and report its first error, if any\n"
+	"  --help             this text; `wirecheck run --help` for the flags\n"
+	"  --version          the version\n"
+	"\n"
+	"The scenario language is in docs/scenario-language.md, the trace format\n"
+	"in docs/cli.md.\n";
+
+static const char usage_run[] =
+	"usage: wirecheck run FILE [FLAGS]\n"
+	"\n"
+	"Runs the scenario FILE once (or --repeat times) and writes its trace as\n"
+	"JSON. Every flag can also be written in the scenario file, as a line with\n"
+	"the same name and no dashes; flags add to the file's faults and override\n"
+	"its transport, timeout and variants.\n"
+	"\n"
+	"  --clamp-send N        every writing call sends at most N bytes (a true\n"
+	"                        short send): the rule write:short=N,repeat=forever\n"
+	"  --refuse-write SPEC   writing calls fail without the kernel: ERR refuses\n"
+	"                        every call, ERR@K the K-th only (from 1), ERR@KxN\n"
+	"                        N calls from the K-th, ERR@Kx* every call from the\n"
+	"                        K-th. ERR is a name (EAGAIN) or a number.\n"
+	"  --signal SPEC         SIG@SYSCALL:K raises SIG before the K-th such call\n"
+	"                        (SIGTERM@send:2); SIG@task:N raises it at the end of\n"
+	"                        task N's operations, from the subject itself, or\n"
+	"                        from the harness with SIG@task:N:external\n"
+	"  --fault RULE          a gate rule: TARGET:ACTION[,after=K][,repeat=N|forever]\n"
+	"                        [,fd=N]; ACTION is short=N, errno=E, zero, signal=S;\n"
+	"                        TARGET a syscall, write, read, syswrite, sysread, all\n"
+	"  --variant NAME=VALUE  select a strategy: queue=cursor|memmove\n"
+	"  --transport tcp|unix  the connection between subject and peer (tcp)\n"
+	"  --timeout SECONDS     kill the subject after this long (30; x10 under\n"
+	"                        --valgrind); the trace says timed_out\n"
+	"  --repeat N            run N times; exit 1 if two traces differ\n"
+	"  --valgrind            run the subject under valgrind memcheck; the trace's\n"
+	"                        exit.valgrind says clean or errors\n"
+	"  --trace FILE          write the trace to FILE instead of stdout\n"
+	"  --subject PATH        the subject program (refstack-subject beside\n"
+	"                        wirecheck)\n";
+
+struct cli {
+	const char *file;
+	const char *trace_path;
+	const char *subject;
+	int repeat;
+	int valgrind;
+};
+
+static int usage_error(const char *fmt, const char *a, const char *b)
+{
+	fprintf(stderr, "wirecheck: ");
+	fprintf(stderr, fmt, a, b);
+	fprintf(stderr, "\nTry 'wirecheck run --help'.\n");
+	return 2;
+}
+
+/* The subject beside this program, found through /proc/self/exe. */
+static char *default_subject(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 32);
+	char *slash;
+
+	if (n <= 0)
+		return strdup("refstack-subject");
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	strcpy(slash ? slash + 1 : self, "refstack-subject");
+	return strdup(self);
+}
+
+/* Applies one flag with a value to the scenario. 0, or 2 after a message. */
+static int apply_flag(struct scenario *sc, const char *flag, const char *val)
+{
+	char err[512];
+	int rc;
+
+	if (strcmp(flag, "--clamp-send") == 0)
+		rc = sc_add_clamp(sc, val, 0, err, sizeof(err));
+	else if (strcmp(flag, "--refuse-write") == 0)
+		rc = sc_add_refuse(sc, val, 0, err, sizeof(err));
+	else if (strcmp(flag, "--signal") == 0)
+		rc = sc_add_signal(sc, val, 0, err, sizeof(err));
+	else if (strcmp(flag, "--fault") == 0)
+		rc = sc_add_fault(sc, val, 0, err, sizeof(err));
+	else if (strcmp(flag, "--variant") == 0)
+		rc = sc_add_variant(sc, val, 0, err, sizeof(err));
+	else if (strcmp(flag, "--transport") == 0)
+		rc = sc_set_transport(sc, val, err, sizeof(err));
+	else if (strcmp(flag, "--timeout") == 0)
+		rc = sc_set_timeout(sc, val, err, sizeof(err));
+	else
+		return usage_error("unknown flag '%s'%s", flag, "");
+	if (rc < 0)
+		return usage_error("%s %s", flag, err);
+	return 0;
+}
+
+static int is_value_flag(const char *f)
+{
+	static const char *flags[] = { "--clamp-send", "--refuse-write", "--signal",
+				       "--fault", "--variant", "--transport",
+				       "--timeout", "--repeat", "--trace", "--subject" };
+
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (strcmp(f, flags[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* First pass: the file and the flags that are not scenario settings. */
+static int parse_cli(int argc, char **argv, struct cli *cli)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--valgrind") == 0) {
+			cli->valgrind = 1;
+		} else if (is_value_flag(a)) {
+			if (i + 1 >= argc)
+				return usage_error("%s needs a value%s", a, "");
+			if (strcmp(a, "--repeat") == 0) {
+				char *end;
+				long n = strtol(argv[i + 1], &end, 10);
+
+				if (*end || end == argv[i + 1] || n < 1 || n > 100000)
+					return usage_error("--repeat '%s': expected a count from 1%s", argv[i + 1], "");
+				cli->repeat = (int)n;
+			} else if (strcmp(a, "--trace") == 0) {
+				cli->trace_path = argv[i + 1];
+			} else if (strcmp(a, "--subject") == 0) {
+				cli->subject = argv[i + 1];
+			}
+			i++;
+		} else if (a[0] == '-' && a[1]) {
+			return usage_error("unknown flag '%s'%s", a, "");
+		} else if (cli->file) {
+			return usage_error("one scenario file per run; got '%s' after '%s'", a, cli->file);
+		} else {
+			cli->file = a;
+		}
+	}
+	if (!cli->file)
+		return usage_error("run needs a scenario FILE%s%s", "", "");
+	return 0;
+}
+
+static int write_trace(json_t *trace, const char *path)
+{
+	int flags = JSON_SORT_KEYS | JSON_INDENT(2);
+
+	if (!path) {
+		if (json_dumpf(trace, stdout, flags) < 0 || fputc('\n', stdout) == EOF)
+			return -1;
+		return fflush(stdout) == 0 ? 0 : -1;
+	}
+	if (json_dump_file(trace, path, flags) < 0) {
+		fprintf(stderr, "wirecheck: cannot write the trace to %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int run_repeated(const struct scenario *sc, const struct cli *cli,
+			const struct run_options *ro)
+{
+	json_t *first = NULL;
+	char err[512];
+	int status = 0;
+
+	for (int i = 0; i < cli->repeat; i++) {
+		json_t *trace = NULL;
+		const char *what = NULL;
+
+		if (cli->repeat > 1)
+			fprintf(stderr, "wirecheck: %s: run %d/%d\n", sc->name, i + 1, cli->repeat);
+		if (wc_run(sc, ro, &trace, err, sizeof(err)) < 0) {
+			fprintf(stderr, "wirecheck: %s: %s\n", sc->path, err);
+			json_decref(first);
+			return 3;
+		}
+		if (!first) {
+			first = trace;
+			continue;
+		}
+		if (!wc_trace_same(first, trace, &what)) {
+			char *a = json_dumps(json_object_get(first, what), JSON_SORT_KEYS | JSON_COMPACT);
+			char *b = json_dumps(json_object_get(trace, what), JSON_SORT_KEYS | JSON_COMPACT);
+
+			fprintf(stderr, "wirecheck: %s: run %d differs from run 1 in '%s'\n  run 1: %.2000s\n  run %d: %.2000s\n",
+				sc->path, i + 1, what, a ? a : "?", i + 1, b ? b : "?");
+			free(a);
+			free(b);
+			json_decref(trace);
+			status = 1;
+			break;
+		}
+		json_decref(trace);
+	}
+	if (write_trace(first, cli->trace_path) < 0)
+		status = 3;
+	json_decref(first);
+	return status;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct cli cli = { .repeat = 1 };
+	struct run_options ro = { 0 };
+	struct scenario sc;
+	char err[1024], *subject = NULL;
+	int rc;
+
+	for (int i = 0; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(usage_run, stdout);
+			return 0;
+		}
+	rc = parse_cli(argc, argv, &cli);
+	if (rc)
+		return rc;
+	if (sc_parse_file(cli.file, &sc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "wirecheck: %s\n", err);
+		return 2;
+	}
+	for (int i = 0; i < argc; i++) {
+		if (!is_value_flag(argv[i]))
+			continue;
+		if (strcmp(argv[i], "--repeat") && strcmp(argv[i], "--trace") &&
+		    strcmp(argv[i], "--subject") && (rc = apply_flag(&sc, argv[i], argv[i + 1]))) {
+			sc_free(&sc);
+			return rc;
+		}
+		i++;
+	}
+	if (sc_validate(&sc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "wirecheck: %s\n", err);
+		sc_free(&sc);
+		return 2;
+	}
+	if (!cli.subject && !(subject = default_subject())) {
+		sc_free(&sc);
+		return 3;
+	}
+	ro.subject = cli.subject ? cli.subject : subject;
+	ro.valgrind = cli.valgrind;
+	if (access(ro.subject, X_OK) != 0) {
+		fprintf(stderr, "wirecheck: the subject %s is not an executable: %s\n", ro.subject, strerror(errno));
+		free(subject);
+		sc_free(&sc);
+		return 2;
+	}
+	rc = run_repeated(&sc, &cli, &ro);
+	free(subject);
+	sc_free(&sc);
+	return rc;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	struct scenario sc;
+	char err[1024];
+
+	if (argc != 1)
+		return usage_error("check takes one scenario FILE%s%s", "", "");
+	if (sc_parse_file(argv[0], &sc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "wirecheck: %s\n", err);
+		return 2;
+	}
+	printf("%s: ok (%zu task%s, %zu handler%s, %d connection%s)\n", argv[0],
+	       sc.ntasks, sc.ntasks == 1 ? "" : "s", sc.nhandlers,
+	       sc.nhandlers == 1 ? "" : "s", sc.connections, sc.connections == 1 ? "" : "s");
+	sc_free(&sc);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage_main, stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		fputs(usage_main, stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("wirecheck %s\n", WIRECHECK_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "run") == 0)
+		return cmd_run(argc - 2, argv + 2);
+	if (strcmp(argv[1], "check") == 0)
+		return cmd_check(argc - 2, argv + 2);
+	fprintf(stderr, "wirecheck: unknown command '%s'\n%s", argv[1], usage_main);
+	return 2;
+}

@@ -1,0 +1,182 @@
+/*
+ * loop.c: the epoll loop and its task model.
+ *
+ * One iteration: wait for I/O (without blocking when tasks are posted),
+ * dispatch each ready handle as one task, then run the tasks that were posted
+ * before the iteration began, each as one task, then free what was closed.
+ * A task is: the hook's BEGIN, the callback, its microtasks until none is
+ * left, the hook's END. Later behaviours put their end-of-task work (batch
+ * flushes) between the microtasks and END.
+ */
+#include "rs_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* At most this many events per wait; more wait for the next iteration, so
+ * that posted tasks are not starved by a flood of ready sockets. */
+#define RS_LOOP_MAX_EVENTS 64
+
+struct rs_config rs_config = { .queue = RS_QUEUE_CURSOR };
+struct rs_stats rs_stats;
+
+static int task_queue_push(struct rs__task_queue *q, rs_task_fn fn, void *arg)
+{
+	if (q->len == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 16;
+		struct rs__task *items = malloc(cap * sizeof(*items));
+
+		if (!items)
+			return -ENOMEM;
+		for (size_t i = 0; i < q->len; i++)
+			items[i] = q->items[(q->head + i) % q->cap];
+		free(q->items);
+		q->items = items;
+		q->head = 0;
+		q->cap = cap;
+	}
+	q->items[(q->head + q->len) % q->cap] = (struct rs__task){ fn, arg };
+	q->len++;
+	return 0;
+}
+
+static struct rs__task task_queue_pop(struct rs__task_queue *q)
+{
+	struct rs__task t = q->items[q->head];
+
+	q->head = (q->head + 1) % q->cap;
+	q->len--;
+	return t;
+}
+
+int rs_loop_new(rs_loop **out)
+{
+	rs_loop *loop = calloc(1, sizeof(*loop));
+	int fd;
+
+	if (!loop)
+		return -ENOMEM;
+	fd = rs__io_epoll_create();
+	if (fd < 0) {
+		free(loop);
+		return fd;
+	}
+	loop->epfd = fd;
+	*out = loop;
+	return 0;
+}
+
+int rs_loop_free(rs_loop *loop)
+{
+	if (loop->handles > 0 || loop->posted.len > 0 || loop->micro.len > 0)
+		return -EBUSY;
+	rs__loop_reap(loop);
+	(void)close(loop->epfd);
+	free(loop->posted.items);
+	free(loop->micro.items);
+	free(loop);
+	return 0;
+}
+
+void rs_loop_set_hook(rs_loop *loop, rs_task_hook hook, void *arg)
+{
+	loop->hook = hook;
+	loop->hook_arg = arg;
+}
+
+uint64_t rs_loop_task(const rs_loop *loop)
+{
+	return loop->in_task ? loop->task : 0;
+}
+
+int rs_loop_post(rs_loop *loop, rs_task_fn fn, void *arg)
+{
+	return task_queue_push(&loop->posted, fn, arg);
+}
+
+int rs_microtask(rs_loop *loop, rs_task_fn fn, void *arg)
+{
+	if (!loop->in_task)
+		return task_queue_push(&loop->posted, fn, arg);
+	return task_queue_push(&loop->micro, fn, arg);
+}
+
+void rs__loop_task(rs_loop *loop, rs_task_fn fn, void *arg)
+{
+	loop->task++;
+	loop->in_task = 1;
+	if (loop->hook)
+		loop->hook(loop, loop->task, RS_TASK_BEGIN, loop->hook_arg);
+	fn(loop, arg);
+	while (loop->micro.len > 0) {
+		struct rs__task t = task_queue_pop(&loop->micro);
+
+		t.fn(loop, t.arg);
+	}
+	if (loop->hook)
+		loop->hook(loop, loop->task, RS_TASK_END, loop->hook_arg);
+	loop->in_task = 0;
+}
+
+struct io_task {
+	struct rs__handle *handle;
+	uint32_t events;
+};
+
+static void io_task_run(rs_loop *loop, void *arg)
+{
+	struct io_task *t = arg;
+
+	rs__handle_dispatch(loop, t->handle, t->events);
+}
+
+static int loop_alive(const rs_loop *loop)
+{
+	return loop->handles > 0 || loop->posted.len > 0;
+}
+
+static int loop_poll(rs_loop *loop)
+{
+	struct epoll_event evs[RS_LOOP_MAX_EVENTS];
+	int timeout = loop->posted.len > 0 ? 0 : -1;
+	int n;
+
+	if (loop->handles == 0)
+		return 0;
+	n = rs__io_epoll_wait(loop->epfd, evs, RS_LOOP_MAX_EVENTS, timeout);
+	if (n == -EINTR)
+		return 0;
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		struct io_task t = { evs[i].data.ptr, evs[i].events };
+
+		rs__loop_task(loop, io_task_run, &t);
+		/* A task may close a handle whose event is later in evs; the
+		 * handle stays allocated until rs__loop_reap, and dispatch
+		 * ignores closed handles. */
+	}
+	return 0;
+}
+
+int rs_loop_run(rs_loop *loop)
+{
+	while (loop_alive(loop)) {
+		size_t posted = loop->posted.len;
+		int err = loop_poll(loop);
+
+		if (err < 0)
+			return err;
+		/* Only the tasks posted before this iteration run now: a task
+		 * that posts another does not starve I/O. */
+		while (posted-- > 0 && loop->posted.len > 0) {
+			struct rs__task t = task_queue_pop(&loop->posted);
+
+			rs__loop_task(loop, t.fn, t.arg);
+		}
+		rs__loop_reap(loop);
+	}
+	return 0;
+}

@@ -1,0 +1,865 @@
+/*
+ * socket.c: stream sockets with the write semantics of node:net, on the loop.
+ *
+ * Write path: a write that finds the queue empty goes to the kernel inside
+ * the call (one send); what the kernel refuses is appended to the socket's
+ * pending-write queue (queue.c) and waits for writable. A write that finds
+ * bytes queued tries the kernel with both (one sendmsg of the queued tail and
+ * the new bytes), since that is the write the kernel would take next anyway,
+ * and appends what is left of the new bytes. A writable event makes one send
+ * of the queued bytes: bounded work per wakeup.
+ *
+ * Completion: the stack counts bytes accepted by write() (seq) and bytes the
+ * kernel took (written). A write's callback covers the bytes up to its seq,
+ * and runs in the "settle" microtask once written reaches it; so it never runs
+ * inside the call that queued it, and always after the kernel has the bytes.
+ * settle also emits drain and, once every byte is taken after end(), sends
+ * our FIN and emits finish, then end()'s callback, as node does.
+ */
+#include "rs_internal.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+/* One recv per readable event into this buffer: the stack is single-
+ * threaded, and a short read means the kernel had no more. */
+#define RS_READ_BUFFER 65536
+static char read_buffer[RS_READ_BUFFER];
+
+struct wreq {
+	uint64_t end;   /* the write's last byte, in seq */
+	rs_write_cb cb;
+	void *arg;
+};
+
+struct wreq_fifo {
+	struct wreq *items;
+	size_t head;
+	size_t len;
+	size_t cap;
+};
+
+struct rs_socket {
+	struct rs__handle handle;
+	rs_loop *loop;
+	int fd;
+	struct rs_socket_events ev;
+	void *arg;
+	struct rs_socket_options opts;
+	struct rs_queue queue;  /* accepted, not yet taken by the kernel */
+	struct rs_queue cork;   /* collected while corked */
+	int corked;
+	uint64_t seq;           /* bytes accepted by write() and end() */
+	uint64_t written;       /* bytes the kernel took */
+	struct wreq_fifo reqs;
+	uint32_t poll;          /* events registered with epoll */
+	rs_write_cb end_cb;
+	void *end_arg;
+	unsigned connecting : 1;
+	unsigned ending : 1;       /* end() was called */
+	unsigned finished : 1;     /* our FIN is sent */
+	unsigned peer_ended : 1;   /* the peer's FIN was read */
+	unsigned paused : 1;
+	unsigned destroyed : 1;
+	unsigned need_drain : 1;
+	unsigned settle_queued : 1;
+	unsigned destroy_on_finish : 1;
+	int error;              /* the error the socket closes with, or 0 */
+	const char *error_syscall;
+	rs_socket *next_closed;
+};
+
+struct rs_listener {
+	struct rs__handle handle;
+	rs_loop *loop;
+	int fd;
+	struct rs_socket_options opts;
+	rs_connection_cb cb;
+	void *arg;
+	int closed;
+	rs_listener *next_closed;
+};
+
+static void sock_settle(rs_loop *loop, void *arg);
+static void sock_fail(rs_socket *s, int code, const char *syscall);
+
+/* Out of memory in the middle of a callback chain leaves no sane way to
+ * keep the promises of the API (a callback that never runs); a test stack
+ * stops there, loudly. */
+static void must(int rc, const char *what)
+{
+	if (rc < 0) {
+		fprintf(stderr, "refstack: %s: %s\n", what, strerror(-rc));
+		abort();
+	}
+}
+
+static int wreq_push(struct wreq_fifo *f, struct wreq r)
+{
+	if (f->len == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 8;
+		struct wreq *items = malloc(cap * sizeof(*items));
+
+		if (!items)
+			return -ENOMEM;
+		for (size_t i = 0; i < f->len; i++)
+			items[i] = f->items[(f->head + i) % f->cap];
+		free(f->items);
+		f->items = items;
+		f->head = 0;
+		f->cap = cap;
+	}
+	f->items[(f->head + f->len) % f->cap] = r;
+	f->len++;
+	return 0;
+}
+
+static struct wreq wreq_pop(struct wreq_fifo *f)
+{
+	struct wreq r = f->items[f->head];
+
+	f->head = (f->head + 1) % f->cap;
+	f->len--;
+	return r;
+}
+
+/* ---- poll interest ---------------------------------------------------- */
+
+static uint32_t sock_wanted_events(const rs_socket *s)
+{
+	uint32_t want = 0;
+
+	if (!s->peer_ended && !s->paused)
+		want |= EPOLLIN;
+	if (s->connecting || rs_queue_len(&s->queue) > 0)
+		want |= EPOLLOUT;
+	return want;
+}
+
+static void sock_poll_update(rs_socket *s)
+{
+	uint32_t want = sock_wanted_events(s);
+	int rc;
+
+	if (s->destroyed || want == s->poll)
+		return;
+	rc = rs__io_epoll_ctl(s->loop->epfd, EPOLL_CTL_MOD, s->fd, want,
+			      &s->handle);
+	if (rc < 0) {
+		sock_fail(s, -rc, "epoll_ctl");
+		return;
+	}
+	s->poll = want;
+}
+
+static void sock_schedule_settle(rs_socket *s)
+{
+	if (s->settle_queued || s->destroyed)
+		return;
+	s->settle_queued = 1;
+	must(rs_microtask(s->loop, sock_settle, s), "microtask");
+}
+
+/* ---- closing ---------------------------------------------------------- */
+
+/* Runs after destroy, in a microtask: failed callbacks, error, close. */
+static void sock_close_task(rs_loop *loop, void *arg)
+{
+	rs_socket *s = arg;
+	int first = 1;
+
+	while (s->reqs.len > 0) {
+		struct wreq r = wreq_pop(&s->reqs);
+		int status = first && s->error ? -s->error : -ECANCELED;
+
+		first = 0;
+		if (r.cb)
+			r.cb(s, status, r.arg);
+	}
+	if (s->end_cb) {
+		rs_write_cb cb = s->end_cb;
+
+		s->end_cb = NULL;
+		cb(s, s->error ? -s->error : -ECANCELED, s->end_arg);
+	}
+	if (s->error && s->ev.on_error)
+		s->ev.on_error(s, s->error, s->error_syscall, s->arg);
+	if (s->ev.on_close)
+		s->ev.on_close(s, s->error != 0, s->arg);
+	s->next_closed = loop->closed;
+	loop->closed = s;
+}
+
+static void sock_destroy(rs_socket *s, int code, const char *syscall)
+{
+	if (s->destroyed)
+		return;
+	s->destroyed = 1;
+	s->error = code;
+	s->error_syscall = syscall;
+	/* An explicit DEL, not just close(): the count of epoll_ctl(DEL) per
+	 * connection is one of the figures the harness reports. */
+	(void)rs__io_epoll_ctl(s->loop->epfd, EPOLL_CTL_DEL, s->fd, 0, NULL);
+	(void)rs__io_close(s->fd);
+	s->fd = -1;
+	s->loop->handles--;
+	must(rs_microtask(s->loop, sock_close_task, s), "microtask");
+}
+
+static void sock_fail(rs_socket *s, int code, const char *syscall)
+{
+	sock_destroy(s, code, syscall);
+}
+
+void rs_socket_destroy(rs_socket *s, int code)
+{
+	sock_destroy(s, code > 0 ? code : 0, "destroy");
+}
+
+/* Errors after which the kernel will take the bytes later. ENOBUFS is
+ * transient memory pressure: the bytes stay queued, nothing is lost. */
+static int is_retryable(ssize_t rc)
+{
+	return rc == -EAGAIN || rc == -EWOULDBLOCK || rc == -ENOBUFS ||
+	       rc == -EINTR;
+}
+
+/* ---- the write path --------------------------------------------------- */
+
+/* Accounts n bytes the kernel took; schedules what that completes. */
+static void sock_took(rs_socket *s, size_t n)
+{
+	s->written += n;
+	if (s->reqs.len > 0 || s->need_drain || s->ending)
+		sock_schedule_settle(s);
+}
+
+/* Sends len new bytes behind whatever is queued; queues what is refused. */
+static void sock_send_bytes(rs_socket *s, const char *data, size_t len)
+{
+	size_t queued = rs_queue_len(&s->queue);
+	size_t taken_new = 0;
+	ssize_t n;
+
+	if (s->connecting) {
+		must(rs_queue_append(&s->queue, data, len), "queue append");
+		return;
+	}
+	if (queued > 0) {
+		struct iovec iov[2];
+
+		(void)rs_queue_peek(&s->queue, &iov[0]);
+		iov[1].iov_base = (void *)data;
+		iov[1].iov_len = len;
+		n = rs__io_sendv(s->fd, iov, 2);
+		if (n > 0) {
+			size_t from_queue = (size_t)n < queued ? (size_t)n : queued;
+
+			rs_queue_consume(&s->queue, from_queue);
+			taken_new = (size_t)n - from_queue;
+		}
+	} else {
+		n = rs__io_send(s->fd, data, len);
+		if (n > 0)
+			taken_new = (size_t)n;
+	}
+	if (n < 0 && !is_retryable(n)) {
+		sock_fail(s, (int)-n, queued > 0 ? "sendmsg" : "send");
+		return;
+	}
+	if (taken_new < len)
+		must(rs_queue_append(&s->queue, data + taken_new,
+				     len - taken_new), "queue append");
+	if (n > 0)
+		sock_took(s, (size_t)n);
+	sock_poll_update(s);
+}
+
+/* A writable event: one send of the queued bytes. */
+static void sock_flush(rs_socket *s)
+{
+	struct iovec iov;
+	ssize_t n;
+
+	if (rs_queue_peek(&s->queue, &iov) == 0) {
+		sock_poll_update(s);
+		return;
+	}
+	n = rs__io_send(s->fd, iov.iov_base, iov.iov_len);
+	if (n < 0 && !is_retryable(n)) {
+		sock_fail(s, (int)-n, "send");
+		return;
+	}
+	if (n > 0) {
+		rs_queue_consume(&s->queue, (size_t)n);
+		sock_took(s, (size_t)n);
+	}
+	sock_poll_update(s);
+}
+
+size_t rs_socket_writable_length(const rs_socket *s)
+{
+	return rs_queue_len(&s->queue) + rs_queue_len(&s->cork);
+}
+
+uint64_t rs_socket_bytes_written(const rs_socket *s)
+{
+	return s->written;
+}
+
+int rs_socket_fd(const rs_socket *s)
+{
+	return s->fd;
+}
+
+const struct rs_queue *rs_socket_queue(const rs_socket *s)
+{
+	return &s->queue;
+}
+
+/* A write the socket cannot take: the callback fails, then error, close. */
+static int sock_write_refused(rs_socket *s, int code, rs_write_cb cb,
+			      void *arg)
+{
+	if (s->destroyed) {
+		/* Closed already: only the callback learns of it. */
+		if (cb)
+			must(wreq_push(&s->reqs, (struct wreq){ 0, cb, arg }),
+			     "write request");
+		return -code;
+	}
+	if (cb)
+		must(wreq_push(&s->reqs, (struct wreq){ s->seq, cb, arg }),
+		     "write request");
+	/* The refused write is the first request to fail: move it to the
+	 * front so that it gets the error and the others -ECANCELED. */
+	if (s->reqs.len > 1 && cb) {
+		struct wreq r = s->reqs.items[(s->reqs.head + s->reqs.len - 1) %
+					      s->reqs.cap];
+
+		for (size_t i = s->reqs.len - 1; i > 0; i--)
+			s->reqs.items[(s->reqs.head + i) % s->reqs.cap] =
+				s->reqs.items[(s->reqs.head + i - 1) %
+					      s->reqs.cap];
+		s->reqs.items[s->reqs.head] = r;
+	}
+	sock_destroy(s, code, "write");
+	return -code;
+}
+
+static int sock_can_write(const rs_socket *s)
+{
+	if (s->destroyed)
+		return -EBADF;
+	if (s->ending || (s->peer_ended && !s->opts.allow_half_open))
+		return -EPIPE;
+	return 0;
+}
+
+static int sock_write(rs_socket *s, const void *data, size_t len,
+		      rs_write_cb cb, void *arg)
+{
+	/* node:net: the return value compares the length including this
+	 * write with the high-water mark, before the kernel is tried. */
+	int keep_going = rs_socket_writable_length(s) + len < RS_HIGH_WATER_MARK;
+
+	if (!keep_going)
+		s->need_drain = 1;
+	s->seq += len;
+	if (cb)
+		must(wreq_push(&s->reqs, (struct wreq){ s->seq, cb, arg }),
+		     "write request");
+	if (s->corked)
+		must(rs_queue_append(&s->cork, data, len), "cork append");
+	else if (len > 0)
+		sock_send_bytes(s, data, len);
+	/* A write whose bytes are all taken (or that has none) completes in
+	 * this task's microtasks. */
+	if (cb && s->written >= s->seq)
+		sock_schedule_settle(s);
+	return keep_going;
+}
+
+int rs_socket_write(rs_socket *s, const void *data, size_t len,
+		    rs_write_cb cb, void *arg)
+{
+	int err = sock_can_write(s);
+
+	if (err < 0)
+		return sock_write_refused(s, -err, cb, arg);
+	return sock_write(s, data, len, cb, arg);
+}
+
+static void sock_uncork_all(rs_socket *s)
+{
+	struct iovec iov;
+
+	s->corked = 0;
+	if (rs_queue_peek(&s->cork, &iov) == 0)
+		return;
+	/* The collected bytes leave in one call, as node's uncork does with
+	 * one writev of the buffered chunks. */
+	sock_send_bytes(s, iov.iov_base, iov.iov_len);
+	rs_queue_consume(&s->cork, iov.iov_len);
+}
+
+int rs_socket_end(rs_socket *s, const void *data, size_t len, rs_write_cb cb,
+		  void *arg)
+{
+	int err = sock_can_write(s);
+
+	if (err < 0)
+		return sock_write_refused(s, -err, cb, arg);
+	if (len > 0)
+		(void)sock_write(s, data, len, NULL, NULL);
+	s->ending = 1;
+	s->end_cb = cb;
+	s->end_arg = arg;
+	if (s->corked)
+		sock_uncork_all(s);
+	sock_schedule_settle(s);
+	return 0;
+}
+
+void rs_socket_destroy_soon(rs_socket *s)
+{
+	if (s->destroyed)
+		return;
+	if (!s->ending)
+		(void)rs_socket_end(s, NULL, 0, NULL, NULL);
+	if (s->finished)
+		rs_socket_destroy(s, 0);
+	else
+		s->destroy_on_finish = 1;
+}
+
+void rs_socket_cork(rs_socket *s)
+{
+	s->corked++;
+}
+
+void rs_socket_uncork(rs_socket *s)
+{
+	if (s->corked == 0 || s->destroyed)
+		return;
+	if (--s->corked == 0) {
+		s->corked = 1;
+		sock_uncork_all(s);
+	}
+}
+
+/* Every byte is taken after end(): send our FIN, then finish, then end's
+ * callback; close when the peer has ended too (node's autoDestroy). */
+static void sock_finish(rs_socket *s)
+{
+	int rc = rs__io_shutdown(s->fd);
+	rs_write_cb cb = s->end_cb;
+
+	/* ENOTCONN: the peer is gone already; node ignores it as well. */
+	if (rc < 0 && rc != -ENOTCONN) {
+		sock_fail(s, -rc, "shutdown");
+		return;
+	}
+	s->finished = 1;
+	s->end_cb = NULL;
+	if (s->ev.on_finish)
+		s->ev.on_finish(s, s->arg);
+	if (cb && !s->destroyed)
+		cb(s, 0, s->end_arg);
+	if (!s->destroyed && (s->peer_ended || s->destroy_on_finish))
+		rs_socket_destroy(s, 0);
+}
+
+static void sock_settle(rs_loop *loop, void *arg)
+{
+	rs_socket *s = arg;
+
+	(void)loop;
+	s->settle_queued = 0;
+	while (!s->destroyed && s->reqs.len > 0 &&
+	       s->reqs.items[s->reqs.head].end <= s->written) {
+		struct wreq r = wreq_pop(&s->reqs);
+
+		r.cb(s, 0, r.arg);
+	}
+	if (s->destroyed)
+		return;
+	if (s->need_drain && rs_socket_writable_length(s) == 0) {
+		s->need_drain = 0;
+		if (s->ev.on_drain)
+			s->ev.on_drain(s, s->arg);
+	}
+	if (!s->destroyed && s->ending && !s->finished &&
+	    rs_socket_writable_length(s) == 0)
+		sock_finish(s);
+}
+
+/* ---- the read side ---------------------------------------------------- */
+
+static void sock_auto_end(rs_loop *loop, void *arg)
+{
+	rs_socket *s = arg;
+
+	(void)loop;
+	if (!s->destroyed && !s->ending)
+		(void)rs_socket_end(s, NULL, 0, NULL, NULL);
+}
+
+/* The peer's FIN: on_end first, then the poll change, and only on a socket
+ * that on_end left open (reference-prs/001). */
+static void sock_on_eof(rs_socket *s)
+{
+	s->peer_ended = 1;
+	if (s->ev.on_end)
+		s->ev.on_end(s, s->arg);
+	if (s->destroyed)
+		return;
+	sock_poll_update(s);
+	if (s->finished) {
+		rs_socket_destroy(s, 0);
+		return;
+	}
+	/* Without allow_half_open the stack ends its side after on_end, in a
+	 * microtask, as node's Duplex does in a tick. */
+	if (!s->opts.allow_half_open)
+		must(rs_microtask(s->loop, sock_auto_end, s), "microtask");
+}
+
+static void sock_read(rs_socket *s)
+{
+	ssize_t n = rs__io_recv(s->fd, read_buffer, sizeof(read_buffer));
+
+	if (n > 0) {
+		if (s->ev.on_data)
+			s->ev.on_data(s, read_buffer, (size_t)n, s->arg);
+	} else if (n == 0) {
+		sock_on_eof(s);
+	} else if (!is_retryable(n)) {
+		sock_fail(s, (int)-n, "recv");
+	}
+}
+
+void rs_socket_pause(rs_socket *s)
+{
+	s->paused = 1;
+	sock_poll_update(s);
+}
+
+void rs_socket_resume(rs_socket *s)
+{
+	s->paused = 0;
+	sock_poll_update(s);
+}
+
+/* ---- connect, accept, dispatch --------------------------------------- */
+
+static void sock_connected(rs_socket *s)
+{
+	s->connecting = 0;
+	if (s->ev.on_connect)
+		s->ev.on_connect(s, s->arg);
+	if (s->destroyed)
+		return;
+	if (rs_queue_len(&s->queue) > 0)
+		sock_flush(s);
+	else
+		sock_poll_update(s);
+}
+
+static void sock_dispatch(rs_socket *s, uint32_t events)
+{
+	if (s->destroyed)
+		return;
+	if (s->connecting) {
+		int err;
+
+		if (!(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+			return;
+		err = rs__io_socket_error(s->fd);
+		if (err) {
+			sock_fail(s, err, "connect");
+			return;
+		}
+		sock_connected(s);
+		return;
+	}
+	if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !s->paused &&
+	    !s->peer_ended)
+		sock_read(s);
+	if (!s->destroyed && (events & EPOLLOUT))
+		sock_flush(s);
+}
+
+static void listener_dispatch(rs_listener *l)
+{
+	rs_socket *s;
+	int fd;
+
+	if (l->closed)
+		return;
+	/* One accept per event: a peer not yet accepted keeps the listener
+	 * readable, and the count of accept calls stays the count of
+	 * connections whatever the timing. */
+	fd = rs__io_accept(l->fd);
+	if (fd < 0)
+		return;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		(void)rs__io_close(fd);
+		return;
+	}
+	s->handle.kind = RS__SOCKET;
+	s->loop = l->loop;
+	s->fd = fd;
+	s->opts = l->opts;
+	rs_queue_init(&s->queue, rs_config.queue);
+	rs_queue_init(&s->cork, rs_config.queue);
+	if (rs__io_setbuf(fd, s->opts.rcvbuf, s->opts.sndbuf) < 0 ||
+	    rs__io_epoll_ctl(l->loop->epfd, EPOLL_CTL_ADD, fd, EPOLLIN,
+			     &s->handle) < 0) {
+		(void)rs__io_close(fd);
+		free(s);
+		return;
+	}
+	s->poll = EPOLLIN;
+	l->loop->handles++;
+	l->cb(l, s, l->arg);
+}
+
+void rs__handle_dispatch(rs_loop *loop, struct rs__handle *h, uint32_t events)
+{
+	(void)loop;
+	if (h->kind == RS__LISTENER)
+		listener_dispatch((rs_listener *)h);
+	else
+		sock_dispatch((rs_socket *)h, events);
+}
+
+void rs_socket_set_events(rs_socket *s, const struct rs_socket_events *ev,
+			  void *arg)
+{
+	s->ev = *ev;
+	s->arg = arg;
+}
+
+static void sock_connect_done_task(rs_loop *loop, void *arg)
+{
+	rs_socket *s = arg;
+
+	(void)loop;
+	if (!s->destroyed)
+		sock_connected(s);
+}
+
+static int sock_connect(rs_loop *loop, int domain, const struct sockaddr *sa,
+			socklen_t salen, const struct rs_socket_options *opts,
+			const struct rs_socket_events *ev, void *arg,
+			rs_socket **out)
+{
+	static const struct rs_socket_options defaults;
+	rs_socket *s;
+	int fd, rc;
+
+	fd = rs__io_socket(domain);
+	if (fd < 0)
+		return fd;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		(void)rs__io_close(fd);
+		return -ENOMEM;
+	}
+	s->handle.kind = RS__SOCKET;
+	s->loop = loop;
+	s->fd = fd;
+	s->opts = opts ? *opts : defaults;
+	if (ev)
+		s->ev = *ev;
+	s->arg = arg;
+	rs_queue_init(&s->queue, rs_config.queue);
+	rs_queue_init(&s->cork, rs_config.queue);
+	rc = rs__io_setbuf(fd, s->opts.rcvbuf, s->opts.sndbuf);
+	if (rc == 0)
+		rc = rs__io_connect(fd, sa, salen);
+	if (rc == -EINPROGRESS || rc == -EAGAIN) {
+		s->connecting = 1;
+		rc = 0;
+	}
+	if (rc == 0) {
+		s->poll = EPOLLIN | (s->connecting ? EPOLLOUT : 0);
+		rc = rs__io_epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, s->poll,
+				      &s->handle);
+	}
+	if (rc == 0 && !s->connecting) {
+		/* Connected at once (a unix socket): on_connect still runs
+		 * later, never inside this call. */
+		s->connecting = 1;
+		rc = rs_loop_post(loop, sock_connect_done_task, s);
+	}
+	if (rc < 0) {
+		(void)rs__io_close(fd);
+		free(s);
+		return rc;
+	}
+	loop->handles++;
+	*out = s;
+	return 0;
+}
+
+int rs_connect_tcp(rs_loop *loop, const char *host, int port,
+		   const struct rs_socket_options *opts,
+		   const struct rs_socket_events *ev, void *arg,
+		   rs_socket **out)
+{
+	struct sockaddr_in sin;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)port);
+	if (port < 0 || port > 65535 || inet_pton(AF_INET, host, &sin.sin_addr) != 1)
+		return -EINVAL;
+	return sock_connect(loop, AF_INET, (struct sockaddr *)&sin, sizeof(sin),
+			    opts, ev, arg, out);
+}
+
+static int unix_address(const char *path, struct sockaddr_un *sun)
+{
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun->sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sun->sun_path, path, strlen(path) + 1);
+	return 0;
+}
+
+int rs_connect_unix(rs_loop *loop, const char *path,
+		    const struct rs_socket_options *opts,
+		    const struct rs_socket_events *ev, void *arg,
+		    rs_socket **out)
+{
+	struct sockaddr_un sun;
+	int rc = unix_address(path, &sun);
+
+	if (rc < 0)
+		return rc;
+	return sock_connect(loop, AF_UNIX, (struct sockaddr *)&sun, sizeof(sun),
+			    opts, ev, arg, out);
+}
+
+static int listen_on(rs_loop *loop, int domain, const struct sockaddr *sa,
+		     socklen_t salen, const struct rs_socket_options *opts,
+		     rs_connection_cb cb, void *arg, rs_listener **out)
+{
+	rs_listener *l = calloc(1, sizeof(*l));
+	int fd, rc;
+
+	if (!l)
+		return -ENOMEM;
+	fd = rs__io_socket(domain);
+	if (fd < 0) {
+		free(l);
+		return fd;
+	}
+	rc = rs__io_bind_listen(fd, sa, salen);
+	if (rc == 0)
+		rc = rs__io_epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, EPOLLIN,
+				      &l->handle);
+	if (rc < 0) {
+		(void)rs__io_close(fd);
+		free(l);
+		return rc;
+	}
+	l->handle.kind = RS__LISTENER;
+	l->loop = loop;
+	l->fd = fd;
+	if (opts)
+		l->opts = *opts;
+	l->cb = cb;
+	l->arg = arg;
+	loop->handles++;
+	*out = l;
+	return 0;
+}
+
+int rs_listen_tcp(rs_loop *loop, const char *host, int port,
+		  const struct rs_socket_options *opts, rs_connection_cb cb,
+		  void *arg, rs_listener **out)
+{
+	struct sockaddr_in sin;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)port);
+	if (port < 0 || port > 65535 || inet_pton(AF_INET, host, &sin.sin_addr) != 1)
+		return -EINVAL;
+	return listen_on(loop, AF_INET, (struct sockaddr *)&sin, sizeof(sin),
+			 opts, cb, arg, out);
+}
+
+int rs_listen_unix(rs_loop *loop, const char *path,
+		   const struct rs_socket_options *opts, rs_connection_cb cb,
+		   void *arg, rs_listener **out)
+{
+	struct sockaddr_un sun;
+	int rc = unix_address(path, &sun);
+
+	if (rc < 0)
+		return rc;
+	return listen_on(loop, AF_UNIX, (struct sockaddr *)&sun, sizeof(sun),
+			 opts, cb, arg, out);
+}
+
+int rs_listener_port(const rs_listener *l)
+{
+	return rs__io_local_port(l->fd);
+}
+
+void rs_listener_close(rs_listener *l)
+{
+	if (l->closed)
+		return;
+	l->closed = 1;
+	(void)rs__io_epoll_ctl(l->loop->epfd, EPOLL_CTL_DEL, l->fd, 0, NULL);
+	(void)rs__io_close(l->fd);
+	l->loop->handles--;
+	l->next_closed = l->loop->closed_listeners;
+	l->loop->closed_listeners = l;
+}
+
+static void sock_free(rs_socket *s)
+{
+	rs_stats.bytes_moved += s->queue.bytes_moved + s->cork.bytes_moved;
+	rs_stats.allocations += s->queue.allocations + s->cork.allocations;
+	rs_queue_free(&s->queue);
+	rs_queue_free(&s->cork);
+	free(s->reqs.items);
+	free(s);
+}
+
+void rs__loop_reap(rs_loop *loop)
+{
+	while (loop->closed) {
+		rs_socket *s = loop->closed;
+
+		loop->closed = s->next_closed;
+		sock_free(s);
+	}
+	while (loop->closed_listeners) {
+		rs_listener *l = loop->closed_listeners;
+
+		loop->closed_listeners = l->next_closed;
+		free(l);
+	}
+}
+
+int rs_raise(int sig)
+{
+	/* raise() is not a socket syscall; later behaviours flush pending
+	 * batches here before a fatal signal. */
+	return raise(sig) == 0 ? 0 : -EINVAL;
+}

@@ -1,0 +1,30 @@
+/*
+ * variant.c: run-time selection of each behaviour's fixed or legacy strategy,
+ * so that one build runs both side by side.
+ */
+#include "rs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+int rs_variant_set(const char *name, const char *value)
+{
+	if (strcmp(name, "queue") == 0) {
+		if (strcmp(value, "cursor") == 0 || strcmp(value, "fixed") == 0)
+			rs_config.queue = RS_QUEUE_CURSOR;
+		else if (strcmp(value, "memmove") == 0 ||
+			 strcmp(value, "legacy") == 0)
+			rs_config.queue = RS_QUEUE_MEMMOVE;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int rs_variant_describe(char *buf, size_t len)
+{
+	return snprintf(buf, len, "queue=%s\n",
+			rs_config.queue == RS_QUEUE_CURSOR ? "cursor" : "memmove");
+}
