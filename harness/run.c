@@ -124,8 +124,10 @@ static int write_all(int fd, const void *buf, size_t len)
 static int peer_listen(struct run *r)
 {
 	const struct scenario *sc = r->sc;
+	/* Non-blocking: a sync point may have accepted the connection that
+	 * made the listener readable in the same poll round. */
 	int fd = socket(sc->transport == SC_UNIX ? AF_UNIX : AF_INET,
-			SOCK_STREAM | SOCK_CLOEXEC, 0);
+			SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
 	if (fd < 0)
 		return fail(r, "peer socket: %s", strerror(errno));
@@ -209,6 +211,9 @@ static ssize_t peer_read_once(struct run *r, struct peer *p)
 static int peer_accept_one(struct run *r)
 {
 	int fd = accept4(r->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+	/* The accepted socket is blocking (SOCK_NONBLOCK is not inherited);
+	 * the peer's reads use MSG_DONTWAIT and poll. */
 
 	if (fd < 0)
 		return errno == EINTR || errno == EAGAIN ? 0 : -1;
@@ -711,7 +716,7 @@ static int loop(struct run *r)
 		}
 		if (pfd[1].revents)
 			reap(r, WNOHANG);
-		if (pfd[2].revents && peer_accept_one(r) < 0) {
+		if (pfd[2].revents && r->accepted < n && peer_accept_one(r) < 0) {
 			free(pfd);
 			return fail(r, "peer accept: %s", strerror(errno));
 		}

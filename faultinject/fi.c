@@ -1,0 +1,856 @@
+/*
+ * fi.c: the fault gate's wrappers, its rules and its libfiu failpoints.
+ *
+ * Every wrapper counts its call, then tests one flag. With no rule armed
+ * that is all the gate costs: the flag is almost always 0, and libfiu (a lock
+ * and a hash lookup per fiu_fail) is never asked. With rules armed, the slow
+ * path asks libfiu only about the failpoints fi_arm enabled and that can
+ * apply to the call, so a rule on recv costs a send nothing but the flag.
+ *
+ * A rule is a libfiu failpoint "wirecheck/<target>/<action>" enabled with an
+ * external callback. libfiu decides nothing itself: the callback evaluates
+ * the gate's rules against the call in progress (kind and fd, which
+ * fiu_fail cannot pass along, so they wait in `call`). The action's
+ * parameter travels back through fiu_failinfo(), the same way it does for a
+ * failpoint that fiu-ctrl enabled with failinfo=N, so one code path serves
+ * both. libfiu 1.1 copies the failinfo an external callback sets into the
+ * value fiu_failinfo() returns (fiu_fail passes the callback a pointer to
+ * the failpoint's own failinfo); tests/unit/test_gate.c checks it.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* The real libfiu functions, not the no-op macros fiu.h gives by default. */
+#define FIU_ENABLE 1
+#include <fiu-control.h>
+#include <fiu.h>
+
+#include "fi.h"
+#include "fi_internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* State. Single-threaded by contract (fi.h), so plain statics.             */
+
+static struct fi_counters own_counters;
+static struct fi_counters *counters = &own_counters;
+
+/* Non-zero when the slow path must run: a rule is armed, or fiu-ctrl may
+ * have enabled a failpoint (remote control). */
+static int gate_armed;
+/* Non-zero after fi_remote_control(): ask libfiu about every failpoint that
+ * could apply, since only libfiu knows what fiu-ctrl enabled. */
+static int gate_remote;
+
+static struct fi_rule rules[FI_MAX_RULES];
+static const char *rule_failpoint[FI_MAX_RULES];
+static int rule_count;
+
+/* enabled[action] has bit t set when fi_arm enabled the failpoint of target
+ * t and that action in libfiu. */
+static unsigned enabled[FI_ACT_COUNT];
+
+/* The call being decided: what the external callback matches rules against,
+ * and the actions already decided for it (one parameter per action). */
+static struct {
+	enum fi_sys kind;
+	int fd;
+	unsigned decided;
+} call;
+
+/* What the slow path will do to one call. */
+struct plan {
+	unsigned actions;           /* bit per enum fi_action */
+	long param[FI_ACT_COUNT];
+	int changed;                /* an action changed the call */
+};
+
+#define ACT_BIT(a) (1u << (a))
+
+/* ------------------------------------------------------------------------ */
+/* Counters.                                                                */
+
+struct fi_counters *fi_counters(void)
+{
+	return counters;
+}
+
+void fi_counters_attach(struct fi_counters *shared)
+{
+	counters = shared != NULL ? shared : &own_counters;
+}
+
+void fi_counters_reset(void)
+{
+	memset(counters, 0, sizeof(*counters));
+}
+
+static inline void count_call(enum fi_sys kind, int fd)
+{
+	counters->calls[kind]++;
+	if (fd >= 0 && fd < FI_MAX_FD)
+		counters->per_fd[fd][kind]++;
+}
+
+/* Turns a kernel result into the gate's convention: the value, or -errno.
+ * EAGAIN is counted here since it is the one failure the stack expects. */
+static inline ssize_t kernel_result(enum fi_sys kind, ssize_t r)
+{
+	int e;
+
+	if (r >= 0)
+		return r;
+	e = errno;
+	if (e == EAGAIN || e == EWOULDBLOCK)
+		counters->wouldblock[kind]++;
+	return -e;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Rules.                                                                   */
+
+int fi_rule_count(void)
+{
+	return rule_count;
+}
+
+const struct fi_rule *fi_rule_get(int i)
+{
+	if (i < 0 || i >= rule_count)
+		return NULL;
+	return &rules[i];
+}
+
+static int rule_matches(const struct fi_rule *rule)
+{
+	return (rule->sys_mask & FI_MASK(call.kind)) != 0 &&
+	       (rule->fd < 0 || rule->fd == call.fd);
+}
+
+static int rule_due(const struct fi_rule *rule)
+{
+	return rule->seen > rule->after &&
+	       (rule->repeat == FI_REPEAT_FOREVER ||
+		rule->fired < (unsigned long)rule->repeat);
+}
+
+/*
+ * libfiu's external callback, run inside fiu_fail() with libfiu's lock held
+ * (so it must not call libfiu). Every rule of this failpoint that matches the
+ * call sees it, so `after` counts calls whatever the other rules do. Only one
+ * rule can fire per call and action, since a call takes one errno or one
+ * clamp: the first due rule fires, and a due rule that another rule (or an
+ * earlier failpoint of the same action) beat to this call fires on a later
+ * one. Thus `fired` is the number of times a rule's action was applied.
+ */
+static int gate_callback(const char *name, int *failnum, void **failinfo,
+			 unsigned *flags)
+{
+	int fire = 0;
+
+	(void)failnum;
+	(void)flags;
+	for (int i = 0; i < rule_count; i++) {
+		struct fi_rule *rule = &rules[i];
+
+		if (strcmp(rule_failpoint[i], name) != 0 || !rule_matches(rule))
+			continue;
+		rule->seen++;
+		if (fire || (call.decided & ACT_BIT(rule->action)) ||
+		    !rule_due(rule))
+			continue;
+		rule->fired++;
+		*failinfo = (void *)(intptr_t)rule->param;
+		fire = 1;
+	}
+	return fire;
+}
+
+/* Returns the target of a rule, or -1 when its fields do not agree. */
+static int rule_target(const struct fi_rule *rule)
+{
+	int t;
+
+	if (memchr(rule->target, '\0', sizeof(rule->target)) == NULL)
+		return -1;
+	t = fi__target_find(rule->target, strlen(rule->target));
+	if (t < 0 || fi__target_mask(t) != rule->sys_mask)
+		return -1;
+	if ((unsigned)rule->action >= FI_ACT_COUNT ||
+	    !fi__param_valid(rule->action, rule->param) ||
+	    (fi__action_kinds(rule->action) & rule->sys_mask) == 0)
+		return -1;
+	if (rule->repeat == 0 || rule->repeat < FI_REPEAT_FOREVER)
+		return -1;
+	return t;
+}
+
+/* Enables a failpoint in libfiu once, however many rules share it. */
+static int failpoint_enable(int target, enum fi_action action)
+{
+	if (enabled[action] & (1u << target))
+		return 0;
+	if (fiu_enable_external(fi__failpoint_name(target, action), 1, NULL, 0,
+				gate_callback) != 0)
+		return -EINVAL;
+	enabled[action] |= 1u << target;
+	return 0;
+}
+
+int fi_arm(const struct fi_rule *rule)
+{
+	int t, r;
+
+	if (rule == NULL)
+		return -EINVAL;
+	if (rule_count == FI_MAX_RULES)
+		return -ENOSPC;
+	t = rule_target(rule);
+	if (t < 0)
+		return -EINVAL;
+	/* fiu_init() may be called any number of times; a rule armed before
+	 * fi_init() must still find libfiu ready. */
+	if (fiu_init(0) != 0)
+		return -EINVAL;
+	r = failpoint_enable(t, rule->action);
+	if (r != 0)
+		return r;
+	rules[rule_count] = *rule;
+	rules[rule_count].seen = 0;
+	rules[rule_count].fired = 0;
+	rule_failpoint[rule_count] = fi__failpoint_name(t, rule->action);
+	gate_armed = 1;
+	return rule_count++;
+}
+
+void fi_disarm_all(void)
+{
+	for (enum fi_action a = FI_ACT_SHORT; a < FI_ACT_COUNT; a++) {
+		for (int t = 0; t < FI__TARGET_COUNT; t++) {
+			if (!(enabled[a] & (1u << t)))
+				continue;
+			/* A failure means the point is no longer enabled
+			 * (fiu-ctrl disabled it): the goal is reached. */
+			(void)fiu_disable(fi__failpoint_name(t, a));
+		}
+		enabled[a] = 0;
+	}
+	rule_count = 0;
+	gate_armed = gate_remote;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Initialisation and remote control.                                       */
+
+#define FAULTS_VAR "WIRECHECK_FAULTS"
+/* A spec is short ("writev:short=4096,after=10,repeat=forever,fd=12" is 48
+ * characters); a longer one is a mistake worth reporting. */
+#define SPEC_MAX 256
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n';
+}
+
+/* Copies the spec that starts at s (up to ';') without its surrounding
+ * blanks, which a variable written over several lines has. Returns the
+ * length of the spec in s, blanks included. */
+static size_t spec_take(const char *s, char *out, size_t outlen, int *toolong)
+{
+	size_t len = strcspn(s, ";");
+	size_t b = 0, e = len;
+
+	while (b < e && is_blank(s[b]))
+		b++;
+	while (e > b && is_blank(s[e - 1]))
+		e--;
+	*toolong = e - b >= outlen;
+	if (!*toolong) {
+		memcpy(out, s + b, e - b);
+		out[e - b] = '\0';
+	}
+	return len;
+}
+
+/* Reports a spec of the variable that is too long, quoting its start. */
+static int faults_too_long(const char *s, size_t len)
+{
+	int shown = len > SPEC_MAX ? SPEC_MAX : (int)len;
+
+	fprintf(stderr, "%s: spec \"%.*s...\" is longer than %d characters\n",
+		FAULTS_VAR, shown, s, SPEC_MAX - 1);
+	return -EINVAL;
+}
+
+/* Parses every spec of the variable before arming any, so that a typo in
+ * the last spec leaves no half-armed gate behind. */
+static int faults_parse(const char *value, struct fi_rule *out, int *count)
+{
+	char spec[SPEC_MAX], err[512];
+	int toolong;
+
+	*count = 0;
+	for (const char *s = value; *s != '\0';) {
+		size_t len = spec_take(s, spec, sizeof(spec), &toolong);
+
+		if (toolong)
+			return faults_too_long(s, len);
+		s += len;
+		if (*s == ';')
+			s++;
+		/* Empty pieces ("a;;b", a trailing ';') are separators. */
+		if (spec[0] == '\0')
+			continue;
+		if (*count == FI_MAX_RULES) {
+			fprintf(stderr, "%s: spec \"%s\": more than %d rules\n",
+				FAULTS_VAR, spec, FI_MAX_RULES);
+			return -EINVAL;
+		}
+		if (fi_rule_parse(spec, &out[*count], err, sizeof(err)) != 0) {
+			fprintf(stderr, "%s: %s\n", FAULTS_VAR, err);
+			return -EINVAL;
+		}
+		(*count)++;
+	}
+	return 0;
+}
+
+int fi_init(void)
+{
+	struct fi_rule parsed[FI_MAX_RULES];
+	const char *value;
+	char spec[SPEC_MAX];
+	int count, r;
+
+	if (fiu_init(0) != 0) {
+		fprintf(stderr, "wirecheck: fiu_init failed\n");
+		return -EINVAL;
+	}
+	value = getenv(FAULTS_VAR);
+	if (value == NULL)
+		return 0;
+	r = faults_parse(value, parsed, &count);
+	if (r != 0)
+		return r;
+	for (int i = 0; i < count; i++) {
+		r = fi_arm(&parsed[i]);
+		if (r < 0) {
+			(void)fi_rule_format(&parsed[i], spec, sizeof(spec));
+			fprintf(stderr, "%s: spec \"%s\": cannot arm: %s\n",
+				FAULTS_VAR, spec, strerror(-r));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int fi_remote_control(const char *basename)
+{
+	if (basename == NULL)
+		return -EINVAL;
+	if (fiu_init(0) != 0)
+		return -EINVAL;
+	errno = 0;
+	if (fiu_rc_fifo(basename) != 0)
+		return errno != 0 ? -errno : -EIO;
+	gate_remote = 1;
+	gate_armed = 1;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The slow path: deciding, then applying.                                  */
+
+/* The targets whose failpoints can apply to a kind: its own name, its
+ * group, and "all" (numbered in that order, see fi_internal.h). */
+static unsigned kind_targets(enum fi_sys kind)
+{
+	unsigned t = (1u << kind) | (1u << FI__TARGET_ALL);
+
+	if (FI_GROUP_WRITE & FI_MASK(kind))
+		t |= 1u << FI__TARGET_WRITE;
+	if (FI_GROUP_READ & FI_MASK(kind))
+		t |= 1u << FI__TARGET_READ;
+	return t;
+}
+
+/* Reports, once per failpoint, a parameter that its action cannot use. */
+static void param_warn(int target, enum fi_action a, long param)
+{
+	static unsigned warned[FI_ACT_COUNT];
+
+	if (warned[a] & (1u << target))
+		return;
+	warned[a] |= 1u << target;
+	fprintf(stderr, "wirecheck: %s fired with failinfo %ld, which %s "
+		"cannot use: ignored\n",
+		fi__failpoint_name(target, a), param, fi__action_name(a));
+}
+
+/*
+ * Asks libfiu about one action's failpoints, in target order (own name,
+ * group, "all"): the first that fires wins. A parameter that is no use
+ * (fiu-ctrl reads a mistyped failinfo as 0) is reported and ignored, since
+ * applying it would fake a success.
+ */
+static void plan_action(struct plan *p, enum fi_action a, unsigned targets)
+{
+	/* Lowest bit first: the targets' numbers are their order. */
+	for (; targets != 0; targets &= targets - 1) {
+		int t = __builtin_ctz(targets);
+		void *info;
+		long param;
+
+		if (fiu_fail(fi__failpoint_name(t, a)) == 0)
+			continue;
+		info = fiu_failinfo();
+		param = (long)(intptr_t)info;
+		if (p->actions & ACT_BIT(a))
+			continue;
+		if (!fi__param_valid(a, param)) {
+			param_warn(t, a, param);
+			continue;
+		}
+		p->actions |= ACT_BIT(a);
+		p->param[a] = param;
+		call.decided |= ACT_BIT(a);
+	}
+}
+
+static void plan_make(struct plan *p, enum fi_sys kind, int fd)
+{
+	unsigned targets = kind_targets(kind);
+
+	memset(p, 0, sizeof(*p));
+	call.kind = kind;
+	call.fd = fd;
+	call.decided = 0;
+	for (enum fi_action a = FI_ACT_SHORT; a < FI_ACT_COUNT; a++) {
+		unsigned asked = gate_remote ? targets : targets & enabled[a];
+
+		if (asked != 0 && (fi__action_kinds(a) & FI_MASK(kind)))
+			plan_action(p, a, asked);
+	}
+}
+
+/*
+ * Decides a call and applies what comes before it: the signal, then errno
+ * or zero, which replace the call. Returns 1 with *ret set when the kernel
+ * must not be called, else 0 (the caller then applies the clamp).
+ */
+static int gate_begin(enum fi_sys kind, int fd, struct plan *p, ssize_t *ret)
+{
+	plan_make(p, kind, fd);
+	if (p->actions == 0)
+		return 0;
+	/* A signal handler may call the gate again, which overwrites `call`:
+	 * every fiu_fail of this call has already been made. */
+	if ((p->actions & ACT_BIT(FI_ACT_SIGNAL)) &&
+	    raise((int)p->param[FI_ACT_SIGNAL]) == 0)
+		p->changed = 1;
+	if (p->actions & (ACT_BIT(FI_ACT_ERRNO) | ACT_BIT(FI_ACT_ZERO))) {
+		counters->injected[kind]++;
+		*ret = (p->actions & ACT_BIT(FI_ACT_ERRNO))
+			       ? -(ssize_t)p->param[FI_ACT_ERRNO]
+			       : 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* Ends a call the kernel made: counts it as injected if an action changed
+ * it, and converts the result. */
+static ssize_t gate_end(enum fi_sys kind, const struct plan *p, ssize_t r)
+{
+	if (p->changed)
+		counters->injected[kind]++;
+	return kernel_result(kind, r);
+}
+
+static size_t plan_clamp(struct plan *p, size_t len)
+{
+	size_t n;
+
+	if (!(p->actions & ACT_BIT(FI_ACT_SHORT)))
+		return len;
+	n = (size_t)p->param[FI_ACT_SHORT];
+	if (n >= len)
+		return len;
+	p->changed = 1;
+	return n;
+}
+
+/*
+ * Trims an iovec array to its first `max` bytes, into copy (at least cnt
+ * entries), keeping the order of the entries. The caller's array is not
+ * changed: it may be const, and the caller still needs it to account for
+ * what was sent. Returns the number of entries in copy.
+ */
+static size_t iov_clamp(const struct iovec *iov, size_t cnt, size_t max,
+			struct iovec *copy)
+{
+	size_t i;
+
+	for (i = 0; i < cnt && max > 0; i++) {
+		copy[i] = iov[i];
+		if (copy[i].iov_len > max)
+			copy[i].iov_len = max;
+		max -= copy[i].iov_len;
+	}
+	return i;
+}
+
+static size_t iov_total(const struct iovec *iov, size_t cnt)
+{
+	size_t total = 0;
+
+	for (size_t i = 0; i < cnt; i++) {
+		if (iov[i].iov_len > SIZE_MAX - total)
+			return SIZE_MAX;
+		total += iov[i].iov_len;
+	}
+	return total;
+}
+
+/*
+ * Applies a short clamp to an iovec array: returns the array to pass to the
+ * kernel (the caller's, or the trimmed copy of IOV_MAX entries) and sets
+ * *cnt to its count. An array the kernel would refuse (more than IOV_MAX
+ * entries) goes unclamped, so that the caller gets the kernel's EINVAL.
+ */
+static const struct iovec *plan_clamp_iov(struct plan *p,
+					  const struct iovec *iov, size_t *cnt,
+					  struct iovec *copy)
+{
+	size_t total, max;
+
+	if (!(p->actions & ACT_BIT(FI_ACT_SHORT)) || iov == NULL ||
+	    *cnt > IOV_MAX)
+		return iov;
+	total = iov_total(iov, *cnt);
+	max = plan_clamp(p, total);
+	if (max == total)
+		return iov;
+	*cnt = iov_clamp(iov, *cnt, max, copy);
+	return copy;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Slow paths, one per wrapper.                                             */
+
+/*
+ * Kept out of line and out of the hot text: inlined, a slow path makes its
+ * wrapper save registers and set up a frame on every call, which tripled
+ * the disarmed gate's instructions per call (callgrind, bench/gate_cost.c).
+ */
+#define SLOW_PATH __attribute__((noinline, cold))
+
+SLOW_PATH
+static ssize_t send_slow(int fd, const void *buf, size_t len, int flags)
+{
+	struct plan p;
+	ssize_t r;
+
+	if (gate_begin(FI_SEND, fd, &p, &r))
+		return r;
+	len = plan_clamp(&p, len);
+	return gate_end(FI_SEND, &p, send(fd, buf, len, flags));
+}
+
+SLOW_PATH
+static ssize_t sendto_slow(int fd, const void *buf, size_t len, int flags,
+			   const struct sockaddr *addr, socklen_t addrlen)
+{
+	struct plan p;
+	ssize_t r;
+
+	if (gate_begin(FI_SENDTO, fd, &p, &r))
+		return r;
+	len = plan_clamp(&p, len);
+	return gate_end(FI_SENDTO, &p,
+			sendto(fd, buf, len, flags, addr, addrlen));
+}
+
+SLOW_PATH
+static ssize_t sendmsg_slow(int fd, const struct msghdr *msg, int flags)
+{
+	struct iovec copy[IOV_MAX];
+	struct msghdr m;
+	struct plan p;
+	ssize_t r;
+
+	if (gate_begin(FI_SENDMSG, fd, &p, &r))
+		return r;
+	/* A NULL msg goes to the kernel as it is, to get its EFAULT. */
+	if (msg == NULL)
+		return gate_end(FI_SENDMSG, &p, sendmsg(fd, msg, flags));
+	m = *msg;
+	/* The cast only restores what msghdr lacks: sendmsg() does not write
+	 * through msg_iov, and the array is the caller's or our copy. */
+	m.msg_iov = (struct iovec *)plan_clamp_iov(&p, msg->msg_iov,
+						   &m.msg_iovlen, copy);
+	return gate_end(FI_SENDMSG, &p, sendmsg(fd, &m, flags));
+}
+
+SLOW_PATH
+static ssize_t write_slow(int fd, const void *buf, size_t len)
+{
+	struct plan p;
+	ssize_t r;
+
+	if (gate_begin(FI_WRITE, fd, &p, &r))
+		return r;
+	len = plan_clamp(&p, len);
+	return gate_end(FI_WRITE, &p, write(fd, buf, len));
+}
+
+SLOW_PATH
+static ssize_t writev_slow(int fd, const struct iovec *iov, int iovcnt)
+{
+	struct iovec copy[IOV_MAX];
+	const struct iovec *v = iov;
+	size_t cnt;
+	struct plan p;
+	ssize_t r;
+
+	if (gate_begin(FI_WRITEV, fd, &p, &r))
+		return r;
+	/* A negative count goes to the kernel as it is, to get its EINVAL. */
+	if (iovcnt >= 0) {
+		cnt = (size_t)iovcnt;
+		v = plan_clamp_iov(&p, iov, &cnt, copy);
+		iovcnt = (int)cnt;
+	}
+	return gate_end(FI_WRITEV, &p, writev(fd, v, iovcnt));
+}
+
+SLOW_PATH
+static ssize_t recv_slow(int fd, void *buf, size_t len, int flags)
+{
+	struct plan p;
+	ssize_t r;
+
+	if (gate_begin(FI_RECV, fd, &p, &r))
+		return r;
+	len = plan_clamp(&p, len);
+	return gate_end(FI_RECV, &p, recv(fd, buf, len, flags));
+}
+
+SLOW_PATH
+static ssize_t read_slow(int fd, void *buf, size_t len)
+{
+	struct plan p;
+	ssize_t r;
+
+	if (gate_begin(FI_READ, fd, &p, &r))
+		return r;
+	len = plan_clamp(&p, len);
+	return gate_end(FI_READ, &p, read(fd, buf, len));
+}
+
+SLOW_PATH
+static int epoll_wait_slow(int epfd, struct epoll_event *evs, int maxevents,
+			   int timeout)
+{
+	struct plan p;
+	ssize_t r;
+
+	if (gate_begin(FI_EPOLL_WAIT, epfd, &p, &r))
+		return (int)r;
+	/* A short epoll_wait returns at most N events: the rest wait for the
+	 * next call, as when more sockets are ready than the array holds. */
+	if (maxevents > 0)
+		maxevents = (int)plan_clamp(&p, (size_t)maxevents);
+	return (int)gate_end(FI_EPOLL_WAIT, &p,
+			     epoll_wait(epfd, evs, maxevents, timeout));
+}
+
+/* The calls without a length: only signal, errno and zero apply. */
+
+SLOW_PATH
+static int epoll_ctl_slow(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	struct plan p;
+	ssize_t r;
+
+	if (gate_begin(FI_EPOLL_CTL, fd, &p, &r))
+		return (int)r;
+	return (int)gate_end(FI_EPOLL_CTL, &p, epoll_ctl(epfd, op, fd, ev));
+}
+
+SLOW_PATH
+static int accept_slow(int fd, struct sockaddr *addr, socklen_t *addrlen,
+		       int flags)
+{
+	struct plan p;
+	ssize_t r;
+
+	if (gate_begin(FI_ACCEPT, fd, &p, &r))
+		return (int)r;
+	return (int)gate_end(FI_ACCEPT, &p, accept4(fd, addr, addrlen, flags));
+}
+
+SLOW_PATH
+static int connect_slow(int fd, const struct sockaddr *addr,
+			socklen_t addrlen)
+{
+	struct plan p;
+	ssize_t r;
+
+	if (gate_begin(FI_CONNECT, fd, &p, &r))
+		return (int)r;
+	return (int)gate_end(FI_CONNECT, &p, connect(fd, addr, addrlen));
+}
+
+SLOW_PATH
+static int shutdown_slow(int fd, int how)
+{
+	struct plan p;
+	ssize_t r;
+
+	if (gate_begin(FI_SHUTDOWN, fd, &p, &r))
+		return (int)r;
+	return (int)gate_end(FI_SHUTDOWN, &p, shutdown(fd, how));
+}
+
+SLOW_PATH
+static int close_slow(int fd)
+{
+	struct plan p;
+	ssize_t r;
+
+	if (gate_begin(FI_CLOSE, fd, &p, &r))
+		return (int)r;
+	return (int)gate_end(FI_CLOSE, &p, close(fd));
+}
+
+/* ------------------------------------------------------------------------ */
+/* The wrappers.                                                            */
+
+ssize_t fi_send(int fd, const void *buf, size_t len, int flags)
+{
+	count_call(FI_SEND, fd);
+	if (__builtin_expect(gate_armed, 0))
+		return send_slow(fd, buf, len, flags);
+	return kernel_result(FI_SEND, send(fd, buf, len, flags));
+}
+
+ssize_t fi_sendto(int fd, const void *buf, size_t len, int flags,
+		  const struct sockaddr *addr, socklen_t addrlen)
+{
+	count_call(FI_SENDTO, fd);
+	if (__builtin_expect(gate_armed, 0))
+		return sendto_slow(fd, buf, len, flags, addr, addrlen);
+	return kernel_result(FI_SENDTO,
+			     sendto(fd, buf, len, flags, addr, addrlen));
+}
+
+ssize_t fi_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	count_call(FI_SENDMSG, fd);
+	if (__builtin_expect(gate_armed, 0))
+		return sendmsg_slow(fd, msg, flags);
+	return kernel_result(FI_SENDMSG, sendmsg(fd, msg, flags));
+}
+
+ssize_t fi_write(int fd, const void *buf, size_t len)
+{
+	count_call(FI_WRITE, fd);
+	if (__builtin_expect(gate_armed, 0))
+		return write_slow(fd, buf, len);
+	return kernel_result(FI_WRITE, write(fd, buf, len));
+}
+
+ssize_t fi_writev(int fd, const struct iovec *iov, int iovcnt)
+{
+	count_call(FI_WRITEV, fd);
+	if (__builtin_expect(gate_armed, 0))
+		return writev_slow(fd, iov, iovcnt);
+	return kernel_result(FI_WRITEV, writev(fd, iov, iovcnt));
+}
+
+ssize_t fi_recv(int fd, void *buf, size_t len, int flags)
+{
+	count_call(FI_RECV, fd);
+	if (__builtin_expect(gate_armed, 0))
+		return recv_slow(fd, buf, len, flags);
+	return kernel_result(FI_RECV, recv(fd, buf, len, flags));
+}
+
+ssize_t fi_read(int fd, void *buf, size_t len)
+{
+	count_call(FI_READ, fd);
+	if (__builtin_expect(gate_armed, 0))
+		return read_slow(fd, buf, len);
+	return kernel_result(FI_READ, read(fd, buf, len));
+}
+
+/* The per-fd counters of epoll_ctl are the watched fd's, not the epoll
+ * fd's: the question they answer is how often a socket's poll changed. */
+static void count_ctl(int op, int fd)
+{
+	count_call(FI_EPOLL_CTL, fd);
+	if (op < EPOLL_CTL_ADD || op > EPOLL_CTL_MOD)
+		return;
+	counters->ctl_ops[op]++;
+	if (fd >= 0 && fd < FI_MAX_FD)
+		counters->per_fd_ctl[fd][op]++;
+}
+
+int fi_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	count_ctl(op, fd);
+	if (__builtin_expect(gate_armed, 0))
+		return epoll_ctl_slow(epfd, op, fd, ev);
+	return (int)kernel_result(FI_EPOLL_CTL, epoll_ctl(epfd, op, fd, ev));
+}
+
+int fi_epoll_wait(int epfd, struct epoll_event *evs, int maxevents,
+		  int timeout)
+{
+	count_call(FI_EPOLL_WAIT, epfd);
+	if (__builtin_expect(gate_armed, 0))
+		return epoll_wait_slow(epfd, evs, maxevents, timeout);
+	return (int)kernel_result(FI_EPOLL_WAIT,
+				  epoll_wait(epfd, evs, maxevents, timeout));
+}
+
+int fi_accept(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags)
+{
+	count_call(FI_ACCEPT, fd);
+	if (__builtin_expect(gate_armed, 0))
+		return accept_slow(fd, addr, addrlen, flags);
+	return (int)kernel_result(FI_ACCEPT, accept4(fd, addr, addrlen, flags));
+}
+
+int fi_connect(int fd, const struct sockaddr *addr, socklen_t addrlen)
+{
+	count_call(FI_CONNECT, fd);
+	if (__builtin_expect(gate_armed, 0))
+		return connect_slow(fd, addr, addrlen);
+	return (int)kernel_result(FI_CONNECT, connect(fd, addr, addrlen));
+}
+
+int fi_shutdown(int fd, int how)
+{
+	count_call(FI_SHUTDOWN, fd);
+	if (__builtin_expect(gate_armed, 0))
+		return shutdown_slow(fd, how);
+	return (int)kernel_result(FI_SHUTDOWN, shutdown(fd, how));
+}
+
+int fi_close(int fd)
+{
+	count_call(FI_CLOSE, fd);
+	if (__builtin_expect(gate_armed, 0))
+		return close_slow(fd);
+	return (int)kernel_result(FI_CLOSE, close(fd));
+}

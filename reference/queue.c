@@ -1,0 +1,341 @@
+/*
+ * queue.c: the pending-write queue (behaviour 1 of docs/queue-model.md).
+ *
+ * The unsent bytes of a socket are [head, tail) of one buffer buf[0, cap).
+ * The fixed (cursor) strategy advances head on a partial send and moves
+ * nothing; the legacy (memmove) strategy moves the unsent bytes to the front
+ * after every partial send, which costs the square of the payload over a
+ * whole drain. Both free the buffer once the queue is empty.
+ *
+ * This file makes no syscall and does no I/O: it is bytes in, bytes out, so
+ * the unit tests and the bench drive it without a socket.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rs.h"
+
+/*
+ * The smallest buffer the queue allocates. Growth follows Rust's Vec<u8>
+ * (new cap = max(needed, 2 * cap, 8)) on purpose: the allocation sizes then
+ * compare byte for byte with the figures of the PR this queue reproduces.
+ */
+#define QUEUE_MIN_CAP 8
+
+/*
+ * The largest buffer the queue asks for. No object may be larger than
+ * PTRDIFF_MAX (pointer differences inside it would overflow, and glibc
+ * refuses such sizes), so a larger need is -ENOMEM without a call.
+ */
+#define QUEUE_MAX_CAP ((size_t)PTRDIFF_MAX)
+
+void rs_queue_init(struct rs_queue *q, enum rs_queue_strategy strategy)
+{
+	q->buf = NULL;
+	q->head = 0;
+	q->tail = 0;
+	q->cap = 0;
+	q->strategy = strategy;
+	q->bytes_moved = 0;
+	q->allocations = 0;
+}
+
+void rs_queue_free(struct rs_queue *q)
+{
+	free(q->buf);
+	q->buf = NULL;
+	q->head = 0;
+	q->tail = 0;
+	q->cap = 0;
+}
+
+size_t rs_queue_len(const struct rs_queue *q)
+{
+	return q->tail - q->head;
+}
+
+/*
+ * The cursor strategy drops the sent prefix only once it is at least as
+ * large as the unsent bytes. Each byte is then moved at most once per time
+ * the queue doubles its sent prefix, so the moves of a drain stay linear in
+ * its size, where a move on every send is quadratic.
+ */
+static int queue_compaction_due(const struct rs_queue *q)
+{
+	return q->strategy == RS_QUEUE_CURSOR && q->head > 0 &&
+	       q->head >= q->tail - q->head;
+}
+
+/* Moves the unsent bytes to the front of the buffer and counts them. */
+static void queue_compact(struct rs_queue *q)
+{
+	size_t len = rs_queue_len(q);
+
+	if (len > 0)
+		memmove(q->buf, q->buf + q->head, len);
+	q->bytes_moved += len;
+	q->head = 0;
+	q->tail = len;
+}
+
+/*
+ * The capacity that holds needed bytes (at most QUEUE_MAX_CAP); see
+ * QUEUE_MIN_CAP for the rule.
+ */
+static size_t queue_grown_cap(size_t cap, size_t needed)
+{
+	size_t grown = cap <= QUEUE_MAX_CAP / 2 ? 2 * cap : QUEUE_MAX_CAP;
+
+	if (grown < needed)
+		grown = needed;
+	if (grown < QUEUE_MIN_CAP)
+		grown = QUEUE_MIN_CAP;
+	return grown;
+}
+
+/*
+ * Makes cap at least needed. The counters change only when the allocator
+ * succeeds, so that a queue that returns -ENOMEM is left exactly as it was.
+ */
+static int queue_reserve(struct rs_queue *q, size_t needed)
+{
+	size_t cap;
+	char *buf;
+
+	if (needed <= q->cap)
+		return 0;
+	cap = queue_grown_cap(q->cap, needed);
+	buf = q->buf ? realloc(q->buf, cap) : malloc(cap);
+	if (buf == NULL)
+		return -ENOMEM;
+	q->allocations++;
+	q->buf = buf;
+	q->cap = cap;
+	return 0;
+}
+
+/*
+ * The buffer grows before the prefix is dropped, not after: a failed
+ * allocation must leave the queue unchanged, and the size it asks for is
+ * already the size after the drop, so the order changes no figure.
+ */
+int rs_queue_append(struct rs_queue *q, const void *data, size_t len)
+{
+	int compact;
+	size_t base;
+	int err;
+
+	if (len == 0)
+		return 0;
+	compact = queue_compaction_due(q);
+	base = compact ? rs_queue_len(q) : q->tail;
+	if (base > QUEUE_MAX_CAP || len > QUEUE_MAX_CAP - base)
+		return -ENOMEM;
+	err = queue_reserve(q, base + len);
+	if (err < 0)
+		return err;
+	if (compact)
+		queue_compact(q);
+	memcpy(q->buf + q->tail, data, len);
+	q->tail += len;
+	return 0;
+}
+
+int rs_queue_peek(const struct rs_queue *q, struct iovec *iov)
+{
+	if (rs_queue_len(q) == 0)
+		return 0;
+	iov->iov_base = q->buf + q->head;
+	iov->iov_len = rs_queue_len(q);
+	return 1;
+}
+
+/*
+ * An emptied queue frees its buffer under both strategies, as the legacy
+ * code did: an idle socket then holds no memory for a write long gone.
+ */
+void rs_queue_consume(struct rs_queue *q, size_t n)
+{
+	if (n == 0)
+		return;
+	if (n >= rs_queue_len(q)) {
+		rs_queue_free(q);
+		return;
+	}
+	q->head += n;
+	if (q->strategy == RS_QUEUE_MEMMOVE)
+		queue_compact(q);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The replay probe.                                                        */
+
+/*
+ * One replay in progress. Stream offsets count every byte ever appended:
+ * byte k of the stream carries replay_pattern(k), so a byte that leaves out
+ * of order, or twice, or a byte that was overwritten, shows as a mismatch.
+ */
+struct replay {
+	struct rs_queue q;
+	struct rs_queue_probe probe;
+	unsigned char *scratch;
+	uint64_t appended; /* stream offset one past the newest byte */
+	uint64_t sent;     /* stream offset of the oldest unsent byte */
+};
+
+/*
+ * Where the unsent bytes were at one moment. The address is kept as an
+ * integer, since the buffer it points into may be freed by the next step and
+ * the value of a pointer to freed memory may not even be read.
+ */
+struct replay_mark {
+	uintptr_t addr;
+	uint64_t sent;
+	size_t len;
+};
+
+/*
+ * A multiplicative hash of the offset rather than offset % 256: a byte
+ * displaced by any distance (a multiple of 256 included) then almost never
+ * carries the value expected at its new place.
+ */
+static unsigned char replay_pattern(uint64_t offset)
+{
+	return (unsigned char)((offset * UINT64_C(0x9E3779B97F4A7C15)) >> 56);
+}
+
+static void replay_fill(unsigned char *dst, uint64_t offset, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		dst[i] = replay_pattern(offset + i);
+}
+
+/* Returns 1 when len bytes at src are the stream's bytes from offset. */
+static int replay_check(const unsigned char *src, uint64_t offset, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (src[i] != replay_pattern(offset + i))
+			return 0;
+	}
+	return 1;
+}
+
+static struct replay_mark replay_mark_take(const struct replay *r)
+{
+	struct replay_mark m = { 0, r->sent, 0 };
+	struct iovec iov;
+
+	if (rs_queue_peek(&r->q, &iov) == 1) {
+		m.addr = (uintptr_t)iov.iov_base;
+		m.len = iov.iov_len;
+	}
+	return m;
+}
+
+/*
+ * Counts the bytes unsent both before and after a step whose address
+ * changed. They are contiguous and share one displacement, so comparing the
+ * address of the oldest of them decides for all.
+ */
+static void replay_count_moved(struct replay *r, const struct replay_mark *b)
+{
+	struct replay_mark a = replay_mark_take(r);
+	uint64_t kept;
+
+	if (a.len == 0 || b->len == 0 || a.sent >= b->sent + b->len)
+		return;
+	kept = b->sent + b->len - a.sent;
+	if (b->addr + (uintptr_t)(a.sent - b->sent) != a.addr)
+		r->probe.unsent_moved += kept;
+}
+
+static int replay_append(struct replay *r, size_t len)
+{
+	int err;
+
+	replay_fill(r->scratch, r->appended, len);
+	err = rs_queue_append(&r->q, r->scratch, len);
+	if (err < 0)
+		return err;
+	r->appended += len;
+	if (r->q.cap > r->probe.max_cap)
+		r->probe.max_cap = r->q.cap;
+	return 0;
+}
+
+/* Checks the bytes about to leave before they leave, then consumes. */
+static void replay_consume(struct replay *r, size_t n)
+{
+	size_t len = rs_queue_len(&r->q);
+	size_t out = n < len ? n : len;
+	struct iovec iov;
+
+	if (out > 0 && rs_queue_peek(&r->q, &iov) == 1 &&
+	    !replay_check(iov.iov_base, r->sent, out))
+		r->probe.intact = 0;
+	r->sent += out;
+	rs_queue_consume(&r->q, n);
+}
+
+static int replay_step(struct replay *r, const struct rs_queue_step *step)
+{
+	struct replay_mark before = replay_mark_take(r);
+	int err = replay_append(r, step->append);
+
+	if (err < 0)
+		return err;
+	replay_consume(r, step->consume);
+	replay_count_moved(r, &before);
+	return 0;
+}
+
+/* The bytes still queued at the end must be the stream's next bytes too. */
+static void replay_finish(struct replay *r)
+{
+	struct iovec iov;
+
+	if (rs_queue_peek(&r->q, &iov) == 1 &&
+	    !replay_check(iov.iov_base, r->sent, iov.iov_len))
+		r->probe.intact = 0;
+	r->probe.bytes_moved = r->q.bytes_moved;
+	r->probe.allocations = r->q.allocations;
+	r->probe.final_len = rs_queue_len(&r->q);
+}
+
+/* One scratch buffer as large as the largest append, so each is one call. */
+static int replay_scratch_alloc(struct replay *r,
+				const struct rs_queue_step *steps,
+				size_t nsteps)
+{
+	size_t largest = 1;
+
+	for (size_t i = 0; i < nsteps; i++) {
+		if (steps[i].append > largest)
+			largest = steps[i].append;
+	}
+	r->scratch = malloc(largest);
+	return r->scratch ? 0 : -ENOMEM;
+}
+
+int rs_queue_replay(enum rs_queue_strategy strategy,
+		    const struct rs_queue_step *steps, size_t nsteps,
+		    struct rs_queue_probe *out)
+{
+	struct replay r = { .probe = { .intact = 1 } };
+	int err;
+
+	rs_queue_init(&r.q, strategy);
+	err = replay_scratch_alloc(&r, steps, nsteps);
+	for (size_t i = 0; err == 0 && i < nsteps; i++)
+		err = replay_step(&r, &steps[i]);
+	if (err == 0) {
+		replay_finish(&r);
+		*out = r.probe;
+	}
+	rs_queue_free(&r.q);
+	free(r.scratch);
+	return err;
+}
