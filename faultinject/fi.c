@@ -1,11 +1,14 @@
 /*
  * fi.c: the fault gate's wrappers, its rules and its libfiu failpoints.
  *
- * Every wrapper counts its call, then tests one flag. With no rule armed
- * that is all the gate costs: the flag is almost always 0, and libfiu (a lock
- * and a hash lookup per fiu_fail) is never asked. With rules armed, the slow
- * path asks libfiu only about the failpoints fi_arm enabled and that can
- * apply to the call, so a rule on recv costs a send nothing but the flag.
+ * Every wrapper counts its call, then makes one compare of the fd against a
+ * limit that is 0 while the gate is armed (fast_fd_limit). With no rule
+ * armed that is all the gate costs: the compare almost always passes, and
+ * libfiu (a lock and a hash lookup per fiu_fail) is never asked. With rules
+ * armed, the slow path asks libfiu only about the failpoints fi_arm enabled
+ * that have a rule matching the call's kind and fd, so a rule on recv, or
+ * on send to another fd, costs a send no fiu_fail. Under remote control
+ * (fiu-ctrl) it asks about every failpoint that can apply to the call.
  *
  * A rule is a libfiu failpoint "wirecheck/<target>/<action>" enabled with an
  * external callback. libfiu decides nothing itself: the callback evaluates
@@ -37,22 +40,69 @@
 #include "fi.h"
 #include "fi_internal.h"
 
+/*
+ * The libc functions the wrappers call, declared again so that GCC calls
+ * them through their GOT entry instead of a PLT stub: that saves the stub's
+ * jump, one of the dozen instructions a disarmed call costs. The binding
+ * does not change (an LD_PRELOAD library or a sanitizer's interceptor still
+ * wins), it is only made when the program loads instead of at the first
+ * call. GCC on x86-64 only: that is where it was measured, and clang has
+ * -fno-plt but not the attribute, which -Werror would reject.
+ */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define NO_PLT(f) extern __typeof__(f) f __attribute__((noplt))
+NO_PLT(send);
+NO_PLT(sendto);
+NO_PLT(sendmsg);
+NO_PLT(write);
+NO_PLT(writev);
+NO_PLT(recv);
+NO_PLT(read);
+NO_PLT(epoll_ctl);
+NO_PLT(epoll_wait);
+NO_PLT(accept4);
+NO_PLT(connect);
+NO_PLT(shutdown);
+NO_PLT(close);
+#undef NO_PLT
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* State. Single-threaded by contract (fi.h), so plain statics.             */
 
 static struct fi_counters own_counters;
 static struct fi_counters *counters = &own_counters;
 
-/* Non-zero when the slow path must run: a rule is armed, or fiu-ctrl may
- * have enabled a failpoint (remote control). */
-static int gate_armed;
 /* Non-zero after fi_remote_control(): ask libfiu about every failpoint that
  * could apply, since only libfiu knows what fiu-ctrl enabled. */
 static int gate_remote;
 
+/*
+ * The wrappers take their fast path for the fds below this limit: FI_MAX_FD
+ * while the gate is disarmed, 0 while it is armed (a rule is armed, or
+ * fiu-ctrl may have enabled a failpoint under remote control). It folds two
+ * tests into one compare, "does fd have per-fd counters" and "is the gate
+ * disarmed", which saves the disarmed gate a load and a branch per call.
+ * Every other call (armed gate, or an fd without per-fd counters) takes the
+ * out-of-line slow path, which counts the fd itself and then decides. It is
+ * unsigned so that the same compare sends a negative fd there too.
+ */
+static unsigned fast_fd_limit = FI_MAX_FD;
+
 static struct fi_rule rules[FI_MAX_RULES];
 static const char *rule_failpoint[FI_MAX_RULES];
+/* rule_fp_bit[i] is FP_BIT of the failpoint of rule i: the pre-filter of
+ * the slow path ORs these instead of comparing failpoint names. */
+static uint64_t rule_fp_bit[FI_MAX_RULES];
 static int rule_count;
+
+/* One bit per failpoint the gate can enable, that is per action and
+ * target, so that every failpoint of a call fits in one 64-bit mask. */
+#define FP_BIT(target, action)                                              \
+	((uint64_t)1                                                         \
+	 << ((unsigned)(action) * FI__TARGET_COUNT + (unsigned)(target)))
+_Static_assert(FI__TARGET_COUNT * FI_ACT_COUNT <= 64,
+	       "every (action, target) failpoint needs a bit of a uint64_t");
 
 /* enabled[action] has bit t set when fi_arm enabled the failpoint of target
  * t and that action in libfiu. */
@@ -93,11 +143,67 @@ void fi_counters_reset(void)
 	memset(counters, 0, sizeof(*counters));
 }
 
-static inline void count_call(enum fi_sys kind, int fd)
+/* Arms the gate when a rule is armed or fiu-ctrl may enable failpoints,
+ * since then every call must take the slow path; disarms it otherwise. */
+static void gate_set_armed(int armed)
 {
-	counters->calls[kind]++;
-	if (fd >= 0 && fd < FI_MAX_FD)
-		counters->per_fd[fd][kind]++;
+	fast_fd_limit = armed ? 0 : FI_MAX_FD;
+}
+
+/*
+ * Returns the per-fd counter of a kind for an fd below FI_MAX_FD. The offset
+ * of the fd's row is computed in 32 bits, which cannot overflow there (the
+ * whole per_fd array is 52 KiB). On x86-64 a 32-bit result is already
+ * zero-extended, so the fast path needs no extension of fd before using it
+ * as an index, and GCC makes the multiply one imul instead of two lea.
+ */
+static inline uint32_t *per_fd_slot(struct fi_counters *c, unsigned fd,
+				    enum fi_sys kind)
+{
+	uint32_t row = fd * (uint32_t)sizeof(c->per_fd[0]);
+
+	return (uint32_t *)((char *)c->per_fd + row) + kind;
+}
+
+/*
+ * The count of the fast path: counts the call, then, when fd is below
+ * fast_fd_limit (it has per-fd counters and the gate is disarmed), counts it
+ * per fd and returns 1. Returns 0 without the per-fd count otherwise: the
+ * caller then takes its slow path, whose count_fd does it.
+ */
+static inline int count_fast(enum fi_sys kind, int fd)
+{
+	struct fi_counters *c = counters;
+
+	c->calls[kind]++;
+	if (__builtin_expect((unsigned)fd >= fast_fd_limit, 0))
+		return 0;
+	(*per_fd_slot(c, (unsigned)fd, kind))++;
+	return 1;
+}
+
+/* The per-fd count of the slow path, for any fd: an fd out of range, such
+ * as -1 or one above FI_MAX_FD, has no per-fd counters. */
+static void count_fd(enum fi_sys kind, int fd)
+{
+	if ((unsigned)fd < FI_MAX_FD)
+		(*per_fd_slot(counters, (unsigned)fd, kind))++;
+}
+
+/* epoll_ctl is also counted by op, for the ops the kernel knows. */
+static inline void count_ctl(int op)
+{
+	if (op >= EPOLL_CTL_ADD && op <= EPOLL_CTL_MOD)
+		counters->ctl_ops[op]++;
+}
+
+/* The per-fd counts of epoll_ctl's slow path (see fi_epoll_ctl). */
+static void count_ctl_fd(int op, int fd)
+{
+	count_fd(FI_EPOLL_CTL, fd);
+	if ((unsigned)fd < FI_MAX_FD && op >= EPOLL_CTL_ADD &&
+	    op <= EPOLL_CTL_MOD)
+		counters->per_fd_ctl[fd][op]++;
 }
 
 /* Turns a kernel result into the gate's convention: the value, or -errno.
@@ -227,7 +333,8 @@ int fi_arm(const struct fi_rule *rule)
 	rules[rule_count].seen = 0;
 	rules[rule_count].fired = 0;
 	rule_failpoint[rule_count] = fi__failpoint_name(t, rule->action);
-	gate_armed = 1;
+	rule_fp_bit[rule_count] = FP_BIT(t, rule->action);
+	gate_set_armed(1);
 	return rule_count++;
 }
 
@@ -244,7 +351,7 @@ void fi_disarm_all(void)
 		enabled[a] = 0;
 	}
 	rule_count = 0;
-	gate_armed = gate_remote;
+	gate_set_armed(gate_remote);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -362,7 +469,7 @@ int fi_remote_control(const char *basename)
 	if (fiu_rc_fifo(basename) != 0)
 		return errno != 0 ? -errno : -EIO;
 	gate_remote = 1;
-	gate_armed = 1;
+	gate_set_armed(1);
 	return 0;
 }
 
@@ -425,16 +532,49 @@ static void plan_action(struct plan *p, enum fi_action a, unsigned targets)
 	}
 }
 
+/*
+ * The pre-filter: returns the failpoints (FP_BIT) worth asking libfiu about
+ * for a call. Without remote control, those with a rule that matches the
+ * call's kind and fd: for any other, libfiu would take its lock, find the
+ * failpoint and run gate_callback, which finds no rule that matches, changes
+ * nothing and says no. So a rule on another fd costs a call no fiu_fail.
+ * Under remote control, every failpoint, since fiu-ctrl may have enabled
+ * any of them (or replaced one of ours) with settings only libfiu knows.
+ */
+static uint64_t failpoints_live(enum fi_sys kind, int fd)
+{
+	uint64_t live = 0;
+
+	if (gate_remote)
+		return ~(uint64_t)0;
+	for (int i = 0; i < rule_count; i++) {
+		const struct fi_rule *rule = &rules[i];
+
+		if ((rule->sys_mask & FI_MASK(kind)) != 0 &&
+		    (rule->fd < 0 || rule->fd == fd))
+			live |= rule_fp_bit[i];
+	}
+	return live;
+}
+
 static void plan_make(struct plan *p, enum fi_sys kind, int fd)
 {
-	unsigned targets = kind_targets(kind);
+	uint64_t live = failpoints_live(kind, fd);
+	unsigned targets;
 
 	memset(p, 0, sizeof(*p));
+	if (live == 0)
+		return;
+	targets = kind_targets(kind);
 	call.kind = kind;
 	call.fd = fd;
 	call.decided = 0;
 	for (enum fi_action a = FI_ACT_SHORT; a < FI_ACT_COUNT; a++) {
-		unsigned asked = gate_remote ? targets : targets & enabled[a];
+		/* A failpoint live without remote control is one fi_arm
+		 * enabled, so this also keeps to enabled[a] there. */
+		unsigned asked = targets &
+				 (unsigned)(live >> (a * FI__TARGET_COUNT)) &
+				 ((1u << FI__TARGET_COUNT) - 1u);
 
 		if (asked != 0 && (fi__action_kinds(a) & FI_MASK(kind)))
 			plan_action(p, a, asked);
@@ -550,6 +690,12 @@ static const struct iovec *plan_clamp_iov(struct plan *p,
  * Kept out of line and out of the hot text: inlined, a slow path makes its
  * wrapper save registers and set up a frame on every call, which tripled
  * the disarmed gate's instructions per call (callgrind, bench/gate_cost.c).
+ *
+ * A wrapper calls its slow path when the gate is armed, and also, disarmed,
+ * for an fd without per-fd counters (see fast_fd_limit). So each slow path
+ * first does the per-fd count the wrapper left to it, and must behave as a
+ * plain call when the gate is disarmed: it does, since then no rule is
+ * armed, the pre-filter finds no failpoint to ask, and the plan is empty.
  */
 #define SLOW_PATH __attribute__((noinline, cold))
 
@@ -559,6 +705,7 @@ static ssize_t send_slow(int fd, const void *buf, size_t len, int flags)
 	struct plan p;
 	ssize_t r;
 
+	count_fd(FI_SEND, fd);
 	if (gate_begin(FI_SEND, fd, &p, &r))
 		return r;
 	len = plan_clamp(&p, len);
@@ -572,6 +719,7 @@ static ssize_t sendto_slow(int fd, const void *buf, size_t len, int flags,
 	struct plan p;
 	ssize_t r;
 
+	count_fd(FI_SENDTO, fd);
 	if (gate_begin(FI_SENDTO, fd, &p, &r))
 		return r;
 	len = plan_clamp(&p, len);
@@ -587,6 +735,7 @@ static ssize_t sendmsg_slow(int fd, const struct msghdr *msg, int flags)
 	struct plan p;
 	ssize_t r;
 
+	count_fd(FI_SENDMSG, fd);
 	if (gate_begin(FI_SENDMSG, fd, &p, &r))
 		return r;
 	/* A NULL msg goes to the kernel as it is, to get its EFAULT. */
@@ -606,6 +755,7 @@ static ssize_t write_slow(int fd, const void *buf, size_t len)
 	struct plan p;
 	ssize_t r;
 
+	count_fd(FI_WRITE, fd);
 	if (gate_begin(FI_WRITE, fd, &p, &r))
 		return r;
 	len = plan_clamp(&p, len);
@@ -621,6 +771,7 @@ static ssize_t writev_slow(int fd, const struct iovec *iov, int iovcnt)
 	struct plan p;
 	ssize_t r;
 
+	count_fd(FI_WRITEV, fd);
 	if (gate_begin(FI_WRITEV, fd, &p, &r))
 		return r;
 	/* A negative count goes to the kernel as it is, to get its EINVAL. */
@@ -638,6 +789,7 @@ static ssize_t recv_slow(int fd, void *buf, size_t len, int flags)
 	struct plan p;
 	ssize_t r;
 
+	count_fd(FI_RECV, fd);
 	if (gate_begin(FI_RECV, fd, &p, &r))
 		return r;
 	len = plan_clamp(&p, len);
@@ -650,6 +802,7 @@ static ssize_t read_slow(int fd, void *buf, size_t len)
 	struct plan p;
 	ssize_t r;
 
+	count_fd(FI_READ, fd);
 	if (gate_begin(FI_READ, fd, &p, &r))
 		return r;
 	len = plan_clamp(&p, len);
@@ -663,6 +816,7 @@ static int epoll_wait_slow(int epfd, struct epoll_event *evs, int maxevents,
 	struct plan p;
 	ssize_t r;
 
+	count_fd(FI_EPOLL_WAIT, epfd);
 	if (gate_begin(FI_EPOLL_WAIT, epfd, &p, &r))
 		return (int)r;
 	/* A short epoll_wait returns at most N events: the rest wait for the
@@ -681,6 +835,7 @@ static int epoll_ctl_slow(int epfd, int op, int fd, struct epoll_event *ev)
 	struct plan p;
 	ssize_t r;
 
+	count_ctl_fd(op, fd);
 	if (gate_begin(FI_EPOLL_CTL, fd, &p, &r))
 		return (int)r;
 	return (int)gate_end(FI_EPOLL_CTL, &p, epoll_ctl(epfd, op, fd, ev));
@@ -693,6 +848,7 @@ static int accept_slow(int fd, struct sockaddr *addr, socklen_t *addrlen,
 	struct plan p;
 	ssize_t r;
 
+	count_fd(FI_ACCEPT, fd);
 	if (gate_begin(FI_ACCEPT, fd, &p, &r))
 		return (int)r;
 	return (int)gate_end(FI_ACCEPT, &p, accept4(fd, addr, addrlen, flags));
@@ -705,6 +861,7 @@ static int connect_slow(int fd, const struct sockaddr *addr,
 	struct plan p;
 	ssize_t r;
 
+	count_fd(FI_CONNECT, fd);
 	if (gate_begin(FI_CONNECT, fd, &p, &r))
 		return (int)r;
 	return (int)gate_end(FI_CONNECT, &p, connect(fd, addr, addrlen));
@@ -716,6 +873,7 @@ static int shutdown_slow(int fd, int how)
 	struct plan p;
 	ssize_t r;
 
+	count_fd(FI_SHUTDOWN, fd);
 	if (gate_begin(FI_SHUTDOWN, fd, &p, &r))
 		return (int)r;
 	return (int)gate_end(FI_SHUTDOWN, &p, shutdown(fd, how));
@@ -727,6 +885,7 @@ static int close_slow(int fd)
 	struct plan p;
 	ssize_t r;
 
+	count_fd(FI_CLOSE, fd);
 	if (gate_begin(FI_CLOSE, fd, &p, &r))
 		return (int)r;
 	return (int)gate_end(FI_CLOSE, &p, close(fd));
@@ -735,10 +894,18 @@ static int close_slow(int fd)
 /* ------------------------------------------------------------------------ */
 /* The wrappers.                                                            */
 
+/*
+ * The fast path is count_fast and the call: with the gate disarmed and an fd
+ * below FI_MAX_FD, a wrapper loads the counters pointer, adds to calls[kind],
+ * compares fd with fast_fd_limit, adds to the per-fd counter and calls the
+ * kernel. The call cannot be a tail call, since its -1 and errno must turn
+ * into -errno: that costs the stack alignment around the call and one test
+ * of the result, and kernel_result's errno work runs only on a failure.
+ */
+
 ssize_t fi_send(int fd, const void *buf, size_t len, int flags)
 {
-	count_call(FI_SEND, fd);
-	if (__builtin_expect(gate_armed, 0))
+	if (!count_fast(FI_SEND, fd))
 		return send_slow(fd, buf, len, flags);
 	return kernel_result(FI_SEND, send(fd, buf, len, flags));
 }
@@ -746,8 +913,7 @@ ssize_t fi_send(int fd, const void *buf, size_t len, int flags)
 ssize_t fi_sendto(int fd, const void *buf, size_t len, int flags,
 		  const struct sockaddr *addr, socklen_t addrlen)
 {
-	count_call(FI_SENDTO, fd);
-	if (__builtin_expect(gate_armed, 0))
+	if (!count_fast(FI_SENDTO, fd))
 		return sendto_slow(fd, buf, len, flags, addr, addrlen);
 	return kernel_result(FI_SENDTO,
 			     sendto(fd, buf, len, flags, addr, addrlen));
@@ -755,69 +921,59 @@ ssize_t fi_sendto(int fd, const void *buf, size_t len, int flags,
 
 ssize_t fi_sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	count_call(FI_SENDMSG, fd);
-	if (__builtin_expect(gate_armed, 0))
+	if (!count_fast(FI_SENDMSG, fd))
 		return sendmsg_slow(fd, msg, flags);
 	return kernel_result(FI_SENDMSG, sendmsg(fd, msg, flags));
 }
 
 ssize_t fi_write(int fd, const void *buf, size_t len)
 {
-	count_call(FI_WRITE, fd);
-	if (__builtin_expect(gate_armed, 0))
+	if (!count_fast(FI_WRITE, fd))
 		return write_slow(fd, buf, len);
 	return kernel_result(FI_WRITE, write(fd, buf, len));
 }
 
 ssize_t fi_writev(int fd, const struct iovec *iov, int iovcnt)
 {
-	count_call(FI_WRITEV, fd);
-	if (__builtin_expect(gate_armed, 0))
+	if (!count_fast(FI_WRITEV, fd))
 		return writev_slow(fd, iov, iovcnt);
 	return kernel_result(FI_WRITEV, writev(fd, iov, iovcnt));
 }
 
 ssize_t fi_recv(int fd, void *buf, size_t len, int flags)
 {
-	count_call(FI_RECV, fd);
-	if (__builtin_expect(gate_armed, 0))
+	if (!count_fast(FI_RECV, fd))
 		return recv_slow(fd, buf, len, flags);
 	return kernel_result(FI_RECV, recv(fd, buf, len, flags));
 }
 
 ssize_t fi_read(int fd, void *buf, size_t len)
 {
-	count_call(FI_READ, fd);
-	if (__builtin_expect(gate_armed, 0))
+	if (!count_fast(FI_READ, fd))
 		return read_slow(fd, buf, len);
 	return kernel_result(FI_READ, read(fd, buf, len));
 }
 
-/* The per-fd counters of epoll_ctl are the watched fd's, not the epoll
- * fd's: the question they answer is how often a socket's poll changed. */
-static void count_ctl(int op, int fd)
-{
-	count_call(FI_EPOLL_CTL, fd);
-	if (op < EPOLL_CTL_ADD || op > EPOLL_CTL_MOD)
-		return;
-	counters->ctl_ops[op]++;
-	if (fd >= 0 && fd < FI_MAX_FD)
-		counters->per_fd_ctl[fd][op]++;
-}
-
+/*
+ * The per-fd counters of epoll_ctl are the watched fd's, not the epoll
+ * fd's: the question they answer is how often a socket's poll changed.
+ * count_fast and count_ctl count what needs no fd; the per-fd counts are
+ * done here on the fast path, and by count_ctl_fd on the slow one.
+ */
 int fi_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
-	count_ctl(op, fd);
-	if (__builtin_expect(gate_armed, 0))
+	count_ctl(op);
+	if (!count_fast(FI_EPOLL_CTL, fd))
 		return epoll_ctl_slow(epfd, op, fd, ev);
+	if (op >= EPOLL_CTL_ADD && op <= EPOLL_CTL_MOD)
+		counters->per_fd_ctl[fd][op]++;
 	return (int)kernel_result(FI_EPOLL_CTL, epoll_ctl(epfd, op, fd, ev));
 }
 
 int fi_epoll_wait(int epfd, struct epoll_event *evs, int maxevents,
 		  int timeout)
 {
-	count_call(FI_EPOLL_WAIT, epfd);
-	if (__builtin_expect(gate_armed, 0))
+	if (!count_fast(FI_EPOLL_WAIT, epfd))
 		return epoll_wait_slow(epfd, evs, maxevents, timeout);
 	return (int)kernel_result(FI_EPOLL_WAIT,
 				  epoll_wait(epfd, evs, maxevents, timeout));
@@ -825,32 +981,28 @@ int fi_epoll_wait(int epfd, struct epoll_event *evs, int maxevents,
 
 int fi_accept(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags)
 {
-	count_call(FI_ACCEPT, fd);
-	if (__builtin_expect(gate_armed, 0))
+	if (!count_fast(FI_ACCEPT, fd))
 		return accept_slow(fd, addr, addrlen, flags);
 	return (int)kernel_result(FI_ACCEPT, accept4(fd, addr, addrlen, flags));
 }
 
 int fi_connect(int fd, const struct sockaddr *addr, socklen_t addrlen)
 {
-	count_call(FI_CONNECT, fd);
-	if (__builtin_expect(gate_armed, 0))
+	if (!count_fast(FI_CONNECT, fd))
 		return connect_slow(fd, addr, addrlen);
 	return (int)kernel_result(FI_CONNECT, connect(fd, addr, addrlen));
 }
 
 int fi_shutdown(int fd, int how)
 {
-	count_call(FI_SHUTDOWN, fd);
-	if (__builtin_expect(gate_armed, 0))
+	if (!count_fast(FI_SHUTDOWN, fd))
 		return shutdown_slow(fd, how);
 	return (int)kernel_result(FI_SHUTDOWN, shutdown(fd, how));
 }
 
 int fi_close(int fd)
 {
-	count_call(FI_CLOSE, fd);
-	if (__builtin_expect(gate_armed, 0))
+	if (!count_fast(FI_CLOSE, fd))
 		return close_slow(fd);
 	return (int)kernel_result(FI_CLOSE, close(fd));
 }
