@@ -1,0 +1,1395 @@
+/*
+ * sender_cpu.c: the CPU time a sender spends to hand one large payload to
+ * the kernel, from end() to its completion callback: the "Sender CPU" table
+ * of reference-prs/002, for the reference stack.
+ *
+ * Senders:
+ *   cursor   librefstack with queue=cursor: rs_socket_end(payload), timed
+ *            from the call to end()'s callback.
+ *   memmove  the same with queue=memmove (the legacy queue).
+ *   floor    a plain loop: send(MSG_NOSIGNAL) of what is left on a
+ *            non-blocking socket, epoll_wait(EPOLLOUT) on EAGAIN, then
+ *            shutdown(SHUT_WR). No stack does less to send the same bytes.
+ * Transports: a unix socket and TCP over 127.0.0.1. Modes: unclamped, and
+ * every send clamped to 4 KiB (the gate's write:short=4096,repeat=forever for
+ * the stack; the floor clamps its own send length, so that both make the
+ * same sends).
+ *
+ * The time is user plus system CPU of the sending thread, not wall time, so
+ * that a loaded machine slows the figures less. It is read with
+ * clock_gettime(CLOCK_THREAD_CPUTIME_ID), the scheduler's exact runtime of
+ * the thread, rather than getrusage, whose user and system parts are tick
+ * samples adjusted to stay monotonic: their sum is not the runtime at the
+ * moment of the call. On the machine this was written on, getrusage
+ * (RUSAGE_THREAD) read 0.0 ms for some 4 MiB floor runs and was 1 to 2 ms
+ * off the exact clock on others, errors as large as the figures.
+ *
+ * The reader is a separate process, forked before anything is measured,
+ * that accepts one connection at a time, reads it with recv of 256 KiB until
+ * EOF and reports the byte count; every run's count is checked against the
+ * payload, and a mismatch aborts the benchmark.
+ *
+ * The senders run interleaved: each round runs every cell's senders back to
+ * back, in an order that rotates by round, so that they share whatever the
+ * machine does meanwhile. The table gives the median of the rounds.
+ *
+ * memmove at the 4 KiB clamp is quadratic: with n = P / C, the queue moves
+ * C(n-1)(n-2)/2 bytes (docs/queue-model.md); 64 MiB is about 5.5e11 bytes.
+ * Cells whose prediction exceeds 20 GB are skipped and say so. Unclamped
+ * cells have no prediction (the kernel decides the size of each send), so
+ * they always run; the bytes they moved are reported.
+ *
+ * The stack copies what the kernel does not take at once into its queue, and
+ * the first touch of that allocation's pages costs page faults; the floor
+ * makes no copy of its own. By default every run's queue is a fresh mapping (as in a
+ * process that makes one large end(), which is how the PR measured), so
+ * that cost is in the figures. --warm-heap keeps freed memory in the heap
+ * and faults it in before the rounds, so that the figures show the queue's
+ * work without the faults of a fresh allocation.
+ *
+ * usage: sender_cpu [--sizes 16,32,64] [--rounds N] [--quick] [--warm-heap]
+ *                   [--json]
+ * Exits 0 when the benchmark ran (whether or not the targets are met: they
+ * are printed, PASS or FAIL), 1 when a run failed or a byte count was wrong,
+ * 2 on a usage error.
+ */
+#ifndef _GNU_SOURCE
+/* pipe2, mkdtemp and getloadavg are GNU and BSD extensions that a strict
+ * -std=c11 build hides without it. */
+#define _GNU_SOURCE
+#endif
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <malloc.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fi.h"
+#include "rs.h"
+
+#define KIB ((size_t)1024)
+#define MIB (1024 * KIB)
+
+/* The clamp of the clamped mode, and the gate rule that applies it. */
+#define CLAMP ((size_t)4096)
+#define CLAMP_RULE "write:short=4096,repeat=forever"
+
+/* The reader's recv size: large, so that the reader keeps up. */
+#define READ_CHUNK (256 * KIB)
+
+/* memmove cells predicted to move more than this are skipped. */
+#define SKIP_BYTES UINT64_C(20000000000)
+
+#define MAX_SIZES 16
+#define MAX_SIZE_MIB 4096
+#define MAX_ROUNDS 1000
+#define DEFAULT_ROUNDS 7
+#define QUICK_ROUNDS 3
+
+enum transport { T_UNIX, T_TCP, NTRANSPORTS };
+enum mode { M_UNCLAMPED, M_CLAMPED, NMODES };
+enum sender { S_CURSOR, S_MEMMOVE, S_FLOOR, NSENDERS };
+
+static const char *const transport_names[NTRANSPORTS] = { "unix", "tcp" };
+static const char *const transport_labels[NTRANSPORTS] = { "unix socket",
+							   "TCP loopback" };
+static const char *const mode_names[NMODES] = { "unclamped", "clamp_4k" };
+static const char *const mode_titles[NMODES] = {
+	"Unclamped", "Every send clamped to 4 KiB" };
+static const char *const sender_names[NSENDERS] = { "cursor", "memmove",
+						    "floor" };
+static const char *const sender_labels[NSENDERS] = {
+	"refstack queue=cursor", "refstack queue=memmove",
+	"floor (send + epoll)" };
+
+/* The targets: cursor / floor at most this, per mode. */
+static const double target_limits[NMODES] = { 1.05, 1.10 };
+
+static const size_t default_sizes[] = { 16, 32, 64 };
+static const size_t quick_sizes[] = { 4, 8 };
+
+/* One run of one sender. */
+struct sample {
+	double cpu_ms;
+	uint64_t sends;   /* send and sendmsg calls, EAGAIN included */
+	uint64_t waits;   /* epoll_wait calls */
+	uint64_t moved;   /* bytes the stack's queue moved (0 for the floor) */
+};
+
+/* One sender at one size, transport and mode, over the rounds. */
+struct cell {
+	int skipped;
+	uint64_t predicted; /* memmove's bytes moved, C(n-1)(n-2)/2; 0 if none */
+	size_t n;
+	struct sample *samples;
+	/* Medians, filled once the rounds are done. */
+	double cpu_ms;
+	double sends;
+	double waits;
+	double moved;
+};
+
+struct options {
+	size_t sizes[MAX_SIZES]; /* bytes, ascending, distinct */
+	size_t nsizes;
+	int rounds;
+	int json;
+	int warm_heap;
+	const char *heap; /* "fresh", "warm", or "default" when mallopt failed */
+};
+
+/* The reader process and the addresses it listens on. */
+struct reader {
+	pid_t pid;
+	int ctl;    /* write end of a pipe: closing it tells the reader to exit */
+	int result; /* read end of a pipe: one uint64_t count per connection */
+	char dir[64];
+	char path[128];
+	int port;
+};
+
+static struct cell cells[NTRANSPORTS][NMODES][MAX_SIZES][NSENDERS];
+
+/* The reader of this process, for the clean-up at exit. */
+static struct reader the_reader = { .pid = -1, .ctl = -1, .result = -1 };
+
+static void die(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("sender_cpu: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Small helpers.                                                           */
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Returns 0 when len bytes were read, -1 on EOF or an error. */
+static int read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* User plus system CPU time of this thread, in ms (see the top comment
+ * for why this clock and not getrusage). */
+static double cpu_ms(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		die("clock_gettime: %s", strerror(errno));
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* The median of n values (the mean of the middle two when n is even). */
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+/* Writes v with thousands separators ("1,234,567"). */
+static const char *commas(char *buf, size_t len, uint64_t v)
+{
+	char digits[32];
+	size_t nd, j = 0;
+	int n = snprintf(digits, sizeof(digits), "%" PRIu64, v);
+
+	if (n < 0 || (size_t)n >= sizeof(digits) || len < 28)
+		abort();
+	nd = (size_t)n;
+	for (size_t i = 0; i < nd; i++) {
+		if (i > 0 && (nd - i) % 3 == 0)
+			buf[j++] = ',';
+		buf[j++] = digits[i];
+	}
+	buf[j] = '\0';
+	return buf;
+}
+
+/* Writes ms with one decimal and thousands separators ("1,107.1"). */
+static const char *fmt_ms(char *buf, size_t len, double ms)
+{
+	uint64_t tenths = (uint64_t)(ms * 10.0 + 0.5);
+	char whole[32];
+	int n;
+
+	n = snprintf(buf, len, "%s.%" PRIu64,
+		     commas(whole, sizeof(whole), tenths / 10), tenths % 10);
+	if (n < 0 || (size_t)n >= len)
+		abort();
+	return buf;
+}
+
+/* C(n-1)(n-2)/2 for n = payload / C: what memmove moves at the clamp. */
+static uint64_t predicted_moves(size_t payload, size_t clamp)
+{
+	uint64_t n = payload / clamp;
+
+	return n < 3 ? 0 : (uint64_t)clamp * (n - 1) * (n - 2) / 2;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The reader process.                                                      */
+
+static int listen_unix(const char *path)
+{
+	struct sockaddr_un sun;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path))
+		die("socket path too long: %s", path);
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die("socket(AF_UNIX): %s", strerror(errno));
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
+	    listen(fd, 8) != 0)
+		die("listen on %s: %s", path, strerror(errno));
+	return fd;
+}
+
+static int listen_tcp(int *port)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	int fd;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die("socket(AF_INET): %s", strerror(errno));
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0 ||
+	    listen(fd, 8) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &len) != 0)
+		die("listen on 127.0.0.1: %s", strerror(errno));
+	*port = ntohs(sin.sin_port);
+	return fd;
+}
+
+/*
+ * Reads one connection until EOF. Returns the count, or UINT64_MAX when recv
+ * failed: no payload has that size, so the parent sees a mismatch.
+ */
+static uint64_t reader_drain(int fd, char *buf)
+{
+	uint64_t total = 0;
+
+	for (;;) {
+		ssize_t n = recv(fd, buf, READ_CHUNK, 0);
+
+		if (n > 0) {
+			total += (uint64_t)n;
+		} else if (n == 0) {
+			return total;
+		} else if (errno != EINTR) {
+			fprintf(stderr, "sender_cpu reader: recv: %s\n",
+				strerror(errno));
+			return UINT64_MAX;
+		}
+	}
+}
+
+/*
+ * The reader: serves one connection at a time from either listener, as fast
+ * as it can, until the parent closes the control pipe (which it also does by
+ * dying, so the reader never outlives it). Returns the exit status.
+ */
+static int reader_main(int unix_fd, int tcp_fd, int ctl, int result)
+{
+	struct pollfd p[3] = {
+		{ .fd = ctl, .events = POLLIN },
+		{ .fd = unix_fd, .events = POLLIN },
+		{ .fd = tcp_fd, .events = POLLIN },
+	};
+	char *buf = malloc(READ_CHUNK);
+	int status = -1;
+
+	if (buf == NULL)
+		return 1;
+	while (status < 0) {
+		if (poll(p, 3, -1) < 0) {
+			if (errno != EINTR)
+				status = 1;
+			continue;
+		}
+		if (p[0].revents != 0) {
+			status = 0;
+			break;
+		}
+		for (int i = 1; i < 3 && status < 0; i++) {
+			uint64_t total;
+			int fd;
+
+			if (p[i].revents == 0)
+				continue;
+			fd = accept(p[i].fd, NULL, NULL);
+			if (fd < 0) {
+				if (errno != EINTR && errno != ECONNABORTED)
+					status = 1;
+				continue;
+			}
+			total = reader_drain(fd, buf);
+			if (close(fd) != 0 ||
+			    write_full(result, &total, sizeof(total)) != 0)
+				status = 1;
+		}
+	}
+	/* Freed so that a run under valgrind, which follows the fork, finds
+	 * no leak in the reader either. */
+	free(buf);
+	return status;
+}
+
+static void reader_cleanup(void)
+{
+	struct reader *r = &the_reader;
+
+	/* Only the parent registers this; the reader leaves with _exit. */
+	if (r->path[0] != '\0' && unlink(r->path) != 0)
+		perror("sender_cpu: unlink");
+	if (r->dir[0] != '\0' && rmdir(r->dir) != 0)
+		perror("sender_cpu: rmdir");
+	r->path[0] = '\0';
+	r->dir[0] = '\0';
+}
+
+/*
+ * Makes both listeners and forks the reader. It is forked before the payload
+ * is allocated, so that the fork copies little and the sender shares no large
+ * copy-on-write mapping with it while it is measured.
+ */
+static void reader_start(struct reader *r)
+{
+	int ctl[2], result[2], unix_fd, tcp_fd, n;
+
+	if (snprintf(r->dir, sizeof(r->dir), "/tmp/sender_cpu.XXXXXX") < 0 ||
+	    mkdtemp(r->dir) == NULL)
+		die("mkdtemp: %s", strerror(errno));
+	n = snprintf(r->path, sizeof(r->path), "%s/sock", r->dir);
+	if (n < 0 || (size_t)n >= sizeof(r->path))
+		die("socket path too long");
+	if (atexit(reader_cleanup) != 0)
+		die("atexit failed");
+	unix_fd = listen_unix(r->path);
+	tcp_fd = listen_tcp(&r->port);
+	if (pipe2(ctl, O_CLOEXEC) != 0 || pipe2(result, O_CLOEXEC) != 0)
+		die("pipe2: %s", strerror(errno));
+	/* Whatever stdio holds would otherwise be written twice. */
+	if (fflush(stdout) != 0 || fflush(stderr) != 0)
+		die("fflush: %s", strerror(errno));
+	r->pid = fork();
+	if (r->pid < 0)
+		die("fork: %s", strerror(errno));
+	if (r->pid == 0) {
+		/* The child keeps the read end of ctl and the write end of
+		 * result; closing the others lets each side see EOF. */
+		if (close(ctl[1]) != 0 || close(result[0]) != 0)
+			_exit(1);
+		_exit(reader_main(unix_fd, tcp_fd, ctl[0], result[1]));
+	}
+	if (close(ctl[0]) != 0 || close(result[1]) != 0 ||
+	    close(unix_fd) != 0 || close(tcp_fd) != 0)
+		die("close: %s", strerror(errno));
+	r->ctl = ctl[1];
+	r->result = result[0];
+}
+
+/* Waits for the reader's count of the last connection and checks it. */
+static void reader_expect(const struct reader *r, size_t len)
+{
+	uint64_t got;
+
+	if (read_full(r->result, &got, sizeof(got)) != 0)
+		die("the reader exited before it reported a count");
+	if (got == UINT64_MAX)
+		die("the reader's recv failed: aborting");
+	if (got != len)
+		die("the reader counted %" PRIu64 " bytes, the payload is "
+		    "%zu: aborting",
+		    got, len);
+}
+
+static void reader_stop(struct reader *r)
+{
+	int status;
+
+	if (close(r->ctl) != 0 || close(r->result) != 0)
+		die("close: %s", strerror(errno));
+	r->ctl = -1;
+	r->result = -1;
+	while (waitpid(r->pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			die("waitpid: %s", strerror(errno));
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		die("the reader failed (status %d)", status);
+	r->pid = -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The heap the queue allocates from.                                       */
+
+/* Beyond the largest queue, room for the stack's small allocations that may
+ * sit in front of it in the warm heap. */
+#define HEAP_SLACK MIB
+
+/*
+ * Fresh (the default): a fixed mmap threshold turns off glibc's dynamic
+ * one, which rises after the first large free and would then serve later
+ * queues from a heap that is already faulted in. With it fixed, every run's
+ * queue is a fresh mapping, as in a process that makes one large end(), and
+ * a run's cost does not depend on the runs before it.
+ * Warm (--warm-heap): no mmap at all and no trimming, so that every
+ * allocation comes from the heap and a freed queue's pages stay faulted in
+ * for the next one. The dynamic threshold cannot give this: it stops at
+ * 32 MiB, above which every queue would still be a fresh mapping.
+ */
+static const char *heap_setup(const struct options *o)
+{
+	int ok;
+
+	if (o->warm_heap)
+		ok = mallopt(M_MMAP_MAX, 0) == 1 &&
+		     mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1;
+	else
+		ok = mallopt(M_MMAP_THRESHOLD, 128 * 1024) == 1;
+	if (ok)
+		return o->warm_heap ? "warm" : "fresh";
+	/* A sanitizer's allocator refuses mallopt. Its figures mean little
+	 * anyway, but its run still checks the bytes and the memory, so it
+	 * goes on, and the output says the heap was not set up. */
+	fprintf(stderr, "sender_cpu: mallopt refused; the heap is the "
+			"allocator's default\n");
+	return "default";
+}
+
+/* Faults in len bytes at the top of the heap and leaves them there free. */
+static void heap_prefault(size_t len)
+{
+	char *p = malloc(len);
+
+	if (p == NULL)
+		die("cannot allocate %zu bytes", len);
+	memset(p, 0, len);
+	free(p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The stack's senders.                                                     */
+
+struct stack_run {
+	const char *payload;
+	size_t len;
+	double t0;
+	double t1;
+	uint64_t sends0;
+	uint64_t waits0;
+	struct sample out;
+	int end_rc;       /* rs_socket_end's return value */
+	int finished;     /* end()'s callback ran */
+	int status;       /* its status */
+	int error;        /* on_error's code, or 0 */
+	const char *error_syscall;
+};
+
+static uint64_t gate_sends(void)
+{
+	const struct fi_counters *c = fi_counters();
+
+	return c->calls[FI_SEND] + c->calls[FI_SENDMSG];
+}
+
+static uint64_t gate_waits(void)
+{
+	return fi_counters()->calls[FI_EPOLL_WAIT];
+}
+
+/* end()'s callback: the measured interval stops here, before anything else. */
+static void stack_on_end(rs_socket *s, int status, void *arg)
+{
+	struct stack_run *r = arg;
+
+	r->t1 = cpu_ms();
+	r->out.sends = gate_sends() - r->sends0;
+	r->out.waits = gate_waits() - r->waits0;
+	r->out.moved = rs_socket_queue(s)->bytes_moved;
+	r->finished = 1;
+	r->status = status;
+	/* Close at once rather than wait for the reader's FIN: the reader
+	 * still gets every byte, and the loop then has nothing left. A failed
+	 * end() has closed the socket already. */
+	if (status == 0)
+		rs_socket_destroy(s, 0);
+}
+
+/* The measured interval starts at end(), once the socket is connected. */
+static void stack_on_connect(rs_socket *s, void *arg)
+{
+	struct stack_run *r = arg;
+
+	r->sends0 = gate_sends();
+	r->waits0 = gate_waits();
+	r->t0 = cpu_ms();
+	r->end_rc = rs_socket_end(s, r->payload, r->len, stack_on_end, r);
+}
+
+static void stack_on_error(rs_socket *s, int code, const char *syscall,
+			   void *arg)
+{
+	struct stack_run *r = arg;
+
+	(void)s;
+	r->error = code;
+	r->error_syscall = syscall;
+}
+
+static void stack_run(const struct reader *rd, enum transport t, enum mode m,
+		      enum sender snd, const char *payload, size_t len,
+		      const struct fi_rule *rule, struct sample *out)
+{
+	static const struct rs_socket_events events = {
+		.on_connect = stack_on_connect,
+		.on_error = stack_on_error,
+	};
+	struct stack_run r = { .payload = payload, .len = len };
+	rs_loop *loop;
+	rs_socket *s;
+	int rc;
+
+	rc = rs_variant_set("queue", snd == S_CURSOR ? "cursor" : "memmove");
+	if (rc < 0)
+		die("rs_variant_set: %s", strerror(-rc));
+	/* Armed before the connect, which is no write and so never clamped;
+	 * fi_arm resets the rule's counts each time. */
+	if (m == M_CLAMPED && fi_arm(rule) < 0)
+		die("cannot arm %s", CLAMP_RULE);
+	rc = rs_loop_new(&loop);
+	if (rc < 0)
+		die("rs_loop_new: %s", strerror(-rc));
+	rc = t == T_UNIX ? rs_connect_unix(loop, rd->path, NULL, &events, &r, &s)
+			 : rs_connect_tcp(loop, "127.0.0.1", rd->port, NULL,
+					  &events, &r, &s);
+	if (rc < 0)
+		die("rs_connect_%s: %s", transport_names[t], strerror(-rc));
+	rc = rs_loop_run(loop);
+	if (rc < 0)
+		die("rs_loop_run: %s", strerror(-rc));
+	if (m == M_CLAMPED)
+		fi_disarm_all();
+	rc = rs_loop_free(loop);
+	if (rc < 0)
+		die("rs_loop_free: %s", strerror(-rc));
+	if (r.end_rc < 0)
+		die("rs_socket_end: %s", strerror(-r.end_rc));
+	if (r.error != 0)
+		die("%s sender: %s failed: %s", sender_names[snd],
+		    r.error_syscall, strerror(r.error));
+	if (!r.finished || r.status != 0)
+		die("%s sender: end()'s callback %s (status %d)",
+		    sender_names[snd], r.finished ? "failed" : "never ran",
+		    r.status);
+	/* A clamp that did not apply would make a clamped figure look good:
+	 * at most CLAMP bytes per send means at least len / CLAMP sends. */
+	if (m == M_CLAMPED && r.out.sends < len / CLAMP)
+		die("%s sender: %" PRIu64 " sends for %zu bytes: the clamp "
+		    "did not apply",
+		    sender_names[snd], r.out.sends, len);
+	r.out.cpu_ms = r.t1 - r.t0;
+	*out = r.out;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The floor.                                                               */
+
+/* Connects a blocking socket (setup, not measured), then makes it
+ * non-blocking for the measured sends. */
+static int floor_connect(const struct reader *rd, enum transport t)
+{
+	struct sockaddr_un sun;
+	struct sockaddr_in sin;
+	const struct sockaddr *sa;
+	socklen_t salen;
+	int fd, flags;
+
+	if (t == T_UNIX) {
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		memcpy(sun.sun_path, rd->path, strlen(rd->path) + 1);
+		sa = (const struct sockaddr *)&sun;
+		salen = sizeof(sun);
+	} else {
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sin.sin_port = htons((uint16_t)rd->port);
+		sa = (const struct sockaddr *)&sin;
+		salen = sizeof(sin);
+	}
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die("socket: %s", strerror(errno));
+	if (connect(fd, sa, salen) != 0)
+		die("connect (%s): %s", transport_names[t], strerror(errno));
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0)
+		die("fcntl: %s", strerror(errno));
+	return fd;
+}
+
+/* Sleeps until the socket is writable. An error or hang-up wakes it too:
+ * the next send then reports it. */
+static int floor_wait(int ep, struct sample *out)
+{
+	struct epoll_event ev;
+
+	for (;;) {
+		int n = epoll_wait(ep, &ev, 1, -1);
+
+		out->waits++;
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 ? -errno : -EIO;
+	}
+}
+
+/* The measured loop: every byte, then our FIN. Returns 0 or -errno. */
+static int floor_send(int fd, int ep, const char *buf, size_t len,
+		      size_t clamp, struct sample *out)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		size_t want = len - off;
+		ssize_t n;
+
+		if (clamp > 0 && want > clamp)
+			want = clamp;
+		n = send(fd, buf + off, want, MSG_NOSIGNAL);
+		out->sends++;
+		if (n > 0) {
+			off += (size_t)n;
+			continue;
+		}
+		/* A send of at least one byte never returns 0 on a stream. */
+		if (n == 0)
+			return -EIO;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		n = floor_wait(ep, out);
+		if (n < 0)
+			return (int)n;
+	}
+	return shutdown(fd, SHUT_WR) == 0 ? 0 : -errno;
+}
+
+static void floor_run(const struct reader *rd, enum transport t, enum mode m,
+		      const char *payload, size_t len, struct sample *out)
+{
+	struct epoll_event ev = { .events = EPOLLOUT };
+	struct sample s = { 0 };
+	int fd = floor_connect(rd, t);
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	double t0, t1;
+	int rc;
+
+	/* The epoll set is made before the clock starts, as the stack's loop
+	 * and its registration are. Level-triggered is right here: the loop
+	 * waits only after EAGAIN, when the socket is not writable. */
+	if (ep < 0)
+		die("epoll_create1: %s", strerror(errno));
+	ev.data.fd = fd;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0)
+		die("epoll_ctl: %s", strerror(errno));
+	t0 = cpu_ms();
+	rc = floor_send(fd, ep, payload, len, m == M_CLAMPED ? CLAMP : 0, &s);
+	t1 = cpu_ms();
+	if (rc < 0)
+		die("floor sender: %s", strerror(-rc));
+	if (close(ep) != 0 || close(fd) != 0)
+		die("close: %s", strerror(errno));
+	s.cpu_ms = t1 - t0;
+	*out = s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The rounds.                                                              */
+
+struct bench {
+	const struct options *o;
+	const struct reader *rd;
+	const char *payload;
+	struct fi_rule rule;
+};
+
+static void run_one(const struct bench *b, enum transport t, enum mode m,
+		    size_t size, enum sender s, struct sample *out)
+{
+	if (s == S_FLOOR)
+		floor_run(b->rd, t, m, b->payload, size, out);
+	else
+		stack_run(b->rd, t, m, s, b->payload, size, &b->rule, out);
+	/* Every run's bytes are counted before the next run starts, so that
+	 * the reader of one run never competes with the next sender. */
+	reader_expect(b->rd, size);
+}
+
+static void cells_plan(const struct options *o)
+{
+	for (int t = 0; t < NTRANSPORTS; t++)
+	for (int m = 0; m < NMODES; m++)
+	for (size_t i = 0; i < o->nsizes; i++)
+	for (int s = 0; s < NSENDERS; s++) {
+		struct cell *c = &cells[t][m][i][s];
+
+		*c = (struct cell){ 0 };
+		if (s == S_MEMMOVE && m == M_CLAMPED) {
+			c->predicted = predicted_moves(o->sizes[i], CLAMP);
+			c->skipped = c->predicted > SKIP_BYTES;
+		}
+		if (!c->skipped) {
+			c->samples = calloc((size_t)o->rounds,
+					    sizeof(*c->samples));
+			if (c->samples == NULL)
+				die("out of memory");
+		}
+	}
+}
+
+/*
+ * One unmeasured run of each sender that runs at all, at its smallest size,
+ * so that the first round does not pay for lazy symbol binding, libfiu's
+ * first lookups and cold code.
+ */
+static void warm_up(const struct bench *b)
+{
+	const struct options *o = b->o;
+	struct sample unused;
+
+	for (int t = 0; t < NTRANSPORTS; t++)
+	for (int m = 0; m < NMODES; m++)
+	for (int s = 0; s < NSENDERS; s++) {
+		for (size_t i = 0; i < o->nsizes; i++) {
+			if (cells[t][m][i][s].skipped)
+				continue;
+			run_one(b, t, m, o->sizes[i], s, &unused);
+			break;
+		}
+	}
+}
+
+static void rounds_run(const struct bench *b)
+{
+	const struct options *o = b->o;
+
+	for (int r = 0; r < o->rounds; r++) {
+		fprintf(stderr, "sender_cpu: round %d of %d\n", r + 1,
+			o->rounds);
+		for (int t = 0; t < NTRANSPORTS; t++)
+		for (int m = 0; m < NMODES; m++)
+		for (size_t i = 0; i < o->nsizes; i++)
+		for (int k = 0; k < NSENDERS; k++) {
+			int s = (r + k) % NSENDERS;
+			struct cell *c = &cells[t][m][i][s];
+
+			if (c->skipped)
+				continue;
+			run_one(b, t, m, o->sizes[i], s, &c->samples[c->n++]);
+		}
+	}
+}
+
+static void cells_reduce(const struct options *o)
+{
+	double *v = calloc((size_t)o->rounds, sizeof(*v));
+
+	if (v == NULL)
+		die("out of memory");
+	for (int t = 0; t < NTRANSPORTS; t++)
+	for (int m = 0; m < NMODES; m++)
+	for (size_t i = 0; i < o->nsizes; i++)
+	for (int s = 0; s < NSENDERS; s++) {
+		struct cell *c = &cells[t][m][i][s];
+
+		if (c->skipped || c->n == 0)
+			continue;
+		for (size_t k = 0; k < c->n; k++)
+			v[k] = c->samples[k].cpu_ms;
+		c->cpu_ms = median(v, c->n);
+		for (size_t k = 0; k < c->n; k++)
+			v[k] = (double)c->samples[k].sends;
+		c->sends = median(v, c->n);
+		for (size_t k = 0; k < c->n; k++)
+			v[k] = (double)c->samples[k].waits;
+		c->waits = median(v, c->n);
+		for (size_t k = 0; k < c->n; k++)
+			v[k] = (double)c->samples[k].moved;
+		c->moved = median(v, c->n);
+	}
+	free(v);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Figures derived from the medians.                                        */
+
+/* sender / floor at one cell, or a negative value when there is none. */
+static double ratio_to_floor(int t, int m, size_t i, int s)
+{
+	const struct cell *c = &cells[t][m][i][s];
+	const struct cell *f = &cells[t][m][i][S_FLOOR];
+
+	if (c->skipped || c->n == 0 || f->n == 0 || f->cpu_ms <= 0.0)
+		return -1.0;
+	return c->cpu_ms / f->cpu_ms;
+}
+
+/* median at size i / median at size i - 1 when size i doubles size i - 1,
+ * else a negative value. */
+static double doubling_factor(const struct options *o, int t, int m,
+			      size_t i, int s)
+{
+	const struct cell *a = &cells[t][m][i - 1][s];
+	const struct cell *c = &cells[t][m][i][s];
+
+	if (o->sizes[i] != 2 * o->sizes[i - 1] || a->skipped || c->skipped ||
+	    a->cpu_ms <= 0.0)
+		return -1.0;
+	return c->cpu_ms / a->cpu_ms;
+}
+
+/* A target holds when cursor / floor is at most the mode's limit. */
+static int target_pass(double ratio, int m)
+{
+	return ratio >= 0.0 && ratio <= target_limits[m];
+}
+
+/* ------------------------------------------------------------------------ */
+/* Markdown.                                                                */
+
+static void md_size_header(const struct options *o, const char *lead)
+{
+	printf("| %s", lead);
+	for (size_t i = 0; i < o->nsizes; i++)
+		printf(" | %zu MiB", o->sizes[i] / MIB);
+}
+
+static void md_cpu_table(const struct options *o, int m)
+{
+	char a[64], b[32];
+
+	printf("### %s\n\n", mode_titles[m]);
+	md_size_header(o, "Transport | Sender");
+	printf(" | Per doubling |\n|---|---");
+	for (size_t i = 0; i < o->nsizes; i++)
+		printf("|---:");
+	printf("|---|\n");
+	for (int t = 0; t < NTRANSPORTS; t++)
+	for (int s = 0; s < NSENDERS; s++) {
+		int any = 0;
+
+		printf("| %s | %s", transport_labels[t], sender_labels[s]);
+		for (size_t i = 0; i < o->nsizes; i++) {
+			const struct cell *c = &cells[t][m][i][s];
+
+			if (c->skipped)
+				printf(" | skipped (predicted %s bytes moved)",
+				       commas(b, sizeof(b), c->predicted));
+			else
+				printf(" | %s", fmt_ms(a, sizeof(a), c->cpu_ms));
+		}
+		printf(" | ");
+		for (size_t i = 1; i < o->nsizes; i++) {
+			double f = doubling_factor(o, t, m, i, s);
+
+			if (f < 0.0)
+				continue;
+			printf("%sx%.1f", any ? ", " : "", f);
+			any = 1;
+		}
+		printf("%s |\n", any ? "" : "-");
+	}
+	printf("\n");
+}
+
+static void md_ratio_table(const struct options *o)
+{
+	printf("### Ratios to the floor (median / median)\n\n");
+	md_size_header(o, "Mode | Transport | Ratio");
+	printf(" |\n|---|---|---");
+	for (size_t i = 0; i < o->nsizes; i++)
+		printf("|---:");
+	printf("|\n");
+	for (int m = 0; m < NMODES; m++)
+	for (int t = 0; t < NTRANSPORTS; t++)
+	for (int s = 0; s < S_FLOOR; s++) {
+		printf("| %s | %s | %s/floor", mode_names[m],
+		       transport_labels[t], sender_names[s]);
+		for (size_t i = 0; i < o->nsizes; i++) {
+			double r = ratio_to_floor(t, m, i, s);
+
+			if (cells[t][m][i][s].skipped)
+				printf(" | skipped");
+			else if (r < 0.0)
+				printf(" | -");
+			else
+				printf(" | %.2fx", r);
+		}
+		printf(" |\n");
+	}
+	printf("\n");
+}
+
+/* The counts that explain the CPU: calls into the kernel, bytes moved. */
+static void md_calls_table(const struct options *o)
+{
+	char a[32], b[32], c[32];
+
+	printf("### Per run (medians): send calls / epoll_wait calls / bytes "
+	       "the queue moved\n\n");
+	md_size_header(o, "Mode | Transport | Sender");
+	printf(" |\n|---|---|---");
+	for (size_t i = 0; i < o->nsizes; i++)
+		printf("|---:");
+	printf("|\n");
+	for (int m = 0; m < NMODES; m++)
+	for (int t = 0; t < NTRANSPORTS; t++)
+	for (int s = 0; s < NSENDERS; s++) {
+		printf("| %s | %s | %s", mode_names[m], transport_labels[t],
+		       sender_names[s]);
+		for (size_t i = 0; i < o->nsizes; i++) {
+			const struct cell *x = &cells[t][m][i][s];
+
+			if (x->skipped) {
+				printf(" | skipped");
+				continue;
+			}
+			printf(" | %s / %s / %s",
+			       commas(a, sizeof(a), (uint64_t)x->sends),
+			       commas(b, sizeof(b), (uint64_t)x->waits),
+			       s == S_FLOOR ? "-"
+					    : commas(c, sizeof(c),
+						     (uint64_t)x->moved));
+		}
+		printf(" |\n");
+	}
+	printf("\n");
+}
+
+/* Returns the number of targets met; *total gets the number of targets. */
+static int md_targets(const struct options *o, int *total)
+{
+	int met = 0;
+
+	*total = 0;
+	printf("### Targets\n\n");
+	printf("| Target | Transport | Size | cursor/floor | Result |\n"
+	       "|---|---|---:|---:|---|\n");
+	for (int m = 0; m < NMODES; m++)
+	for (int t = 0; t < NTRANSPORTS; t++)
+	for (size_t i = 0; i < o->nsizes; i++) {
+		double r = ratio_to_floor(t, m, i, S_CURSOR);
+		int pass = target_pass(r, m);
+		char rb[32];
+
+		/* A missing ratio (no floor time) fails: nothing was shown. */
+		if (r < 0.0)
+			snprintf(rb, sizeof(rb), "-");
+		else
+			snprintf(rb, sizeof(rb), "%.2fx", r);
+		printf("| %s: cursor within %.2fx of the floor | %s | %zu MiB "
+		       "| %s | %s |\n",
+		       mode_names[m], target_limits[m], transport_labels[t],
+		       o->sizes[i] / MIB, rb, pass ? "PASS" : "FAIL");
+		met += pass;
+		(*total)++;
+	}
+	printf("\nTargets met: %d of %d.\n", met, *total);
+	return met;
+}
+
+static const char *heap_description(const char *heap)
+{
+	if (strcmp(heap, "fresh") == 0)
+		return "fresh (each run's queue is a new mapping, whose page "
+		       "faults the stack pays)";
+	if (strcmp(heap, "warm") == 0)
+		return "warm (--warm-heap: the queue reuses memory that is "
+		       "already faulted in)";
+	return "the allocator's default (mallopt was refused, so whether "
+	       "a queue is faulted in depends on the runs before it)";
+}
+
+static void print_markdown(const struct options *o, int argc, char **argv,
+			   double load_start, double load_end, long ncpu)
+{
+	int total;
+
+	printf("## Sender CPU: end(payload) to its callback, ms\n\n");
+	printf("Command:");
+	for (int i = 0; i < argc; i++)
+		printf(" %s", argv[i]);
+	printf("\n\nCPU time of the sending thread (user + system, "
+	       "clock_gettime(CLOCK_THREAD_CPUTIME_ID)) from end() to its "
+	       "completion "
+	       "callback (the floor: from its first send to its shutdown). "
+	       "Median of %d interleaved rounds, the order of the senders "
+	       "rotating each round, after one unmeasured warm-up run of "
+	       "each sender. The reader is a forked process (recv of 256 KiB "
+	       "until EOF); every run's byte count matched the payload. "
+	       "Clamped mode: the gate rule %s for the stack, a 4096-byte "
+	       "send length for the floor. memmove cells predicted to move "
+	       "more than 20 GB (C(n-1)(n-2)/2) are skipped. Heap: %s. %ld "
+	       "CPUs, load average %.2f at the start and %.2f at the "
+	       "end.\n\n",
+	       o->rounds, CLAMP_RULE, heap_description(o->heap), ncpu,
+	       load_start, load_end);
+	for (int m = 0; m < NMODES; m++)
+		md_cpu_table(o, m);
+	md_ratio_table(o);
+	md_calls_table(o);
+	(void)md_targets(o, &total);
+}
+
+/* ------------------------------------------------------------------------ */
+/* JSON.                                                                    */
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void json_number_or_null(double v)
+{
+	if (v < 0.0)
+		printf("null");
+	else
+		printf("%.4f", v);
+}
+
+static void json_cell(const struct options *o, int t, int m, size_t i, int s)
+{
+	const struct cell *c = &cells[t][m][i][s];
+
+	printf("    {\"transport\": \"%s\", \"mode\": \"%s\", \"payload\": %zu"
+	       ", \"sender\": \"%s\", \"skipped\": %s",
+	       transport_names[t], mode_names[m], o->sizes[i], sender_names[s],
+	       c->skipped ? "true" : "false");
+	if (c->predicted > 0)
+		printf(", \"predicted_bytes_moved\": %" PRIu64, c->predicted);
+	else
+		printf(", \"predicted_bytes_moved\": null");
+	if (!c->skipped) {
+		printf(", \"median_cpu_ms\": %.3f, \"cpu_ms\": [", c->cpu_ms);
+		for (size_t k = 0; k < c->n; k++)
+			printf("%s%.3f", k ? ", " : "", c->samples[k].cpu_ms);
+		printf("], \"median_send_calls\": %.1f, "
+		       "\"median_epoll_wait_calls\": %.1f",
+		       c->sends, c->waits);
+		if (s != S_FLOOR)
+			printf(", \"median_bytes_moved\": %.1f", c->moved);
+	}
+	if (s != S_FLOOR) {
+		printf(", \"ratio_to_floor\": ");
+		json_number_or_null(ratio_to_floor(t, m, i, s));
+	}
+	printf(", \"per_doubling\": ");
+	json_number_or_null(i > 0 ? doubling_factor(o, t, m, i, s) : -1.0);
+	printf("}");
+}
+
+static void print_json(const struct options *o, int argc, char **argv,
+		       double load_start, double load_end, long ncpu)
+{
+	int first = 1, met = 0, total = 0;
+
+	printf("{\n  \"command\": [");
+	for (int i = 0; i < argc; i++) {
+		printf("%s", i ? ", " : "");
+		json_string(argv[i]);
+	}
+	printf("],\n  \"rounds\": %d,\n  \"sizes\": [", o->rounds);
+	for (size_t i = 0; i < o->nsizes; i++)
+		printf("%s%zu", i ? ", " : "", o->sizes[i]);
+	printf("],\n  \"clamp\": %zu,\n  \"clamp_rule\": \"%s\",\n"
+	       "  \"skip_threshold_bytes\": %" PRIu64 ",\n"
+	       "  \"cpu_clock\": \"CLOCK_THREAD_CPUTIME_ID (user+system)\",\n"
+	       "  \"heap\": \"%s\",\n"
+	       "  \"cpus\": %ld,\n  \"load_average_start\": %.2f,\n"
+	       "  \"load_average_end\": %.2f,\n  \"cells\": [\n",
+	       CLAMP, CLAMP_RULE, SKIP_BYTES, o->heap,
+	       ncpu, load_start, load_end);
+	for (int t = 0; t < NTRANSPORTS; t++)
+	for (int m = 0; m < NMODES; m++)
+	for (size_t i = 0; i < o->nsizes; i++)
+	for (int s = 0; s < NSENDERS; s++) {
+		printf("%s", first ? "" : ",\n");
+		first = 0;
+		json_cell(o, t, m, i, s);
+	}
+	printf("\n  ],\n  \"targets\": [\n");
+	first = 1;
+	for (int m = 0; m < NMODES; m++)
+	for (int t = 0; t < NTRANSPORTS; t++)
+	for (size_t i = 0; i < o->nsizes; i++) {
+		double r = ratio_to_floor(t, m, i, S_CURSOR);
+		int pass = target_pass(r, m);
+
+		printf("%s    {\"mode\": \"%s\", \"transport\": \"%s\", "
+		       "\"payload\": %zu, \"limit\": %.2f, \"ratio\": ",
+		       first ? "" : ",\n", mode_names[m], transport_names[t],
+		       o->sizes[i], target_limits[m]);
+		json_number_or_null(r);
+		printf(", \"pass\": %s}", pass ? "true" : "false");
+		first = 0;
+		met += pass;
+		total++;
+	}
+	printf("\n  ],\n  \"targets_met\": %d,\n  \"targets_total\": %d,\n"
+	       "  \"all_targets_pass\": %s\n}\n",
+	       met, total, met == total ? "true" : "false");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Options.                                                                 */
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: sender_cpu [--sizes 16,32,64] [--rounds N] [--quick] "
+		"[--warm-heap] [--json]\n"
+		"  --sizes LIST  payloads in MiB, comma-separated "
+		"(default 16,32,64)\n"
+		"  --rounds N    interleaved rounds per cell (default %d)\n"
+		"  --quick       sizes 4,8 and %d rounds, for a CI smoke run "
+		"(--sizes and --rounds still override)\n"
+		"  --warm-heap   reuse faulted-in heap memory for the queue "
+		"instead of a fresh\n"
+		"                mapping per run\n"
+		"  --json        print JSON instead of Markdown\n",
+		DEFAULT_ROUNDS, QUICK_ROUNDS);
+	return 2;
+}
+
+static int cmp_size(const void *x, const void *y)
+{
+	size_t a = *(const size_t *)x, b = *(const size_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* Parses "16,32,64" (MiB) into ascending distinct byte counts. */
+static int parse_sizes(const char *arg, struct options *o)
+{
+	const char *p = arg;
+	size_t n = 0, k = 0;
+
+	for (;;) {
+		unsigned long long v;
+		char *end;
+
+		errno = 0;
+		v = strtoull(p, &end, 10);
+		if (errno != 0 || end == p || v == 0 || v > MAX_SIZE_MIB ||
+		    n == MAX_SIZES)
+			return -EINVAL;
+		o->sizes[n++] = (size_t)v * MIB;
+		if (*end == '\0')
+			break;
+		if (*end != ',')
+			return -EINVAL;
+		p = end + 1;
+	}
+	qsort(o->sizes, n, sizeof(o->sizes[0]), cmp_size);
+	for (size_t i = 0; i < n; i++) {
+		if (k == 0 || o->sizes[i] != o->sizes[k - 1])
+			o->sizes[k++] = o->sizes[i];
+	}
+	o->nsizes = k;
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	int quick = 0, sizes_given = 0, rounds_given = 0;
+
+	*o = (struct options){ 0 };
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0) {
+			o->json = 1;
+		} else if (strcmp(argv[i], "--warm-heap") == 0) {
+			o->warm_heap = 1;
+		} else if (strcmp(argv[i], "--quick") == 0) {
+			quick = 1;
+		} else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
+			if (parse_sizes(argv[++i], o) < 0)
+				return -EINVAL;
+			sizes_given = 1;
+		} else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(argv[++i], &end, 10);
+			if (errno != 0 || *end != '\0' || v < 1 ||
+			    v > MAX_ROUNDS)
+				return -EINVAL;
+			o->rounds = (int)v;
+			rounds_given = 1;
+		} else {
+			return -EINVAL;
+		}
+	}
+	/* --quick only changes defaults, so that it combines with explicit
+	 * flags in any order. */
+	if (!sizes_given) {
+		const size_t *d = quick ? quick_sizes : default_sizes;
+		size_t n = quick ? sizeof(quick_sizes) / sizeof(quick_sizes[0])
+				 : sizeof(default_sizes) /
+					   sizeof(default_sizes[0]);
+
+		for (size_t i = 0; i < n; i++)
+			o->sizes[i] = d[i] * MIB;
+		o->nsizes = n;
+	}
+	if (!rounds_given)
+		o->rounds = quick ? QUICK_ROUNDS : DEFAULT_ROUNDS;
+	return 0;
+}
+
+static double load_average(void)
+{
+	double l;
+
+	if (getloadavg(&l, 1) != 1)
+		die("getloadavg failed");
+	return l;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct bench b;
+	char err[256];
+	double load_start, load_end;
+	long ncpu;
+	char *payload;
+
+	if (parse_options(argc, argv, &o) < 0)
+		return usage();
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (ncpu < 1)
+		die("sysconf(_SC_NPROCESSORS_ONLN): %s", strerror(errno));
+	if (fi_init() != 0)
+		die("fi_init failed");
+	if (fi_rule_parse(CLAMP_RULE, &b.rule, err, sizeof(err)) != 0)
+		die("%s", err);
+	reader_start(&the_reader);
+	o.heap = heap_setup(&o);
+	/* The payload of the PR's sender: Buffer.alloc(N, 0x61). Written
+	 * once here, so that its pages are resident before any run. */
+	payload = malloc(o.sizes[o.nsizes - 1]);
+	if (payload == NULL)
+		die("cannot allocate %zu bytes", o.sizes[o.nsizes - 1]);
+	memset(payload, 0x61, o.sizes[o.nsizes - 1]);
+	/* After the payload, so that the faulted-in block is the heap's top
+	 * and the queue's allocations are carved from it. */
+	if (strcmp(o.heap, "warm") == 0)
+		heap_prefault(o.sizes[o.nsizes - 1] + HEAP_SLACK);
+	b.o = &o;
+	b.rd = &the_reader;
+	b.payload = payload;
+	load_start = load_average();
+	cells_plan(&o);
+	warm_up(&b);
+	rounds_run(&b);
+	load_end = load_average();
+	reader_stop(&the_reader);
+	cells_reduce(&o);
+	if (o.json)
+		print_json(&o, argc, argv, load_start, load_end, ncpu);
+	else
+		print_markdown(&o, argc, argv, load_start, load_end, ncpu);
+	free(payload);
+	/* A table cut short by a full disk or a closed pipe is a failure. */
+	if (fflush(stdout) != 0 || ferror(stdout))
+		die("cannot write the output");
+	return 0;
+}
