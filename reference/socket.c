@@ -6,8 +6,8 @@
  * pending-write queue (queue.c) and waits for writable. A write that finds
  * bytes queued tries the kernel with both (one sendmsg of the queued tail and
  * the new bytes), since that is the write the kernel would take next anyway,
- * and appends what is left of the new bytes. A writable event makes one send
- * of the queued bytes: bounded work per wakeup.
+ * and appends what is left of the new bytes. A writable event sends queued
+ * bytes until the kernel refuses, at most RS_FLUSH_MAX_SENDS times.
  *
  * Completion: the stack counts bytes accepted by write() (seq) and bytes the
  * kernel took (written). A write's callback covers the bytes up to its seq,
@@ -30,6 +30,7 @@
 /* One recv per readable event into this buffer: the stack is single-
  * threaded, and a short read means the kernel had no more. */
 #define RS_READ_BUFFER 65536
+#define RS_FLUSH_MAX_SENDS 32
 static char read_buffer[RS_READ_BUFFER];
 
 struct wreq {
@@ -281,22 +282,26 @@ static void sock_send_bytes(rs_socket *s, const char *data, size_t len)
 	sock_poll_update(s);
 }
 
-/* A writable event: one send of the queued bytes. */
+/* A writable event: sends of the queued bytes until the queue is empty, the
+ * kernel refuses, or RS_FLUSH_MAX_SENDS sends (libuv's bound of 32 writes
+ * per wakeup, for the same reason: a peer that reads as fast as we write must
+ * not starve the other sockets of the loop). */
 static void sock_flush(rs_socket *s)
 {
 	struct iovec iov;
-	ssize_t n;
 
-	if (rs_queue_peek(&s->queue, &iov) == 0) {
-		sock_poll_update(s);
-		return;
-	}
-	n = rs__io_send(s->fd, iov.iov_base, iov.iov_len);
-	if (n < 0 && !is_retryable(n)) {
-		sock_fail(s, (int)-n, "send");
-		return;
-	}
-	if (n > 0) {
+	for (int i = 0; i < RS_FLUSH_MAX_SENDS; i++) {
+		ssize_t n;
+
+		if (rs_queue_peek(&s->queue, &iov) == 0)
+			break;
+		n = rs__io_send(s->fd, iov.iov_base, iov.iov_len);
+		if (n < 0 && !is_retryable(n)) {
+			sock_fail(s, (int)-n, "send");
+			return;
+		}
+		if (n <= 0)
+			break;
 		rs_queue_consume(&s->queue, (size_t)n);
 		sock_took(s, (size_t)n);
 	}
