@@ -348,6 +348,9 @@ static char *read_string(struct parser *p, char *s, struct token *t)
 		case '0': *out++ = '\0'; s++; break;
 		case '\\': *out++ = '\\'; s++; break;
 		case '"': *out++ = '"'; s++; break;
+		case '\0':
+			fail(p, "unterminated string (a '\\' at the end of the line)");
+			return NULL;
 		case 'x': {
 			int hi = s[1] ? hexval(s[1]) : -1;
 			int lo = hi >= 0 && s[2] ? hexval(s[2]) : -1;
@@ -641,8 +644,12 @@ static int parse_peer_action(struct parser *p, enum sc_peer_kind kind)
 	for (; i > 0 && i < p->ntok; i++) {
 		const char *v = key_value(&p->tok[i], "conn");
 
-		if (!v || parse_int(v, 0, SC_MAX_CONNECTIONS - 1, &a.conn) < 0) {
+		if (!v) {
 			i = fail(p, "unexpected '%s' (expected conn=K)", p->tok[i].text);
+			break;
+		}
+		if (parse_int(v, 0, SC_MAX_CONNECTIONS - 1, &a.conn) < 0) {
+			i = fail(p, "conn=%s: expected a connection index from 0", v);
 			break;
 		}
 	}
@@ -862,7 +869,7 @@ int sc_parse_file(const char *path, struct scenario *sc, char *err,
 	FILE *f = fopen(path, "rb");
 	char *text = NULL;
 	size_t len = 0, cap = 0, n;
-	int rc;
+	int rc, e;
 
 	if (!f)
 		return say(err, errlen, "%s: cannot open: %s", path, strerror(errno));
@@ -882,15 +889,20 @@ int sc_parse_file(const char *path, struct scenario *sc, char *err,
 		len += n;
 	} while (n > 0);
 	rc = ferror(f);
+	e = errno;
 	fclose(f);
 	if (rc) {
 		free(text);
-		return say(err, errlen, "%s: read error", path);
+		return say(err, errlen, "%s: cannot read: %s", path, strerror(e));
 	}
 	text[len] = '\0';
 	if (strlen(text) != len) {
+		int line = 1;
+
+		for (const char *c = text; *c; c++)
+			line += *c == '\n';
 		free(text);
-		return say(err, errlen, "%s: a NUL byte in the file (use \"\\0\" in strings)", path);
+		return say(err, errlen, "%s:%d: a NUL byte in the file (use \"\\0\" in strings)", path, line);
 	}
 	rc = sc_parse(path, text, sc, err, errlen);
 	free(text);
@@ -937,11 +949,18 @@ int sc_validate(const struct scenario *sc, char *err, size_t errlen)
 			return say(err, errlen, "%s:%d: 'at task %d', but the scenario has %zu task%s",
 				   where, a->line, a->at.task, sc->ntasks, sc->ntasks == 1 ? "" : "s");
 	}
-	for (size_t i = 0; i < sc->ntsignals; i++)
-		if ((size_t)sc->tsignals[i].task > sc->ntasks)
-			return say(err, errlen, "%s:%d: a signal at task %d, but the scenario has %zu task%s",
-				   where, sc->tsignals[i].line, sc->tsignals[i].task,
-				   sc->ntasks, sc->ntasks == 1 ? "" : "s");
+	for (size_t i = 0; i < sc->ntsignals; i++) {
+		const struct sc_task_signal *ts = &sc->tsignals[i];
+
+		if ((size_t)ts->task <= sc->ntasks)
+			continue;
+		/* Line 0: the signal came from the command line. */
+		if (ts->line == 0)
+			return say(err, errlen, "%s: --signal: a signal at task %d, but the scenario has %zu task%s",
+				   where, ts->task, sc->ntasks, sc->ntasks == 1 ? "" : "s");
+		return say(err, errlen, "%s:%d: a signal at task %d, but the scenario has %zu task%s",
+			   where, ts->line, ts->task, sc->ntasks, sc->ntasks == 1 ? "" : "s");
+	}
 	return 0;
 }
 

@@ -652,12 +652,15 @@ static void parse_header_line(char *line)
 			fatal("%s", err);
 		if (fi_arm(&rule) < 0)
 			fatal("cannot arm '%s'", line + 6);
-	} else if (sscanf(line, "connect %7s %255s %d", S.transport, S.address, &S.port) >= 2) {
+	} else if (sscanf(line, "connections %d", &n) == 1 && n > 0) {
+		/* Before "connect": sscanf's "connect %7s" matches this line
+		 * too ("connect" + "ions"). */
+		S.nconns = n;
+	} else if (strncmp(line, "connect ", 8) == 0 &&
+		   sscanf(line, "connect %7s %255s %d", S.transport, S.address, &S.port) >= 2) {
 		S.server = 0;
 	} else if (sscanf(line, "listen %7s %255s %d", S.transport, S.address, &S.port) >= 2) {
 		S.server = 1;
-	} else if (sscanf(line, "connections %d", &n) == 1 && n > 0) {
-		S.nconns = n;
 	} else if (sscanf(line, "half-open %d", &n) == 1) {
 		S.opts.allow_half_open = n;
 	} else if (strcmp(line, "sync start") == 0) {
