@@ -724,6 +724,120 @@ static int located(struct parser *p, int rc)
 	return fail(p, "%s", msg);
 }
 
+static int is_marker_name(const char *s)
+{
+	if (!islower((unsigned char)*s))
+		return 0;
+	for (; *s; s++)
+		if (!islower((unsigned char)*s) && !isdigit((unsigned char)*s) && *s != '_')
+			return 0;
+	return 1;
+}
+
+/* Checks one matrix value the way the flag it stands for would. */
+static int check_matrix_value(struct parser *p, const char *key, const char *v)
+{
+	struct scenario scratch;
+	char msg[256];
+	int rc;
+
+	if (strcmp(v, "none") == 0)
+		return 0;
+	memset(&scratch, 0, sizeof(scratch));
+	if (strcmp(key, "clamp") == 0)
+		rc = sc_add_clamp(&scratch, v, p->line, msg, sizeof(msg));
+	else if (strcmp(key, "refuse") == 0)
+		rc = sc_add_refuse(&scratch, v, p->line, msg, sizeof(msg));
+	else if (strcmp(key, "signal") == 0)
+		rc = sc_add_signal(&scratch, v, p->line, msg, sizeof(msg));
+	else if (strcmp(key, "fault") == 0)
+		rc = sc_add_fault(&scratch, v, p->line, msg, sizeof(msg));
+	else
+		rc = sc_set_transport(&scratch, v, msg, sizeof(msg));
+	for (size_t i = 0; i < scratch.nfaults; i++)
+		free(scratch.faults[i].text);
+	free(scratch.faults);
+	free(scratch.tsignals);
+	return rc < 0 ? fail(p, "matrix %s: %s", key, msg) : 0;
+}
+
+static int parse_matrix(struct parser *p)
+{
+	static const char *keys[] = { "clamp", "refuse", "signal", "fault", "transport" };
+	struct sc_matrix *m;
+	size_t k;
+
+	if (p->ntok < 3)
+		return fail(p, "'matrix' needs a key (clamp, refuse, signal, fault, transport) and at least one value");
+	for (k = 0; k < 5; k++)
+		if (is_word(&p->tok[1], keys[k]))
+			break;
+	if (k == 5)
+		return fail(p, "matrix key '%s': expected clamp, refuse, signal, fault or transport", p->tok[1].text);
+	for (size_t i = 0; i < p->sc->nmatrix; i++)
+		if (strcmp(p->sc->matrix[i].key, keys[k]) == 0)
+			return fail(p, "matrix '%s' is already declared on line %d", keys[k], p->sc->matrix[i].line);
+	for (int i = 2; i < p->ntok; i++)
+		if (check_matrix_value(p, keys[k], p->tok[i].text) < 0)
+			return -1;
+	m = grow(&p->sc->matrix, &p->sc->nmatrix, sizeof(*m));
+	if (!m)
+		return fail(p, "out of memory");
+	snprintf(m->key, sizeof(m->key), "%s", keys[k]);
+	m->line = p->line;
+	m->values = calloc((size_t)p->ntok - 2, sizeof(char *));
+	if (!m->values)
+		return fail(p, "out of memory");
+	for (int i = 2; i < p->ntok; i++) {
+		m->values[m->nvalues] = strdup(p->tok[i].text);
+		if (!m->values[m->nvalues])
+			return fail(p, "out of memory");
+		m->nvalues++;
+	}
+	return 0;
+}
+
+static int parse_legacy(struct parser *p)
+{
+	char msg[256];
+	struct scenario scratch;
+	int rc;
+
+	if (p->ntok != 3 || (!is_word(&p->tok[2], "must-differ") && !is_word(&p->tok[2], "must-match")))
+		return fail(p, "'legacy' takes NAME=VALUE and must-differ or must-match");
+	if (p->sc->legacy)
+		return fail(p, "'legacy' is already declared on line %d", p->sc->legacy_line);
+	memset(&scratch, 0, sizeof(scratch));
+	rc = sc_add_variant(&scratch, p->tok[1].text, p->line, msg, sizeof(msg));
+	for (size_t i = 0; i < scratch.nvariants; i++)
+		free(scratch.variants[i].text);
+	free(scratch.variants);
+	/* sc_add_variant set the harness's own copy of the variant: a legacy
+	 * line only declares it, so put back the fixed strategy and then the
+	 * scenario's own variant lines. */
+	if (rc == 0) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(p->tok[1].text, "="), p->tok[1].text);
+		(void)rs_variant_set(name, "fixed");
+		for (size_t i = 0; i < p->sc->nvariants; i++) {
+			const char *t = p->sc->variants[i].text;
+			const char *eq = strchr(t, '=');
+
+			if ((size_t)(eq - t) == strlen(name) && strncmp(t, name, strlen(name)) == 0)
+				(void)rs_variant_set(name, eq + 1);
+		}
+	}
+	if (rc < 0)
+		return fail(p, "legacy: %s", msg);
+	p->sc->legacy = strdup(p->tok[1].text);
+	if (!p->sc->legacy)
+		return fail(p, "out of memory");
+	p->sc->legacy_must_differ = is_word(&p->tok[2], "must-differ");
+	p->sc->legacy_line = p->line;
+	return 0;
+}
+
 static int parse_setting(struct parser *p)
 {
 	const char *k = p->tok[0].text;
@@ -782,6 +896,19 @@ static int parse_setting(struct parser *p)
 			return fail(p, "allow-half-open '%s': expected yes or no", a);
 		return 0;
 	}
+	if (strcmp(k, "behaviour") == 0) {
+		if (need_args(p, 1) < 0)
+			return -1;
+		if (!is_marker_name(a))
+			return fail(p, "behaviour '%s': expected a lower-case name (letters, digits, _)", a);
+		free(sc->behaviour);
+		sc->behaviour = strdup(a);
+		return sc->behaviour ? 0 : fail(p, "out of memory");
+	}
+	if (strcmp(k, "matrix") == 0)
+		return parse_matrix(p);
+	if (strcmp(k, "legacy") == 0)
+		return parse_legacy(p);
 	if (strcmp(k, "peer") == 0) {
 		if (p->ntok < 2)
 			return fail(p, "'peer' needs an action");
@@ -997,6 +1124,14 @@ void sc_free(struct scenario *sc)
 	free(sc->faults);
 	free(sc->variants);
 	free(sc->tsignals);
+	for (size_t i = 0; i < sc->nmatrix; i++) {
+		for (size_t k = 0; k < sc->matrix[i].nvalues; k++)
+			free(sc->matrix[i].values[k]);
+		free(sc->matrix[i].values);
+	}
+	free(sc->matrix);
+	free(sc->behaviour);
+	free(sc->legacy);
 	free(sc->name);
 	free(sc->path);
 	memset(sc, 0, sizeof(*sc));

@@ -80,6 +80,15 @@ struct sc_task_signal {
 	int line;
 };
 
+/* A matrix axis for the pytest plugin: each value is one fault profile
+ * (docs/scenario-language.md, "Suites"). "none" is a profile without it. */
+struct sc_matrix {
+	char key[16];      /* clamp, refuse, signal, fault, transport */
+	char **values;
+	size_t nvalues;
+	int line;
+};
+
 struct scenario {
 	char *path;
 	char *name;
@@ -102,6 +111,14 @@ struct scenario {
 	size_t npeer;
 	struct sc_task_signal *tsignals;
 	size_t ntsignals;
+	/* Suite metadata: the harness ignores it; the pytest plugin reads it
+	 * through `wirecheck check --json`. */
+	char *behaviour;            /* a marker name, or NULL */
+	struct sc_matrix *matrix;
+	size_t nmatrix;
+	char *legacy;               /* NAME=VALUE of the legacy variant, or NULL */
+	int legacy_must_differ;     /* 1: the legacy run must differ from the golden */
+	int legacy_line;
 };
 
 /*

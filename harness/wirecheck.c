@@ -24,7 +24,9 @@ static const char usage_main[] =
 	"\n"
 	"Commands:\n"
 	"  run FILE [FLAGS]   run a scenario against the subject, print its trace\n"
-	"  check FILE         parse a scenario and report its first error, if any\n"
+	"  check [--json] FILE  parse a scenario and report its first error, if any;\n"
+	"                     with --json, print its suite metadata (behaviour,\n"
+	"                     matrix, legacy variant) for the pytest plugin\n"
 	"  --help             this text; `wirecheck run --help` for the flags\n"
 	"  --version          the version\n"
 	"\n"
@@ -281,20 +283,57 @@ static int cmd_run(int argc, char **argv)
 	return rc;
 }
 
+/* The suite metadata of a scenario, for the pytest plugin. */
+static json_t *check_json(const struct scenario *sc)
+{
+	json_t *matrix = json_array();
+
+	for (size_t i = 0; i < sc->nmatrix; i++) {
+		json_t *values = json_array();
+
+		for (size_t k = 0; k < sc->matrix[i].nvalues; k++)
+			json_array_append_new(values, json_string(sc->matrix[i].values[k]));
+		json_array_append_new(matrix, json_pack("{s:s,s:o}", "key", sc->matrix[i].key,
+							"values", values));
+	}
+	return json_pack("{s:s,s:s,s:o,s:o,s:o,s:I,s:i}",
+			 "name", sc->name, "path", sc->path,
+			 "behaviour", sc->behaviour ? json_string(sc->behaviour) : json_null(),
+			 "matrix", matrix,
+			 "legacy", sc->legacy ? json_pack("{s:s,s:b}", "variant", sc->legacy,
+							  "must_differ", sc->legacy_must_differ)
+					      : json_null(),
+			 "tasks", (json_int_t)sc->ntasks, "connections", sc->connections);
+}
+
 static int cmd_check(int argc, char **argv)
 {
 	struct scenario sc;
 	char err[1024];
+	int as_json = argc == 2 && strcmp(argv[0], "--json") == 0;
+	const char *file = as_json ? argv[1] : argv[0];
 
-	if (argc != 1)
-		return usage_error("check takes one scenario FILE%s%s", "", "");
-	if (sc_parse_file(argv[0], &sc, err, sizeof(err)) < 0) {
+	if (argc != 1 && !as_json)
+		return usage_error("check takes [--json] and one scenario FILE%s%s", "", "");
+	if (sc_parse_file(file, &sc, err, sizeof(err)) < 0) {
 		fprintf(stderr, "wirecheck: %s\n", err);
 		return 2;
 	}
-	printf("%s: ok (%zu task%s, %zu handler%s, %d connection%s)\n", argv[0],
-	       sc.ntasks, sc.ntasks == 1 ? "" : "s", sc.nhandlers,
-	       sc.nhandlers == 1 ? "" : "s", sc.connections, sc.connections == 1 ? "" : "s");
+	if (as_json) {
+		json_t *o = check_json(&sc);
+
+		if (!o || json_dumpf(o, stdout, JSON_SORT_KEYS | JSON_COMPACT) < 0) {
+			json_decref(o);
+			sc_free(&sc);
+			return 3;
+		}
+		putchar('\n');
+		json_decref(o);
+	} else {
+		printf("%s: ok (%zu task%s, %zu handler%s, %d connection%s)\n", file,
+		       sc.ntasks, sc.ntasks == 1 ? "" : "s", sc.nhandlers,
+		       sc.nhandlers == 1 ? "" : "s", sc.connections, sc.connections == 1 ? "" : "s");
+	}
 	sc_free(&sc);
 	return 0;
 }
