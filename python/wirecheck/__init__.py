@@ -1,0 +1,10 @@
+"""wirecheck: run socket-stack scenarios, compare their traces with goldens.
+
+The C harness (`wirecheck run`) does the work; this package finds it, runs it,
+expands scenario matrices, keeps goldens, and is a pytest plugin
+(`wirecheck.plugin`). See docs/pytest-plugin.md.
+"""
+from .runner import (Profile, WirecheckError, check, find_binary, profiles,
+                     run)
+
+__all__ = ["Profile", "WirecheckError", "check", "find_binary", "profiles", "run"]

@@ -1,0 +1,111 @@
+"""Running the `wirecheck` binary and expanding a scenario's matrix."""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+REPO = Path(__file__).resolve().parents[2]
+
+# matrix key -> the `wirecheck run` flag it stands for
+MATRIX_FLAGS = {
+    "clamp": "--clamp-send",
+    "refuse": "--refuse-write",
+    "signal": "--signal",
+    "fault": "--fault",
+    "transport": "--transport",
+}
+
+
+class WirecheckError(Exception):
+    """`wirecheck` refused its input (exit 2), failed (3) or found traces
+    that differ across --repeat (1). The message is wirecheck's stderr."""
+
+    def __init__(self, returncode: int, stderr: str, argv: Sequence[str]):
+        self.returncode = returncode
+        self.stderr = stderr
+        self.argv = list(argv)
+        super().__init__(stderr.strip() or f"wirecheck exited {returncode}")
+
+
+def find_binary(explicit: str | os.PathLike | None = None) -> Path:
+    """The wirecheck binary: explicit, else $WIRECHECK_BIN, else the
+    repository's build/bin/wirecheck."""
+    for candidate in (explicit, os.environ.get("WIRECHECK_BIN"),
+                      REPO / "build" / "bin" / "wirecheck"):
+        if candidate:
+            path = Path(candidate)
+            if path.is_file() and os.access(path, os.X_OK):
+                return path
+            if explicit is not None or candidate == os.environ.get("WIRECHECK_BIN"):
+                raise FileNotFoundError(f"wirecheck binary not found or not executable: {path}")
+    raise FileNotFoundError(
+        "wirecheck binary not found: build it (scripts/setup.sh --no-run), "
+        "or pass --wirecheck-bin / set WIRECHECK_BIN")
+
+
+def _call(argv: Sequence[str], timeout: float | None) -> str:
+    proc = subprocess.run(list(argv), capture_output=True, text=True,
+                          timeout=timeout)
+    if proc.returncode != 0:
+        raise WirecheckError(proc.returncode, proc.stderr, argv)
+    return proc.stdout
+
+
+def check(path: str | os.PathLike, binary: str | os.PathLike | None = None) -> dict:
+    """Parses a scenario with the harness's own parser; returns its suite
+    metadata (name, behaviour, matrix, legacy). Raises WirecheckError with
+    "file:line: problem" when the scenario is malformed."""
+    out = _call([str(find_binary(binary)), "check", "--json", str(path)], 60)
+    return json.loads(out)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One fault profile of a scenario's matrix: its id and its flags."""
+    values: tuple = ()  # ((key, value), ...) in declaration order
+
+    @property
+    def id(self) -> str:
+        return "::".join(f"{k}={v}" for k, v in self.values)
+
+    @property
+    def flags(self) -> list[str]:
+        out: list[str] = []
+        for key, value in self.values:
+            if value != "none":
+                out += [MATRIX_FLAGS[key], value]
+        return out
+
+    @property
+    def golden_suffix(self) -> str:
+        return "".join(f".{k}={v}" for k, v in self.values)
+
+
+def profiles(meta: dict) -> list[Profile]:
+    """The cartesian product of the matrix axes, in declaration order."""
+    axes = [[(m["key"], v) for v in m["values"]] for m in meta.get("matrix", [])]
+    return [Profile(tuple(combo)) for combo in itertools.product(*axes)] or [Profile()]
+
+
+def run(path: str | os.PathLike, flags: Iterable[str] = (), *,
+        variants: Iterable[str] = (), repeat: int | None = None,
+        valgrind: bool = False, binary: str | os.PathLike | None = None,
+        timeout: float | None = 900) -> dict:
+    """Runs `wirecheck run PATH FLAGS` and returns the parsed trace.
+
+    A subject that crashes or hangs is not an error: the trace says so.
+    Raises WirecheckError for bad input, harness failures, and traces that
+    differ across `repeat` runs."""
+    argv = [str(find_binary(binary)), "run", str(path), *flags]
+    for v in variants:
+        argv += ["--variant", v]
+    if repeat and repeat > 1:
+        argv += ["--repeat", str(repeat)]
+    if valgrind:
+        argv.append("--valgrind")
+    return json.loads(_call(argv, timeout))
