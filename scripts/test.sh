@@ -7,5 +7,13 @@ scripts/setup.sh --no-run
 mkdir -p build/test-results
 status=0
 ctest --preset default --output-junit "$PWD/build/test-results/ctest.xml" || status=1
-/usr/bin/python3 -m pytest -n 2 -q tests/e2e --junitxml=build/test-results/e2e.xml || status=1
+# The harness's own end-to-end tests, the plugin's pytester tests and the
+# report's tests.
+/usr/bin/python3 -m pytest -n 2 -q tests/e2e tests/plugin tests/report \
+  --junitxml=build/test-results/python.xml || status=1
+# The gate: every scenario against its goldens, then a determinism check
+# (20 runs each, compared by the harness) on a subset.
+/usr/bin/python3 -m pytest -n 2 -q scenarios --junitxml=build/test-results/scenarios.xml || status=1
+/usr/bin/python3 -m pytest -n 2 -q scenarios -k "write-behind or epipe or several-writes" \
+  --wirecheck-repeat 20 --junitxml=build/test-results/determinism.xml || status=1
 exit $status

@@ -5,6 +5,9 @@ expands scenario matrices, keeps goldens, and is a pytest plugin
 (`wirecheck.plugin`). See docs/pytest-plugin.md.
 """
 from .runner import (Profile, WirecheckError, check, find_binary, profiles,
-                     run)
+                     run, run_capture)
+from .golden import GoldenError
+from .api import Scenario
 
-__all__ = ["Profile", "WirecheckError", "check", "find_binary", "profiles", "run"]
+__all__ = ["Profile", "WirecheckError", "check", "find_binary", "profiles", "run",
+           "run_capture", "GoldenError", "Scenario"]

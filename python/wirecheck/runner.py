@@ -48,12 +48,16 @@ def find_binary(explicit: str | os.PathLike | None = None) -> Path:
         "or pass --wirecheck-bin / set WIRECHECK_BIN")
 
 
-def _call(argv: Sequence[str], timeout: float | None) -> str:
+def _call_full(argv: Sequence[str], timeout: float | None) -> tuple[str, str]:
     proc = subprocess.run(list(argv), capture_output=True, text=True,
                           timeout=timeout)
     if proc.returncode != 0:
         raise WirecheckError(proc.returncode, proc.stderr, argv)
-    return proc.stdout
+    return proc.stdout, proc.stderr
+
+
+def _call(argv: Sequence[str], timeout: float | None) -> str:
+    return _call_full(argv, timeout)[0]
 
 
 def check(path: str | os.PathLike, binary: str | os.PathLike | None = None) -> dict:
@@ -101,6 +105,16 @@ def run(path: str | os.PathLike, flags: Iterable[str] = (), *,
     A subject that crashes or hangs is not an error: the trace says so.
     Raises WirecheckError for bad input, harness failures, and traces that
     differ across `repeat` runs."""
+    return run_capture(path, flags, variants=variants, repeat=repeat,
+                       valgrind=valgrind, binary=binary, timeout=timeout)[0]
+
+
+def run_capture(path: str | os.PathLike, flags: Iterable[str] = (), *,
+                variants: Iterable[str] = (), repeat: int | None = None,
+                valgrind: bool = False, binary: str | os.PathLike | None = None,
+                timeout: float | None = 900) -> tuple[dict, str]:
+    """run(), and wirecheck's stderr too (the valgrind log under valgrind,
+    the progress of --repeat)."""
     argv = [str(find_binary(binary)), "run", str(path), *flags]
     for v in variants:
         argv += ["--variant", v]
@@ -108,4 +122,5 @@ def run(path: str | os.PathLike, flags: Iterable[str] = (), *,
         argv += ["--repeat", str(repeat)]
     if valgrind:
         argv.append("--valgrind")
-    return json.loads(_call(argv, timeout))
+    out, err = _call_full(argv, timeout)
+    return json.loads(out), err

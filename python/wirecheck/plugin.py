@@ -1,0 +1,493 @@
+"""pytest plugin: every *.wcs scenario is a set of test items checked against
+goldens beside it. See docs/pytest-plugin.md.
+
+Load it with `-p wirecheck.plugin` (PYTHONPATH=<wirecheck>/python), or
+`pytest_plugins = ["wirecheck.plugin"]` in a root conftest.py.
+
+A scenario collects as one item per matrix profile and variant:
+
+    scenarios/queue/end-large.wcs::clamp=7::variant=fixed
+    scenarios/queue/end-large.wcs::clamp=7::variant=legacy
+    scenarios/queue/epipe-prefix.wcs::variant=fixed
+
+Each matrix value is a collector level of its own (`clamp=7`), so that a node
+id given on the command line selects exactly that item.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+from . import golden as G
+from . import runner
+
+# Behaviours of the project's scenario suite; any other behaviour a scenario
+# declares is registered when it is collected.
+BEHAVIOURS = {
+    "queue": "the pending-write queue (scenarios/queue)",
+    "batching": "write batching",
+    "half_open": "half-open connections",
+    "chunked": "chunked transfer encoding",
+    "websocket": "websocket framing",
+}
+
+_TRUE = ("1", "true", "yes", "on")
+
+
+class WirecheckFailure(Exception):
+    """An item's failure; its message is the whole report."""
+
+
+class _Crash:
+    def __init__(self, message: str):
+        self.message = message
+
+
+class _FailureRepr:
+    """A failure's report: the text as it is, and its first line for the
+    short test summary and JUnit's failure message."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.reprcrash = _Crash(text.splitlines()[0] if text else "failed")
+
+    def toterminal(self, tw) -> None:
+        for line in self.text.splitlines():
+            tw.line(line)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass
+class _State:
+    binary: Optional[Path] = None
+    binary_error: Optional[str] = None
+    update: bool = False
+    repeat: Optional[int] = None
+    valgrind: bool = False
+    subject: Optional[str] = None
+    # folders of collected scenarios (for stale goldens), and the metadata of
+    # the scenarios collected in this process
+    dirs: set = field(default_factory=set)
+    metas: dict = field(default_factory=dict)
+    written: list = field(default_factory=list)
+    behaviours: set = field(default_factory=set)
+
+
+_STATE = pytest.StashKey[_State]()
+
+
+def _state(config) -> _State:
+    return config.stash[_STATE]
+
+
+def _is_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in _TRUE
+
+
+# ------------------------------------------------------------------ options
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("wirecheck", "wirecheck scenarios (*.wcs) and their goldens")
+    group.addoption("--update-goldens", action="store_true", default=False,
+                    help="write the goldens of the fixed items that run (never the "
+                         "legacy ones); refused when CI=true")
+    group.addoption("--wirecheck-bin", metavar="PATH", default=None,
+                    help="the wirecheck binary (default: $WIRECHECK_BIN, else "
+                         "<repo>/build/bin/wirecheck)")
+    group.addoption("--wirecheck-subject", metavar="PATH", default=None,
+                    help="the subject program (wirecheck run --subject; default: "
+                         "refstack-subject beside the wirecheck binary)")
+    group.addoption("--wirecheck-repeat", metavar="N", type=int, default=None,
+                    help="run every scenario N times (wirecheck run --repeat N); "
+                         "an item fails if two runs give different traces")
+    group.addoption("--valgrind", action="store_true", default=False,
+                    help="run every subject under valgrind memcheck; memcheck "
+                         "errors fail the item")
+
+
+def pytest_configure(config):
+    for name, what in BEHAVIOURS.items():
+        config.addinivalue_line("markers", f"{name}: wirecheck scenarios of behaviour {name}: {what}")
+    st = _State(update=config.getoption("update_goldens"),
+                repeat=config.getoption("wirecheck_repeat"),
+                valgrind=config.getoption("valgrind"))
+    config.stash[_STATE] = st
+    config.pluginmanager.register(_SessionHooks(config), "wirecheck-session")
+    if st.update and _is_ci():
+        raise pytest.UsageError(
+            "--update-goldens refuses to write goldens when CI=true: a golden is a "
+            "reviewed expectation, so it changes only in a commit whose diff a person "
+            "read. Run --update-goldens locally and commit the golden diffs.")
+    if st.repeat is not None and st.repeat < 1:
+        raise pytest.UsageError(f"--wirecheck-repeat {st.repeat}: expected a count from 1")
+    subject = config.getoption("wirecheck_subject")
+    if subject is not None:
+        path = Path(subject)
+        if not path.is_absolute():
+            path = Path(config.invocation_params.dir) / path
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise pytest.UsageError(f"--wirecheck-subject: not an executable: {path}")
+        st.subject = str(path)
+    explicit = config.getoption("wirecheck_bin")
+    if explicit is not None:
+        path = Path(explicit)
+        if not path.is_absolute():
+            path = Path(config.invocation_params.dir) / path
+        try:
+            st.binary = runner.find_binary(path)
+        except FileNotFoundError as e:
+            raise pytest.UsageError(f"--wirecheck-bin: {e}") from None
+    else:
+        try:
+            st.binary = runner.find_binary()
+        except FileNotFoundError as e:
+            # Only scenarios need it: report it on each one, at collection.
+            st.binary_error = str(e)
+
+
+# --------------------------------------------------------------- collection
+
+
+def pytest_collect_file(file_path: Path, parent):
+    if file_path.suffix == ".wcs":
+        return ScenarioFile.from_parent(parent, path=file_path)
+    return None
+
+
+def _shown(path: Path) -> str:
+    """A path as short as it can be: relative to the working folder when
+    it is below it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+class ScenarioFile(pytest.File):
+    """A scenario file: its items, one per profile x variant."""
+
+    def collect(self):
+        config = self.config
+        st = _state(config)
+        if st.binary is None:
+            raise self.CollectError(f"wirecheck: {st.binary_error}")
+        try:
+            meta = runner.check(_shown(self.path), st.binary)
+        except runner.WirecheckError as e:
+            raise self.CollectError(str(e)) from None
+        st.dirs.add(str(self.path.parent))
+        st.metas[str(self.path)] = meta
+        behaviour = meta.get("behaviour")
+        if behaviour and behaviour not in st.behaviours:
+            st.behaviours.add(behaviour)
+            if behaviour not in BEHAVIOURS:
+                config.addinivalue_line("markers", f"{behaviour}: wirecheck scenarios of behaviour {behaviour}")
+        profiles = runner.profiles(meta)
+        yield from _children(self, meta, profiles, 0)
+
+
+def _children(parent, meta, profiles, depth):
+    """Collectors for the matrix level `depth`, or the items when every key
+    is placed."""
+    if all(len(p.values) == depth for p in profiles):
+        profile = profiles[0]
+        yield ScenarioItem.from_parent(parent, name="variant=fixed", meta=meta,
+                                       profile=profile, variant="fixed")
+        if meta.get("legacy"):
+            yield ScenarioItem.from_parent(parent, name="variant=legacy", meta=meta,
+                                           profile=profile, variant="legacy")
+        return
+    groups: dict = {}
+    for p in profiles:
+        groups.setdefault(p.values[depth], []).append(p)
+    for (key, value), members in groups.items():
+        yield ProfileNode.from_parent(parent, name=f"{key}={value}", meta=meta,
+                                      profiles=members, depth=depth + 1)
+
+
+class ProfileNode(pytest.Collector):
+    """One value of a matrix axis (`clamp=7`)."""
+
+    def __init__(self, *, meta, profiles, depth, **kw):
+        super().__init__(**kw)
+        self.meta = meta
+        self.profiles = profiles
+        self.depth = depth
+
+    def collect(self):
+        return list(_children(self, self.meta, self.profiles, self.depth))
+
+
+class ScenarioItem(pytest.Item):
+    """One run of a scenario under one profile and variant, compared with
+    the profile's golden."""
+
+    def __init__(self, *, meta, profile, variant, **kw):
+        super().__init__(**kw)
+        self.meta = meta
+        self.profile = profile
+        self.variant = variant
+        legacy = meta.get("legacy") or {}
+        self.legacy_variant = legacy.get("variant")
+        self.must_differ = bool(legacy.get("must_differ"))
+        self.golden_path = G.golden_path(self.path, profile.golden_suffix)
+        self.wirecheck_golden: Optional[str] = None  # written / unchanged
+        self.wirecheck_differs: Optional[list] = None
+        behaviour = meta.get("behaviour")
+        if behaviour:
+            self.add_marker(behaviour)
+
+    # -- helpers
+
+    @property
+    def fixed_nodeid(self) -> str:
+        return re.sub(r"variant=legacy$", "variant=fixed", self.nodeid)
+
+    def _hint(self) -> str:
+        return (f"no golden: run pytest {shlex.quote(self.fixed_nodeid)} --update-goldens\n"
+                f"(expected {_shown(self.golden_path)})")
+
+    def _header(self) -> list[str]:
+        prof = self.profile.id or "(no matrix)"
+        return [
+            f"wirecheck golden of scenario {self.meta.get('name')} ({_shown(self.path)}), "
+            f"profile {prof}, variant fixed.",
+            "Only the trace's deterministic fields (docs/pytest-plugin.md). Do not edit:",
+            f"regenerate with: python3 -m pytest {shlex.quote(self.fixed_nodeid)} --update-goldens",
+            "and review the diff line by line.",
+        ]
+
+    def _run(self, variants) -> dict:
+        st = _state(self.config)
+        try:
+            flags = list(self.profile.flags)
+            if st.subject:
+                flags += ["--subject", st.subject]
+            trace, stderr = runner.run_capture(
+                _shown(self.path), flags, variants=variants,
+                repeat=st.repeat, valgrind=st.valgrind, binary=st.binary)
+        except runner.WirecheckError as e:
+            msg = "\n".join(l for l in e.stderr.splitlines()
+                            if not re.fullmatch(r"wirecheck: .*: run [0-9]+/[0-9]+", l))
+            what = ("the runs differ (--wirecheck-repeat): the scenario is not deterministic"
+                    if e.returncode == 1 else f"wirecheck run failed (exit {e.returncode})")
+            raise WirecheckFailure(f"{what}\n{msg.strip()}\ncommand: {shlex.join(e.argv)}") from None
+        if st.valgrind:
+            ex = trace.get("exit", {})
+            verdict = ex.get("valgrind")
+            if verdict is None:
+                self.add_report_section("call", "wirecheck valgrind",
+                                        f"no memcheck verdict: the subject did not exit "
+                                        f"({G._exit_text({k: ex[k] for k in G.EXIT_KEYS if k in ex})})")
+            elif verdict != "clean":
+                raise WirecheckFailure(
+                    f"valgrind: memcheck found errors in the subject (exit.valgrind = {verdict!r}"
+                    f"{', variant ' + ' '.join(variants) if variants else ''})\n\n{stderr.strip()}")
+        return trace
+
+    def _load_golden(self) -> G.Golden:
+        try:
+            return G.parse(self.golden_path.read_bytes(), _shown(self.golden_path))
+        except G.GoldenError as e:
+            raise WirecheckFailure(f"the golden cannot be read: {e}") from None
+
+    # -- pytest
+
+    def runtest(self):
+        st = _state(self.config)
+        if self.variant == "fixed":
+            self._run_fixed(st)
+        else:
+            self._run_legacy(st)
+
+    def _run_fixed(self, st: _State):
+        actual = G.from_trace(self._run([]))
+        if st.update:
+            old = None
+            if self.golden_path.exists():
+                try:
+                    old = G.parse(self.golden_path.read_bytes(), _shown(self.golden_path))
+                except G.GoldenError:
+                    old = None
+            if old is not None and old == actual:
+                # Same content (hex dump included): leave the file byte for
+                # byte as it is, comments and all.
+                self.wirecheck_golden = "unchanged"
+                return
+            G.write(self.golden_path, G.render(actual, header=self._header()))
+            self.wirecheck_golden = "written"
+            if old is not None:
+                self.add_report_section("call", "wirecheck golden",
+                                        f"updated {_shown(self.golden_path)}:\n\n"
+                                        + G.report(G.compare(old, actual)))
+            return
+        if not self.golden_path.exists():
+            raise WirecheckFailure(self._hint())
+        diffs = G.compare(self._load_golden(), actual)
+        if diffs:
+            raise WirecheckFailure(f"the trace differs from the golden {_shown(self.golden_path)}\n\n"
+                                   + G.report(diffs))
+
+    def _run_legacy(self, st: _State):
+        actual = G.from_trace(self._run([self.legacy_variant]))
+        if st.update:
+            # The golden is being rewritten in this session: compare with
+            # what it will hold, whatever order (or worker) the items run in.
+            reference = G.from_trace(self._run([]))
+            against = f"the fixed run (the golden --update-goldens writes, {_shown(self.golden_path)})"
+        else:
+            if not self.golden_path.exists():
+                raise WirecheckFailure(self._hint())
+            reference = self._load_golden()
+            against = f"the golden {_shown(self.golden_path)}"
+        diffs = G.compare(reference, actual)
+        rule = f"legacy {self.legacy_variant} {'must-differ' if self.must_differ else 'must-match'}"
+        if self.must_differ:
+            if not diffs:
+                raise WirecheckFailure(
+                    f"the legacy strategy gives the same trace as the fixed one: the suite "
+                    f"cannot tell them apart.\nThe scenario declares '{rule}', but the run with "
+                    f"--variant {self.legacy_variant} matches {against} in every field "
+                    f"(exit, faults, peer, events, syscalls, queue).")
+            self.wirecheck_differs = sorted({d.field for d in diffs})
+            self.add_report_section("call", "wirecheck legacy",
+                                    f"{rule}: the legacy run differs from {against}, as it must:\n\n"
+                                    + G.report(diffs))
+        elif diffs:
+            raise WirecheckFailure(
+                f"the scenario declares '{rule}', but the run with --variant "
+                f"{self.legacy_variant} differs from {against}\n\n" + G.report(diffs))
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, WirecheckFailure):
+            return _FailureRepr(str(excinfo.value))
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.nodeid} (scenario {self.meta.get('name')})"
+
+
+# ------------------------------------------------------------ reporting
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if isinstance(item, ScenarioItem) and call.when == "call":
+        rep = outcome.get_result()
+        rep.wirecheck_golden = item.wirecheck_golden
+        rep.wirecheck_golden_path = str(item.golden_path)
+        rep.wirecheck_differs = item.wirecheck_differs
+
+
+def pytest_report_teststatus(report, config):
+    differs = getattr(report, "wirecheck_differs", None)
+    if differs and report.when == "call" and report.passed:
+        return "passed", ".", f"PASSED (legacy differs: {', '.join(differs)})"
+    return None
+
+
+def _expected_goldens(wcs: Path, st: _State):
+    """The golden names a scenario produces, or None when it cannot be read."""
+    meta = st.metas.get(str(wcs))
+    if meta is None:
+        try:
+            meta = runner.check(_shown(wcs), st.binary)
+        except (runner.WirecheckError, OSError, ValueError):
+            return None
+    return {G.golden_path(wcs, p.golden_suffix).name for p in runner.profiles(meta)}
+
+
+def stale_goldens(st: _State) -> list[Path]:
+    """Goldens in the folders of the collected scenarios that no scenario of
+    that folder produces (a scenario or a matrix value that went away)."""
+    stale = []
+    if st.binary is None:
+        return stale
+    for d in sorted(st.dirs):
+        folder = Path(d)
+        expected: set = set()
+        unreadable: list = []
+        for wcs in sorted(folder.glob("*.wcs")):
+            names = _expected_goldens(wcs, st)
+            if names is None:
+                unreadable.append(wcs.stem)
+            else:
+                expected |= names
+        for g in sorted(folder.glob("*.golden")):
+            if g.name in expected:
+                continue
+            # A malformed scenario's goldens are not called stale: it may be
+            # fixed, and the collection error already says it.
+            if any(g.name == f"{s}.golden" or g.name.startswith(f"{s}.") for s in unreadable):
+                continue
+            stale.append(g)
+    return stale
+
+
+class _SessionHooks:
+    """The hooks that need the session's config (registered per config, so
+    that pytester's sessions inside a session stay apart)."""
+
+    def __init__(self, config):
+        self.config = config
+
+    def pytest_report_header(self, config):
+        st = _state(config)
+        extra = []
+        if st.update:
+            extra.append("update-goldens")
+        if st.repeat:
+            extra.append(f"repeat={st.repeat}")
+        if st.valgrind:
+            extra.append("valgrind")
+        if st.subject:
+            extra.append(f"subject={st.subject}")
+        where = st.binary if st.binary else f"NOT FOUND ({st.binary_error})"
+        return [f"wirecheck: {where}" + (f" ({', '.join(extra)})" if extra else "")]
+
+    def pytest_runtest_logreport(self, report):
+        if getattr(report, "wirecheck_golden", None) == "written" and report.passed:
+            _state(self.config).written.append(report.wirecheck_golden_path)
+
+    def pytest_sessionfinish(self, session):
+        if hasattr(self.config, "workeroutput"):  # an xdist worker: tell the controller
+            self.config.workeroutput["wirecheck_dirs"] = sorted(_state(self.config).dirs)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error):
+        """xdist's controller: the scenario folders its workers collected."""
+        out = getattr(node, "workeroutput", None) or {}
+        _state(self.config).dirs.update(out.get("wirecheck_dirs", ()))
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
+        if hasattr(config, "workerinput"):
+            return
+        st = _state(config)
+        tr = terminalreporter
+        if st.update:
+            tr.section("wirecheck goldens")
+            if st.written:
+                tr.line(f"{len(st.written)} golden(s) written:")
+                for p in sorted(st.written):
+                    tr.line(f"  {_shown(Path(p))}")
+            else:
+                tr.line("no golden written (every golden that ran was up to date)")
+        if config.getoption("collectonly", False):
+            return
+        stale = stale_goldens(st)
+        if stale:
+            tr.section("wirecheck: stale goldens", yellow=True)
+            tr.line(f"{len(stale)} golden(s) that no scenario produces any more "
+                    "(a scenario, or a matrix value, went away); delete them:")
+            for p in stale:
+                tr.line(f"  stale golden: {_shown(p)}")
