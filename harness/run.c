@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -64,6 +65,8 @@ struct run {
 	struct peer *peers;
 	int accepted;
 	int continuous;       /* the peer reads whenever bytes arrive */
+	int done;             /* the subject's script is over ("sync done") */
+	int eof_acted;        /* the peer acted on the end of every stream */
 	int exited;
 	int status;
 	int timed_out;
@@ -176,14 +179,35 @@ static void peer_take(struct peer *p, const unsigned char *buf, size_t n)
 	(void)EVP_DigestUpdate(p->sha, buf, n);
 }
 
+/* The stream of p is over. What the peer does about it waits until the
+ * script is done and every connection's stream is over (peer_eof_actions):
+ * closing one connection while the subject still runs tasks on another
+ * would make the order of its events depend on timing. */
 static void peer_on_eof(struct run *r, struct peer *p)
 {
+	(void)r;
 	p->eof = 1;
-	if (r->sc->peer_on_eof == SC_EOF_CLOSE) {
-		close(p->fd);
-		p->fd = -1;
-	} else if (r->sc->peer_on_eof == SC_EOF_SHUTDOWN) {
-		(void)shutdown(p->fd, SHUT_WR);
+}
+
+static void peer_eof_actions(struct run *r)
+{
+	if (r->eof_acted || !(r->done || r->exited))
+		return;
+	for (int i = 0; i < r->sc->connections; i++)
+		if (r->peers[i].fd >= 0 && !r->peers[i].eof)
+			return;
+	r->eof_acted = 1;
+	for (int i = 0; i < r->sc->connections; i++) {
+		struct peer *p = &r->peers[i];
+
+		if (p->fd < 0)
+			continue;
+		if (r->sc->peer_on_eof == SC_EOF_CLOSE) {
+			close(p->fd);
+			p->fd = -1;
+		} else if (r->sc->peer_on_eof == SC_EOF_SHUTDOWN) {
+			(void)shutdown(p->fd, SHUT_WR);
+		}
 	}
 }
 
@@ -282,6 +306,8 @@ static int point_matches(const struct sc_point *at, const char *point)
 		return strcmp(point, "start") == 0;
 	if (at->kind == SC_AT_DONE)
 		return strcmp(point, "done") == 0;
+	if (at->kind == SC_AT_CHECKPOINT)
+		return strncmp(point, "checkpoint:", 11) == 0 && atoi(point + 11) == at->task;
 	return strncmp(point, "task:", 5) == 0 && atoi(point + 5) == at->task;
 }
 
@@ -334,8 +360,10 @@ static int on_sync(struct run *r, char *args)
 			if (a->conn < 0 || a->conn == c)
 				(void)peer_act(r, a, &r->peers[c], written[c]);
 	}
-	if (strcmp(point, "done") == 0)
+	if (strcmp(point, "done") == 0) {
 		r->continuous = 1;
+		r->done = 1;
+	}
 	free(written);
 	(void)write_all(r->ctl_fd, "go\n", 3);
 	return 0;
@@ -483,7 +511,8 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...)
 
 static const char *op_word[] = {
 	"write", "end", "destroy", "destroy-soon", "cork", "uncork",
-	"pause", "resume", "signal", "disarm",
+	"pause", "resume", "signal", "disarm", "checkpoint", "ignore",
+	"abort", "exit", "execve", "await-drained",
 };
 
 static void script_op(struct sbuf *b, const struct sc_op *op)
@@ -503,7 +532,6 @@ static char *build_script(struct run *r)
 {
 	const struct scenario *sc = r->sc;
 	struct sbuf b = { 0 };
-	static const char *events[] = { "data", "end", "drain", "finish", "close" };
 
 	for (size_t i = 0; i < sc->nvariants; i++) {
 		const char *eq = strchr(sc->variants[i].text, '=');
@@ -547,7 +575,7 @@ static char *build_script(struct run *r)
 		sb_printf(&b, "endblock\n");
 	}
 	for (size_t i = 0; i < sc->nhandlers; i++) {
-		sb_printf(&b, "handler %s %d\n", events[sc->handlers[i].event], sc->handlers[i].conn);
+		sb_printf(&b, "handler %s %d\n", sc_event_names[sc->handlers[i].event], sc->handlers[i].conn);
 		for (size_t k = 0; k < sc->handlers[i].nops; k++)
 			script_op(&b, &sc->handlers[i].ops[k]);
 		sb_printf(&b, "endblock\n");
@@ -576,6 +604,13 @@ static void child_exec(struct run *r, int ctl, int ev, int shm)
 	    dup2(ev, WC_FD_EVENTS) < 0 || dup2(shm, WC_FD_SHM) < 0)
 		_exit(126);
 	(void)unsetenv("WIRECHECK_FAULTS");
+	/* No core files: whether a crash dumps core would then depend on the
+	 * machine's ulimit, and the trace's exit.core must not. */
+	{
+		struct rlimit nocore = { 0, 0 };
+
+		(void)setrlimit(RLIMIT_CORE, &nocore);
+	}
 	if (r->opts->valgrind) {
 		snprintf(vglog, sizeof(vglog), "--log-file=%s/valgrind.log", r->tmpdir);
 		argv[i++] = "valgrind";
@@ -728,6 +763,7 @@ static int loop(struct run *r)
 		for (int i = 0; i < n; i++)
 			if (pfd[3 + i].revents && r->peers[i].fd >= 0)
 				(void)peer_read_once(r, &r->peers[i]);
+		peer_eof_actions(r);
 		if (r->exited && r->accepted == 0 && r->ev_eof)
 			break;
 	}

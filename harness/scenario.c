@@ -448,6 +448,9 @@ static const struct {
 	{ "cork", SC_OP_CORK },		{ "uncork", SC_OP_UNCORK },
 	{ "pause", SC_OP_PAUSE },	{ "resume", SC_OP_RESUME },
 	{ "signal", SC_OP_SIGNAL },	{ "disarm", SC_OP_DISARM },
+	{ "checkpoint", SC_OP_CHECKPOINT }, { "ignore", SC_OP_IGNORE },
+	{ "abort", SC_OP_ABORT },	{ "exit", SC_OP_EXIT },
+	{ "execve", SC_OP_EXECVE },	{ "await-drained", SC_OP_AWAIT_DRAINED },
 };
 
 /* The bytes of a write or end: a count (generated) or a string. */
@@ -508,7 +511,7 @@ static int parse_op(struct parser *p, struct sc_block *b)
 		if (is_word(&t[i], op_names[k].name))
 			break;
 	if (k == sizeof(op_names) / sizeof(op_names[0]))
-		return fail(p, "unknown operation '%s' (write, end, destroy, destroy-soon, cork, uncork, pause, resume, signal, disarm)", t[i].text);
+		return fail(p, "unknown operation '%s' (write, end, destroy, destroy-soon, cork, uncork, pause, resume, signal, ignore, disarm, checkpoint, abort, exit, execve, await-drained)", t[i].text);
 	op.kind = op_names[k].kind;
 	i++;
 	if (op.kind == SC_OP_WRITE) {
@@ -523,12 +526,21 @@ static int parse_op(struct parser *p, struct sc_block *b)
 	} else if (op.kind == SC_OP_END && i < n && t[i].quoted) {
 		if (op_payload(p, &op, &t[i++]) < 0)
 			return -1;
-	} else if (op.kind == SC_OP_SIGNAL) {
+	} else if (op.kind == SC_OP_SIGNAL || op.kind == SC_OP_IGNORE) {
 		if (i == n)
-			return fail(p, "'signal' needs a signal name (SIGTERM) or number");
-		if ((op.sig = fi_signal_parse(t[i].text)) < 0)
+			return fail(p, "'%s' needs a signal name (SIGTERM) or number", op_names[k].name);
+		/* A bare number passes as it is, even one kill() refuses: what
+		 * the stack does with it is what a scenario tests. */
+		if ((op.sig = fi_signal_parse(t[i].text)) < 0 &&
+		    parse_int(t[i].text, 1, 100000, &op.sig) < 0)
 			return fail(p, "unknown signal '%s'", t[i].text);
 		i++;
+	} else if (op.kind == SC_OP_EXIT) {
+		if (i < n && !t[i].quoted && isdigit((unsigned char)t[i].text[0])) {
+			if (parse_int(t[i].text, 0, 255, &op.sig) < 0)
+				return fail(p, "exit '%s': expected a status from 0 to 255", t[i].text);
+			i++;
+		}
 	}
 	for (; i < n; i++) {
 		if (op_option(p, &op, &t[i]) < 0) {
@@ -575,19 +587,22 @@ static int open_task(struct parser *p)
 	return parse_block_conn(p, b, 1);
 }
 
+const char *const sc_event_names[SC_EV_COUNT] = {
+	"data", "end", "drain", "finish", "close", "write-cb", "end-cb",
+};
+
 static int open_handler(struct parser *p)
 {
-	static const char *events[] = { "data", "end", "drain", "finish", "close" };
 	struct sc_block *b;
 	size_t e;
 
 	if (p->ntok < 2)
-		return fail(p, "'on' needs an event: data, end, drain, finish or close");
-	for (e = 0; e < 5; e++)
-		if (is_word(&p->tok[1], events[e]))
+		return fail(p, "'on' needs an event: data, end, drain, finish, close, write-cb or end-cb");
+	for (e = 0; e < SC_EV_COUNT; e++)
+		if (is_word(&p->tok[1], sc_event_names[e]))
 			break;
-	if (e == 5)
-		return fail(p, "unknown event '%s' (data, end, drain, finish, close)", p->tok[1].text);
+	if (e == SC_EV_COUNT)
+		return fail(p, "unknown event '%s' (data, end, drain, finish, close, write-cb, end-cb)", p->tok[1].text);
 	b = grow(&p->sc->handlers, &p->sc->nhandlers, sizeof(*b));
 	if (!b)
 		return fail(p, "out of memory");
@@ -609,13 +624,19 @@ static int parse_point(struct parser *p, int i, struct sc_point *pt)
 		pt->kind = SC_AT_DONE;
 		return i + 1;
 	}
+	if (i + 1 < p->ntok && is_word(&p->tok[i], "checkpoint")) {
+		pt->kind = SC_AT_CHECKPOINT;
+		if (parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) < 0)
+			return fail(p, "checkpoint '%s': expected a checkpoint number from 1", p->tok[i + 1].text);
+		return i + 2;
+	}
 	if (i + 1 < p->ntok && is_word(&p->tok[i], "task")) {
 		pt->kind = SC_AT_TASK;
 		if (parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) < 0)
 			return fail(p, "task '%s': expected a task number from 1", p->tok[i + 1].text);
 		return i + 2;
 	}
-	return fail(p, "expected a point after 'at': start, task N or done");
+	return fail(p, "expected a point after 'at': start, task N, checkpoint N or done");
 }
 
 static int parse_peer_action(struct parser *p, enum sc_peer_kind kind)
@@ -797,14 +818,44 @@ static int parse_matrix(struct parser *p)
 	return 0;
 }
 
+/* The golden sections a must-match legacy run may leave out of the
+ * comparison: the ones a strategy changes by design (syscall counts for
+ * batching, bytes moved for the queue). */
+static int check_sections(struct parser *p, const char *list)
+{
+	static const char *sections[] = { "syscalls", "queue", "events", "peer", "exit", "faults" };
+	char buf[128], *save = NULL, *tok;
+
+	if (strlen(list) >= sizeof(buf) || !*list)
+		return fail(p, "except=%s: expected SECTION[,SECTION]", list);
+	strcpy(buf, list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t k;
+
+		for (k = 0; k < sizeof(sections) / sizeof(sections[0]); k++)
+			if (strcmp(tok, sections[k]) == 0)
+				break;
+		if (k == sizeof(sections) / sizeof(sections[0]))
+			return fail(p, "except: unknown section '%s' (syscalls, queue, events, peer, exit, faults)", tok);
+	}
+	return 0;
+}
+
 static int parse_legacy(struct parser *p)
 {
 	char msg[256];
 	struct scenario scratch;
 	int rc;
 
-	if (p->ntok != 3 || (!is_word(&p->tok[2], "must-differ") && !is_word(&p->tok[2], "must-match")))
-		return fail(p, "'legacy' takes NAME=VALUE and must-differ or must-match");
+	const char *except = p->ntok == 4 ? key_value(&p->tok[3], "except") : NULL;
+
+	if ((p->ntok != 3 && !(p->ntok == 4 && except)) ||
+	    (!is_word(&p->tok[2], "must-differ") && !is_word(&p->tok[2], "must-match")))
+		return fail(p, "'legacy' takes NAME=VALUE, must-differ or must-match, and for must-match optionally except=SECTION[,SECTION]");
+	if (except && is_word(&p->tok[2], "must-differ"))
+		return fail(p, "'except=' goes with must-match only");
+	if (except && check_sections(p, except) < 0)
+		return -1;
 	if (p->sc->legacy)
 		return fail(p, "'legacy' is already declared on line %d", p->sc->legacy_line);
 	memset(&scratch, 0, sizeof(scratch));
@@ -834,6 +885,8 @@ static int parse_legacy(struct parser *p)
 	if (!p->sc->legacy)
 		return fail(p, "out of memory");
 	p->sc->legacy_must_differ = is_word(&p->tok[2], "must-differ");
+	if (except && !(p->sc->legacy_except = strdup(except)))
+		return fail(p, "out of memory");
 	p->sc->legacy_line = p->line;
 	return 0;
 }
@@ -1057,6 +1110,18 @@ static int check_block(const struct scenario *sc, const struct sc_block *b,
 	return 0;
 }
 
+/* Checkpoints in tasks, which run once each; one in a handler may run any
+ * number of times, so it counts as none here. */
+static int count_checkpoints(const struct scenario *sc)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < sc->ntasks; i++)
+		for (size_t k = 0; k < sc->tasks[i].nops; k++)
+			n += sc->tasks[i].ops[k].kind == SC_OP_CHECKPOINT;
+	return n;
+}
+
 int sc_validate(const struct scenario *sc, char *err, size_t errlen)
 {
 	const char *where = sc->path ? sc->path : "scenario";
@@ -1072,6 +1137,10 @@ int sc_validate(const struct scenario *sc, char *err, size_t errlen)
 
 		if (a->conn >= 0 && check_conn(sc, a->conn, a->line, err, errlen) < 0)
 			return -1;
+		if (a->at.kind == SC_AT_CHECKPOINT && a->at.task > count_checkpoints(sc))
+			return say(err, errlen, "%s:%d: 'at checkpoint %d', but the scenario has %d checkpoint%s",
+				   where, a->line, a->at.task, count_checkpoints(sc),
+				   count_checkpoints(sc) == 1 ? "" : "s");
 		if (a->at.kind == SC_AT_TASK && (size_t)a->at.task > sc->ntasks)
 			return say(err, errlen, "%s:%d: 'at task %d', but the scenario has %zu task%s",
 				   where, a->line, a->at.task, sc->ntasks, sc->ntasks == 1 ? "" : "s");
@@ -1132,6 +1201,7 @@ void sc_free(struct scenario *sc)
 	free(sc->matrix);
 	free(sc->behaviour);
 	free(sc->legacy);
+	free(sc->legacy_except);
 	free(sc->name);
 	free(sc->path);
 	memset(sc, 0, sizeof(*sc));

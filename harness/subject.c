@@ -15,18 +15,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #define MAX_LINE 1048576
 
+extern char **environ;
+
 enum op_kind {
 	OP_WRITE, OP_END, OP_DESTROY, OP_DESTROY_SOON, OP_CORK, OP_UNCORK,
-	OP_PAUSE, OP_RESUME, OP_SIGNAL, OP_DISARM, OP_KIND_COUNT
+	OP_PAUSE, OP_RESUME, OP_SIGNAL, OP_DISARM, OP_CHECKPOINT, OP_IGNORE,
+	OP_ABORT, OP_EXIT, OP_EXECVE, OP_AWAIT_DRAINED, OP_KIND_COUNT
 };
 static const char *op_names[OP_KIND_COUNT] = {
 	"write", "end", "destroy", "destroy-soon", "cork", "uncork",
-	"pause", "resume", "signal", "disarm",
+	"pause", "resume", "signal", "disarm", "checkpoint", "ignore",
+	"abort", "exit", "execve", "await-drained",
 };
 
 struct op {
@@ -41,8 +46,13 @@ struct op {
 	int external;
 };
 
-enum ev_kind { EV_DATA, EV_END, EV_DRAIN, EV_FINISH, EV_CLOSE, EV_KIND_COUNT };
-static const char *ev_names[EV_KIND_COUNT] = { "data", "end", "drain", "finish", "close" };
+enum ev_kind {
+	EV_DATA, EV_END, EV_DRAIN, EV_FINISH, EV_CLOSE, EV_WRITE_CB, EV_END_CB,
+	EV_KIND_COUNT
+};
+static const char *ev_names[EV_KIND_COUNT] = {
+	"data", "end", "drain", "finish", "close", "write-cb", "end-cb",
+};
 
 struct block {
 	int conn;
@@ -89,6 +99,8 @@ static struct {
 	uint64_t visible_task;
 	rs_loop *loop;
 	rs_listener *listener;
+	int checkpoints;          /* checkpoints passed so far */
+	int deferred;             /* the running script task awaits a drain */
 } S;
 
 /* ---- the event pipe ----------------------------------------------------- */
@@ -211,17 +223,20 @@ static const char *errname(int e)
 	return buf;
 }
 
+static void run_handlers(enum ev_kind ev, int conn);
+
 static void on_write_done(rs_socket *s, int status, void *arg)
 {
 	struct cb_ctx *ctx = arg;
+	int conn = ctx->conn, number = ctx->number;
 
 	(void)s;
-	if (ctx->number)
-		event(ctx->conn, "write#%d cb %s", ctx->number,
-		      status == 0 ? "ok" : errname(status));
-	else
-		event(ctx->conn, "end cb %s", status == 0 ? "ok" : errname(status));
 	free(ctx);
+	if (number)
+		event(conn, "write#%d cb %s", number, status == 0 ? "ok" : errname(status));
+	else
+		event(conn, "end cb %s", status == 0 ? "ok" : errname(status));
+	run_handlers(number ? EV_WRITE_CB : EV_END_CB, conn);
 }
 
 static unsigned char *op_bytes(const struct op *op, struct conn *c)
@@ -304,9 +319,36 @@ static void op_signal(const struct op *op, int conn)
 		wait_go();
 		return;
 	}
-	event(conn, "signal %s", name ? name : "?");
+	if (name)
+		event(conn, "signal %s", name);
+	else
+		event(conn, "signal %d", op->sig);
 	if (rs_raise(op->sig) < 0)
-		event(conn, "signal %s refused", name ? name : "?");
+		event(conn, "signal %d refused", op->sig);
+}
+
+static void op_ignore(const struct op *op, int conn)
+{
+	const char *name = fi_signal_name(op->sig);
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	if (sigaction(op->sig, &sa, NULL) < 0)
+		event(conn, "ignore %d -> %s", op->sig, errname(errno));
+	else
+		event(conn, "ignore %s", name ? name : "?");
+}
+
+/* execve() of /bin/true through the stack: the batches go out first. */
+static void op_execve(int conn)
+{
+	char *argv[] = { "true", NULL };
+	int rc;
+
+	event(conn, "execve /bin/true");
+	rc = rs_execve("/bin/true", argv, environ);
+	event(conn, "execve -> %s", errname(rc));
 }
 
 static void run_op(const struct op *op, int conn_index)
@@ -321,6 +363,26 @@ static void run_op(const struct op *op, int conn_index)
 	case OP_DISARM:
 		fi_disarm_all();
 		event(ci, "disarm");
+		return;
+	case OP_CHECKPOINT: {
+		char point[32];
+
+		snprintf(point, sizeof(point), "checkpoint:%d", ++S.checkpoints);
+		event(ci, "checkpoint %d", S.checkpoints);
+		sync_point(point);
+		return;
+	}
+	case OP_IGNORE:
+		op_ignore(op, ci);
+		return;
+	case OP_ABORT:
+		event(ci, "abort");
+		rs_abort();
+	case OP_EXIT:
+		event(ci, "exit %d", op->sig);
+		rs_exit(op->sig);
+	case OP_EXECVE:
+		op_execve(ci);
 		return;
 	default:
 		break;
@@ -353,11 +415,59 @@ static void micro_run(rs_loop *loop, void *arg)
 	free(m);
 }
 
-static void run_block(const struct block *b, int conn)
+struct resume {
+	const struct block *block;
+	size_t next;
+	int conn;
+};
+
+static void run_block_from(const struct block *b, int conn, size_t from);
+
+static void resume_task(rs_loop *loop, void *arg)
 {
-	for (size_t i = 0; i < b->nops; i++) {
+	struct resume r = *(struct resume *)arg;
+
+	free(arg);
+	/* A script task that waited ends with its last part: this task's END
+	 * is the one that syncs and posts the next script task. */
+	if (r.block >= S.tasks && r.block < S.tasks + S.ntasks) {
+		S.script_loop_task = rs_loop_task(loop);
+		S.running_task = (size_t)(r.block - S.tasks) + 1;
+	}
+	run_block_from(r.block, r.conn, r.next);
+}
+
+/* await-drained: while the connection still has bytes the kernel has not
+ * taken, the rest of the block goes to a later task (posted, so I/O runs in
+ * between). Tasks that only wait report nothing, so they take no number. */
+static int await_drained(const struct block *b, size_t i, int conn)
+{
+	struct conn *c = &S.conns[b->ops[i].conn >= 0 ? b->ops[i].conn : conn];
+	struct resume *r;
+
+	if (!c->sock || rs_socket_writable_length(c->sock) == 0) {
+		event(c->index, "drained");
+		return 0;
+	}
+	r = malloc(sizeof(*r));
+	if (!r || rs_loop_post(S.loop, resume_task, r) < 0)
+		fatal("out of memory");
+	*r = (struct resume){ b, i, conn };
+	if (b >= S.tasks && b < S.tasks + S.ntasks)
+		S.deferred = 1;
+	return 1;
+}
+
+static void run_block_from(const struct block *b, int conn, size_t from)
+{
+	for (size_t i = from; i < b->nops; i++) {
 		const struct op *op = &b->ops[i];
 
+		if (op->kind == OP_AWAIT_DRAINED) {
+			if (await_drained(b, i, conn))
+				return;
+			continue;
+		}
 		if (op->micro) {
 			struct micro_ctx *m = malloc(sizeof(*m));
 
@@ -369,6 +479,11 @@ static void run_block(const struct block *b, int conn)
 		}
 		run_op(op, conn);
 	}
+}
+
+static void run_block(const struct block *b, int conn)
+{
+	run_block_from(b, conn, 0);
 }
 
 static void run_handlers(enum ev_kind ev, int conn)
@@ -404,6 +519,10 @@ static void task_hook(rs_loop *loop, uint64_t task, enum rs_task_phase phase,
 	(void)arg;
 	if (phase != RS_TASK_END || n == 0 || task != S.script_loop_task)
 		return;
+	if (S.deferred) {
+		S.deferred = 0;
+		return;
+	}
 	S.running_task = 0;
 	if (S.sync_task[n]) {
 		snprintf(point, sizeof(point), "task:%zu", n);

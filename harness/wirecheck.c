@@ -119,7 +119,7 @@ static int apply_flag(struct scenario *sc, const char *flag, const char *val)
 	else
 		return usage_error("unknown flag '%s'%s", flag, "");
 	if (rc < 0)
-		return usage_error("%s %s", flag, err);
+		return usage_error("%s%s", err, "");
 	return 0;
 }
 
@@ -181,9 +181,16 @@ static int write_trace(json_t *trace, const char *path)
 			return -1;
 		return fflush(stdout) == 0 ? 0 : -1;
 	}
-	if (json_dump_file(trace, path, flags) < 0) {
-		fprintf(stderr, "wirecheck: cannot write the trace to %s: %s\n", path, strerror(errno));
-		return -1;
+	{
+		FILE *f = fopen(path, "w");
+		int bad = !f || json_dumpf(trace, f, flags) < 0 || fputc('\n', f) == EOF;
+
+		if (f && fclose(f) != 0)
+			bad = 1;
+		if (bad) {
+			fprintf(stderr, "wirecheck: cannot write the trace to %s: %s\n", path, strerror(errno));
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -283,6 +290,17 @@ static int cmd_run(int argc, char **argv)
 	return rc;
 }
 
+static json_t *except_json(const char *list)
+{
+	json_t *arr = json_array();
+	char buf[128], *save = NULL, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", list ? list : "");
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		json_array_append_new(arr, json_string(tok));
+	return arr;
+}
+
 /* The suite metadata of a scenario, for the pytest plugin. */
 static json_t *check_json(const struct scenario *sc)
 {
@@ -300,8 +318,9 @@ static json_t *check_json(const struct scenario *sc)
 			 "name", sc->name, "path", sc->path,
 			 "behaviour", sc->behaviour ? json_string(sc->behaviour) : json_null(),
 			 "matrix", matrix,
-			 "legacy", sc->legacy ? json_pack("{s:s,s:b}", "variant", sc->legacy,
-							  "must_differ", sc->legacy_must_differ)
+			 "legacy", sc->legacy ? json_pack("{s:s,s:b,s:o}", "variant", sc->legacy,
+							  "must_differ", sc->legacy_must_differ,
+							  "except", except_json(sc->legacy_except))
 					      : json_null(),
 			 "tasks", (json_int_t)sc->ntasks, "connections", sc->connections);
 }

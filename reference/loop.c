@@ -19,7 +19,7 @@
  * that posted tasks are not starved by a flood of ready sockets. */
 #define RS_LOOP_MAX_EVENTS 64
 
-struct rs_config rs_config = { .queue = RS_QUEUE_CURSOR };
+struct rs_config rs_config = { .queue = RS_QUEUE_CURSOR, .batch = 1 };
 struct rs_stats rs_stats;
 
 static int task_queue_push(struct rs__task_queue *q, rs_task_fn fn, void *arg)
@@ -110,11 +110,15 @@ void rs__loop_task(rs_loop *loop, rs_task_fn fn, void *arg)
 	if (loop->hook)
 		loop->hook(loop, loop->task, RS_TASK_BEGIN, loop->hook_arg);
 	fn(loop, arg);
-	while (loop->micro.len > 0) {
-		struct rs__task t = task_queue_pop(&loop->micro);
+	/* The microtasks, then the end-of-task work (the batches' sends),
+	 * whose completions may queue microtasks again. */
+	do {
+		while (loop->micro.len > 0) {
+			struct rs__task t = task_queue_pop(&loop->micro);
 
-		t.fn(loop, t.arg);
-	}
+			t.fn(loop, t.arg);
+		}
+	} while (rs__batches_flush(loop) > 0 || loop->micro.len > 0);
 	if (loop->hook)
 		loop->hook(loop, loop->task, RS_TASK_END, loop->hook_arg);
 	loop->in_task = 0;
@@ -130,6 +134,36 @@ static void io_task_run(rs_loop *loop, void *arg)
 	struct io_task *t = arg;
 
 	rs__handle_dispatch(loop, t->handle, t->events);
+}
+
+void rs__handle_init(struct rs__handle *h, enum rs__handle_kind kind)
+{
+	static uint64_t next_order;
+
+	h->kind = kind;
+	h->order = ++next_order;
+}
+
+/*
+ * Ready handles are dispatched in creation order, not in the order epoll
+ * lists them: epoll's ready list keeps level-triggered entries from earlier
+ * waits, so its order depends on timing, and two sockets whose events come
+ * in one wait would otherwise see their tasks in either order. Insertion
+ * sort: at most RS_LOOP_MAX_EVENTS entries, usually one or two.
+ */
+static void sort_by_creation(struct epoll_event *evs, int n)
+{
+	for (int i = 1; i < n; i++) {
+		struct epoll_event e = evs[i];
+		uint64_t key = ((struct rs__handle *)e.data.ptr)->order;
+		int j = i - 1;
+
+		while (j >= 0 && ((struct rs__handle *)evs[j].data.ptr)->order > key) {
+			evs[j + 1] = evs[j];
+			j--;
+		}
+		evs[j + 1] = e;
+	}
 }
 
 static int loop_alive(const rs_loop *loop)
@@ -150,6 +184,7 @@ static int loop_poll(rs_loop *loop)
 		return 0;
 	if (n < 0)
 		return n;
+	sort_by_creation(evs, n);
 	for (int i = 0; i < n; i++) {
 		struct io_task t = { evs[i].data.ptr, evs[i].events };
 

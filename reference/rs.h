@@ -32,7 +32,15 @@ enum rs_queue_strategy {
 
 struct rs_config {
 	enum rs_queue_strategy queue;
+	int batch;  /* 1 fixed: batch a task's later small writes; 0 legacy */
 };
+
+/* Write batching (reference-prs/000): a write of at most RS_BATCH_MAX_WRITE
+ * bytes without a callback, after the socket's first write of the task, is
+ * held in the socket's batch, at most RS_BATCH_LIMIT bytes, which one send
+ * takes at the end of the task. */
+#define RS_BATCH_MAX_WRITE 16384
+#define RS_BATCH_LIMIT 65536
 
 /* The process-wide configuration; defaults to every fixed strategy. */
 extern struct rs_config rs_config;
@@ -243,7 +251,8 @@ int rs_socket_write(rs_socket *s, const void *data, size_t len,
 		    rs_write_cb cb, void *arg);
 /*
  * Writes len bytes (none when len is 0), then ends the write side: once
- * the kernel has every byte, shutdown(SHUT_WR), on_finish, then cb.
+ * the kernel has every byte, shutdown(SHUT_WR), cb, then on_finish (node
+ * 20's order). on_drain does not run once end() was called.
  * Returns 0, or -errno as rs_socket_write.
  */
 int rs_socket_end(rs_socket *s, const void *data, size_t len, rs_write_cb cb,
@@ -279,9 +288,18 @@ struct rs_stats {
 extern struct rs_stats rs_stats;
 
 /*
- * Raises sig at this process through the stack: the wrapper a later
- * behaviour uses to run pending work first. Returns 0 or -errno.
+ * Raises sig at this process. When sig would end the process (its action is
+ * the default and the default terminates), every socket's batch is sent
+ * first, so that what was written before reaches the peer. A signal that
+ * does nothing (ignored, ignored by default, or handled) flushes nothing.
+ * Returns 0, or -EINVAL for a number kill() refuses (nothing is flushed).
  */
 int rs_raise(int sig);
+/* Sends every socket's batch, then abort(). */
+void rs_abort(void) __attribute__((noreturn));
+/* Sends every socket's batch, then exit(code). */
+void rs_exit(int code) __attribute__((noreturn));
+/* Sends every socket's batch, then execve(). Returns -errno if it fails. */
+int rs_execve(const char *path, char *const argv[], char *const envp[]);
 
 #endif

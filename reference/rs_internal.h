@@ -33,7 +33,10 @@ int rs__io_close(int fd);
 enum rs__handle_kind { RS__SOCKET, RS__LISTENER };
 struct rs__handle {
 	enum rs__handle_kind kind;
+	uint64_t order;   /* creation order: the loop dispatches by it */
 };
+/* Gives h the next creation number. */
+void rs__handle_init(struct rs__handle *h, enum rs__handle_kind kind);
 
 /* loop.c */
 struct rs__task {
@@ -62,6 +65,9 @@ struct rs_loop {
 void rs__loop_task(rs_loop *loop, rs_task_fn fn, void *arg);
 /* socket.c: dispatches an epoll event to a socket or listener (a task). */
 void rs__handle_dispatch(rs_loop *loop, struct rs__handle *h, uint32_t events);
+/* socket.c: sends the batch of every socket of the loop that has one (the
+ * end-of-task work). Returns how many batches it sent. */
+int rs__batches_flush(rs_loop *loop);
 /* socket.c: frees what was closed during the iteration. */
 void rs__loop_reap(rs_loop *loop);
 

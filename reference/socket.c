@@ -14,7 +14,7 @@
  * and runs in the "settle" microtask once written reaches it; so it never runs
  * inside the call that queued it, and always after the kernel has the bytes.
  * settle also emits drain and, once every byte is taken after end(), sends
- * our FIN and emits finish, then end()'s callback, as node does.
+ * our FIN and runs end()'s callback, then finish, as node 20 does.
  */
 #include "rs_internal.h"
 
@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -55,6 +56,9 @@ struct rs_socket {
 	struct rs_socket_options opts;
 	struct rs_queue queue;  /* accepted, not yet taken by the kernel */
 	struct rs_queue cork;   /* collected while corked */
+	struct rs_queue batch;  /* held until the end of the task */
+	uint64_t write_task;    /* the loop task of the last write, or 0 */
+	rs_socket *next_batched;
 	int corked;
 	uint64_t seq;           /* bytes accepted by write() and end() */
 	uint64_t written;       /* bytes the kernel took */
@@ -71,6 +75,7 @@ struct rs_socket {
 	unsigned need_drain : 1;
 	unsigned settle_queued : 1;
 	unsigned destroy_on_finish : 1;
+	unsigned batched : 1;      /* on the list of sockets with a batch */
 	int error;              /* the error the socket closes with, or 0 */
 	const char *error_syscall;
 	rs_socket *next_closed;
@@ -89,6 +94,8 @@ struct rs_listener {
 
 static void sock_settle(rs_loop *loop, void *arg);
 static void sock_fail(rs_socket *s, int code, const char *syscall);
+static void batch_unlist(rs_socket *s);
+static void sock_batch_flush(rs_socket *s);
 
 /* Out of memory in the middle of a callback chain leaves no sane way to
  * keep the promises of the API (a callback that never runs); a test stack
@@ -202,6 +209,7 @@ static void sock_destroy(rs_socket *s, int code, const char *syscall)
 	if (s->destroyed)
 		return;
 	s->destroyed = 1;
+	batch_unlist(s);
 	s->error = code;
 	s->error_syscall = syscall;
 	/* An explicit DEL, not just close(): the count of epoll_ctl(DEL) per
@@ -220,6 +228,10 @@ static void sock_fail(rs_socket *s, int code, const char *syscall)
 
 void rs_socket_destroy(rs_socket *s, int code)
 {
+	/* What was written before destroy() still goes out: one send of the
+	 * batch, then the close. */
+	if (s->batched)
+		sock_batch_flush(s);
 	sock_destroy(s, code > 0 ? code : 0, "destroy");
 }
 
@@ -233,6 +245,76 @@ static int is_retryable(ssize_t rc)
 
 /* ---- the write path --------------------------------------------------- */
 
+static void sock_send_raw(rs_socket *s, const char *data, size_t len);
+
+/* Sockets whose batch holds bytes. One list for the process, since rs_raise
+ * and rs_abort must reach every batch without knowing the loops. */
+static rs_socket *batched_sockets;
+
+static void batch_unlist(rs_socket *s)
+{
+	rs_socket **p = &batched_sockets;
+
+	if (!s->batched)
+		return;
+	while (*p && *p != s)
+		p = &(*p)->next_batched;
+	if (*p)
+		*p = s->next_batched;
+	s->batched = 0;
+	s->next_batched = NULL;
+}
+
+/* Sends what the batch holds, before anything written after it. What the
+ * kernel refuses goes to the pending-write queue, as an ordinary write. */
+static void sock_batch_flush(rs_socket *s)
+{
+	struct iovec iov;
+
+	batch_unlist(s);
+	if (rs_queue_peek(&s->batch, &iov) == 0)
+		return;
+	sock_send_raw(s, iov.iov_base, iov.iov_len);
+	rs_queue_consume(&s->batch, iov.iov_len);
+}
+
+int rs__batches_flush(rs_loop *loop)
+{
+	int sent = 0;
+	rs_socket *s = batched_sockets;
+
+	while (s) {
+		rs_socket *next = s->next_batched;
+
+		if (s->loop == loop) {
+			sock_batch_flush(s);
+			sent++;
+		}
+		s = next;
+	}
+	return sent;
+}
+
+static void batches_flush_all(void)
+{
+	while (batched_sockets)
+		sock_batch_flush(batched_sockets);
+}
+
+/* Whether a write is held in the batch: the fixed strategy, a byte write of
+ * at most RS_BATCH_MAX_WRITE without a callback, after the socket's first
+ * write of this task, while the kernel takes every byte (nothing queued),
+ * and while the batch stays within RS_BATCH_LIMIT. */
+static int sock_batchable(const rs_socket *s, size_t len, rs_write_cb cb)
+{
+	uint64_t task = rs_loop_task(s->loop);
+
+	return rs_config.batch && !cb && len > 0 && len <= RS_BATCH_MAX_WRITE &&
+	       task != 0 && s->write_task == task && !s->connecting &&
+	       rs_queue_len(&s->queue) == 0 &&
+	       rs_queue_len(&s->batch) + len <= RS_BATCH_LIMIT;
+}
+
 /* Accounts n bytes the kernel took; schedules what that completes. */
 static void sock_took(rs_socket *s, size_t n)
 {
@@ -242,7 +324,7 @@ static void sock_took(rs_socket *s, size_t n)
 }
 
 /* Sends len new bytes behind whatever is queued; queues what is refused. */
-static void sock_send_bytes(rs_socket *s, const char *data, size_t len)
+static void sock_send_raw(rs_socket *s, const char *data, size_t len)
 {
 	size_t queued = rs_queue_len(&s->queue);
 	size_t taken_new = 0;
@@ -280,6 +362,16 @@ static void sock_send_bytes(rs_socket *s, const char *data, size_t len)
 	if (n > 0)
 		sock_took(s, (size_t)n);
 	sock_poll_update(s);
+}
+
+/* Every path that gives bytes to the kernel comes here: what the batch
+ * holds goes first, so the order on the wire is the order of the writes. */
+static void sock_send_bytes(rs_socket *s, const char *data, size_t len)
+{
+	if (s->batched)
+		sock_batch_flush(s);
+	if (!s->destroyed)
+		sock_send_raw(s, data, len);
 }
 
 /* A writable event: sends of the queued bytes until the queue is empty, the
@@ -380,10 +472,23 @@ static int sock_write(rs_socket *s, const void *data, size_t len,
 	if (cb)
 		must(wreq_push(&s->reqs, (struct wreq){ s->seq, cb, arg }),
 		     "write request");
-	if (s->corked)
+	if (s->corked) {
 		must(rs_queue_append(&s->cork, data, len), "cork append");
-	else if (len > 0)
+	} else if (sock_batchable(s, len, cb)) {
+		must(rs_queue_append(&s->batch, data, len), "batch append");
+		if (!s->batched) {
+			s->batched = 1;
+			s->next_batched = batched_sockets;
+			batched_sockets = s;
+		}
+	} else if (len > 0) {
 		sock_send_bytes(s, data, len);
+	} else if (s->batched) {
+		/* An empty write with a callback completes after the bytes
+		 * before it: send them now, not at the end of the task. */
+		sock_batch_flush(s);
+	}
+	s->write_task = rs_loop_task(s->loop);
 	/* A write whose bytes are all taken (or that has none) completes in
 	 * this task's microtasks. */
 	if (cb && s->written >= s->seq)
@@ -423,6 +528,10 @@ int rs_socket_end(rs_socket *s, const void *data, size_t len, rs_write_cb cb,
 		return sock_write_refused(s, -err, cb, arg);
 	if (len > 0)
 		(void)sock_write(s, data, len, NULL, NULL);
+	if (s->batched)
+		sock_batch_flush(s);
+	if (s->destroyed)
+		return 0;
 	s->ending = 1;
 	s->end_cb = cb;
 	s->end_arg = arg;
@@ -473,32 +582,38 @@ static void sock_finish(rs_socket *s)
 	}
 	s->finished = 1;
 	s->end_cb = NULL;
-	if (s->ev.on_finish)
-		s->ev.on_finish(s, s->arg);
-	if (cb && !s->destroyed)
+	/* end()'s callback before the finish event, as node 20's Writable
+	 * runs its kOnFinished callbacks before emit('finish'). */
+	if (cb)
 		cb(s, 0, s->end_arg);
+	if (!s->destroyed && s->ev.on_finish)
+		s->ev.on_finish(s, s->arg);
 	if (!s->destroyed && (s->peer_ended || s->destroy_on_finish))
 		rs_socket_destroy(s, 0);
 }
 
+/*
+ * Completions, in node 20's order (Writable's afterWrite): drain first, when
+ * a write asked for it, the socket is not ending and nothing is left; then
+ * the callbacks of the writes the kernel has now taken; then, after end()
+ * and once every byte is taken, our FIN, end()'s callback and finish.
+ */
 static void sock_settle(rs_loop *loop, void *arg)
 {
 	rs_socket *s = arg;
 
 	(void)loop;
 	s->settle_queued = 0;
+	if (s->need_drain && !s->ending && rs_socket_writable_length(s) == 0) {
+		s->need_drain = 0;
+		if (s->ev.on_drain)
+			s->ev.on_drain(s, s->arg);
+	}
 	while (!s->destroyed && s->reqs.len > 0 &&
 	       s->reqs.items[s->reqs.head].end <= s->written) {
 		struct wreq r = wreq_pop(&s->reqs);
 
 		r.cb(s, 0, r.arg);
-	}
-	if (s->destroyed)
-		return;
-	if (s->need_drain && rs_socket_writable_length(s) == 0) {
-		s->need_drain = 0;
-		if (s->ev.on_drain)
-			s->ev.on_drain(s, s->arg);
 	}
 	if (!s->destroyed && s->ending && !s->finished &&
 	    rs_socket_writable_length(s) == 0)
@@ -619,12 +734,13 @@ static void listener_dispatch(rs_listener *l)
 		(void)rs__io_close(fd);
 		return;
 	}
-	s->handle.kind = RS__SOCKET;
+	rs__handle_init(&s->handle, RS__SOCKET);
 	s->loop = l->loop;
 	s->fd = fd;
 	s->opts = l->opts;
 	rs_queue_init(&s->queue, rs_config.queue);
 	rs_queue_init(&s->cork, rs_config.queue);
+	rs_queue_init(&s->batch, rs_config.queue);
 	if (rs__io_setbuf(fd, s->opts.rcvbuf, s->opts.sndbuf) < 0 ||
 	    rs__io_epoll_ctl(l->loop->epfd, EPOLL_CTL_ADD, fd, EPOLLIN,
 			     &s->handle) < 0) {
@@ -679,7 +795,7 @@ static int sock_connect(rs_loop *loop, int domain, const struct sockaddr *sa,
 		(void)rs__io_close(fd);
 		return -ENOMEM;
 	}
-	s->handle.kind = RS__SOCKET;
+	rs__handle_init(&s->handle, RS__SOCKET);
 	s->loop = loop;
 	s->fd = fd;
 	s->opts = opts ? *opts : defaults;
@@ -688,6 +804,7 @@ static int sock_connect(rs_loop *loop, int domain, const struct sockaddr *sa,
 	s->arg = arg;
 	rs_queue_init(&s->queue, rs_config.queue);
 	rs_queue_init(&s->cork, rs_config.queue);
+	rs_queue_init(&s->batch, rs_config.queue);
 	rc = rs__io_setbuf(fd, s->opts.rcvbuf, s->opts.sndbuf);
 	if (rc == 0)
 		rc = rs__io_connect(fd, sa, salen);
@@ -779,7 +896,7 @@ static int listen_on(rs_loop *loop, int domain, const struct sockaddr *sa,
 		free(l);
 		return rc;
 	}
-	l->handle.kind = RS__LISTENER;
+	rs__handle_init(&l->handle, RS__LISTENER);
 	l->loop = loop;
 	l->fd = fd;
 	if (opts)
@@ -838,10 +955,11 @@ void rs_listener_close(rs_listener *l)
 
 static void sock_free(rs_socket *s)
 {
-	rs_stats.bytes_moved += s->queue.bytes_moved + s->cork.bytes_moved;
-	rs_stats.allocations += s->queue.allocations + s->cork.allocations;
+	rs_stats.bytes_moved += s->queue.bytes_moved + s->cork.bytes_moved + s->batch.bytes_moved;
+	rs_stats.allocations += s->queue.allocations + s->cork.allocations + s->batch.allocations;
 	rs_queue_free(&s->queue);
 	rs_queue_free(&s->cork);
+	rs_queue_free(&s->batch);
 	free(s->reqs.items);
 	free(s);
 }
@@ -862,9 +980,48 @@ void rs__loop_reap(rs_loop *loop)
 	}
 }
 
+/* Whether the default action of sig ends the process (POSIX: terminate or
+ * core); the others are ignore, stop and continue. */
+static int sig_default_ends(int sig)
+{
+	switch (sig) {
+	case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
+	case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
 int rs_raise(int sig)
 {
-	/* raise() is not a socket syscall; later behaviours flush pending
-	 * batches here before a fatal signal. */
+	struct sigaction sa;
+
+	/* A number kill() refuses does nothing to the process, so it sends
+	 * nothing either. */
+	if (sig <= 0 || sig >= NSIG || sigaction(sig, NULL, &sa) < 0)
+		return -EINVAL;
+	if (!(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_DFL &&
+	    sig_default_ends(sig))
+		batches_flush_all();
 	return raise(sig) == 0 ? 0 : -EINVAL;
+}
+
+void rs_abort(void)
+{
+	batches_flush_all();
+	abort();
+}
+
+void rs_exit(int code)
+{
+	batches_flush_all();
+	exit(code);
+}
+
+int rs_execve(const char *path, char *const argv[], char *const envp[])
+{
+	batches_flush_all();
+	execve(path, argv, envp);
+	return -errno;
 }

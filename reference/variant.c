@@ -20,11 +20,21 @@ int rs_variant_set(const char *name, const char *value)
 			return -EINVAL;
 		return 0;
 	}
+	if (strcmp(name, "batch") == 0) {
+		if (strcmp(value, "on") == 0 || strcmp(value, "fixed") == 0)
+			rs_config.batch = 1;
+		else if (strcmp(value, "off") == 0 || strcmp(value, "legacy") == 0)
+			rs_config.batch = 0;
+		else
+			return -EINVAL;
+		return 0;
+	}
 	return -ENOENT;
 }
 
 int rs_variant_describe(char *buf, size_t len)
 {
-	return snprintf(buf, len, "queue=%s\n",
+	return snprintf(buf, len, "batch=%s\nqueue=%s\n",
+			rs_config.batch ? "on" : "off",
 			rs_config.queue == RS_QUEUE_CURSOR ? "cursor" : "memmove");
 }

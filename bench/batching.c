@@ -1,0 +1,1123 @@
+/*
+ * batching.c: what write batching (reference-prs/000) changes for a task
+ * that makes N writes on one socket: the PR's "Numbers" table, rows for
+ * rows, on the reference stack.
+ *
+ * A round: one posted task on the stack's loop makes the row's N writes on
+ * one connected socket (TCP over 127.0.0.1, or a unix socket with --unix).
+ * The peer is a forked process that reads as fast as it can (blocking recv
+ * of 256 KiB) and, once it has read every byte of the round, writes 1 byte
+ * back; the sender's on_data for that byte ends the round and posts the
+ * task of the next one. So a round's time, CLOCK_MONOTONIC from the start
+ * of the writing task to that on_data, ends when the peer has read every
+ * byte, as in the PR ("a round ends when the client has read every byte").
+ *
+ * Sends per round: send + sendto + sendmsg + write + writev of the gate's
+ * counters (fi_counters), from the start of the writing task to the reply's
+ * on_data, so the sends of later writable events are in them too. The task
+ * hook splits them into the sends made inside the write calls and those of
+ * the end of the task (the batch).
+ *
+ * Three configurations, batch=off, batch=off again (the same code, to show
+ * the noise) and batch=on, switched with rs_variant_set("batch", ...)
+ * between blocks of rounds. A block runs every row in every configuration:
+ * WARMUP_ROUNDS unmeasured rounds then the measured ones; the order of the
+ * configurations rotates by block and by row, so that none always runs
+ * first or last. A time is the median over all the measured rounds of a
+ * row and configuration (blocks x rounds of them). The noise band of a row
+ * is the largest |off / off again - 1| among its per-block medians.
+ *
+ * TCP: TCP_NODELAY on both ends (the stack has no option for it, so the
+ * bench sets it on the socket's fd once connected), as a server that writes
+ * frames sets it; with Nagle on, the kernel would hold a small send behind
+ * an unacknowledged one and coalesce the unbatched sends by itself.
+ *
+ * usage: batching [--unix] [--quick] [--blocks N] [--rounds N] [--json]
+ * Exits 0 when the benchmark ran (the targets are printed, PASS or FAIL),
+ * 1 when something failed (a byte count, a reply, a callback), 2 on a usage
+ * error.
+ */
+#ifndef _GNU_SOURCE
+/* pipe2, mkdtemp and getloadavg are GNU and BSD extensions that a strict
+ * -std=c11 build hides without it. */
+#define _GNU_SOURCE
+#endif
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fi.h"
+#include "rs.h"
+
+#define KIB ((size_t)1024)
+#define READ_CHUNK (256 * KIB)
+#define MAX_WRITE (256 * KIB)
+
+#define DEFAULT_BLOCKS 7
+#define DEFAULT_ROUNDS 200
+#define QUICK_BLOCKS 3
+#define QUICK_ROUNDS 40
+#define WARMUP_ROUNDS 10
+#define MAX_BLOCKS 1000
+#define MAX_ROUNDS 100000
+
+/* The targets. */
+#define TARGET_RATIO 25.0
+#define TARGET_SENDS 2
+
+/* The peer's reply, one per round. */
+#define ACK 'A'
+
+struct row {
+	const char *label;
+	int writes;
+	size_t size;
+	int callback;
+};
+
+static const struct row rows[] = {
+	{ "2 x write(262144 B)", 2, 262144, 0 },
+	{ "16 x write(49152 B)", 16, 49152, 0 },
+	{ "16 x write(32768 B)", 16, 32768, 0 },
+	{ "16 x write(16384 B)", 16, 16384, 0 },
+	{ "16 x write(1024 B)", 16, 1024, 0 },
+	{ "1 x write(128 B)", 1, 128, 0 },
+	{ "2 x write(128 B)", 2, 128, 0 },
+	{ "16 x write(128 B)", 16, 128, 0 },
+	{ "64 x write(128 B)", 64, 128, 0 },
+	{ "256 x write(128 B)", 256, 128, 0 },
+	{ "64 x write(128 B, callback)", 64, 128, 1 },
+};
+
+#define NROWS ((int)(sizeof(rows) / sizeof(rows[0])))
+/* The rows the targets name. */
+#define ROW_ONE 5
+#define ROW_256 9
+#define ROW_CB 10
+
+enum config { C_OFF, C_OFF2, C_ON, NCONFIGS };
+
+static const char *const config_keys[NCONFIGS] = { "off", "off2", "on" };
+static const char *const config_values[NCONFIGS] = { "off", "off", "on" };
+
+/* One measured round. */
+struct sample {
+	double us;
+	uint32_t sends;    /* every writing call until the reply */
+	uint32_t in_call;  /* of which inside the write calls */
+	uint32_t at_end;   /* of which at the end of the writing task */
+};
+
+struct stat3 {
+	double mean;
+	uint32_t min;
+	uint32_t max;
+};
+
+/* One row in one configuration, over the blocks. */
+struct cell {
+	struct sample *samples; /* [block * rounds + round] */
+	double median_us;
+	double *block_median_us;
+	struct stat3 sends;
+	struct stat3 in_call;
+	struct stat3 at_end;
+};
+
+struct options {
+	int blocks;
+	int rounds;
+	int json;
+	int unix_socket;
+};
+
+/* Sent to the peer before each (row, configuration) unit of a block. A
+ * message with rounds 0 tells it to exit. */
+struct ctl_msg {
+	uint64_t round_bytes;
+	uint64_t rounds;
+};
+
+struct peer {
+	pid_t pid;
+	int ctl;       /* write end of the control pipe */
+	char dir[64];
+	char path[128];
+	int port;
+};
+
+struct bench {
+	const struct options *o;
+	struct peer *peer;
+	rs_loop *loop;
+	rs_socket *s;
+	char *payload;
+	int nunits;
+	int unit;
+	int block;
+	int row;
+	int config;
+	int round;        /* within the unit, warm-up rounds included */
+	int total_rounds;
+	double t0;
+	uint64_t sends0;
+	uint64_t sends_body;
+	uint32_t in_call;
+	uint32_t at_end;
+	int in_round;     /* the running task is a round's writing task */
+	int callbacks;
+	int finished;
+};
+
+static struct cell cells[NROWS][NCONFIGS];
+static struct peer the_peer = { .pid = -1, .ctl = -1 };
+
+static void die(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("batching: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Small helpers.                                                           */
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Returns 0 when len bytes were read, 1 on EOF before any, -1 otherwise. */
+static int read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, p + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0 && got == 0)
+			return 1;
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		die("clock_gettime: %s", strerror(errno));
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int set_nodelay(int fd)
+{
+	int one = 1;
+
+	return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* The median of n values (the mean of the middle two when n is even);
+ * sorts v. */
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+static double abs_double(double d)
+{
+	return d < 0.0 ? -d : d;
+}
+
+/* Every writing call the gate counted. */
+static uint64_t gate_writes(void)
+{
+	const struct fi_counters *c = fi_counters();
+
+	return c->calls[FI_SEND] + c->calls[FI_SENDTO] + c->calls[FI_SENDMSG] +
+	       c->calls[FI_WRITE] + c->calls[FI_WRITEV];
+}
+
+/* ------------------------------------------------------------------------ */
+/* The peer process.                                                        */
+
+static int listen_unix(struct peer *p)
+{
+	struct sockaddr_un sun;
+	int fd, n;
+
+	if (snprintf(p->dir, sizeof(p->dir), "/tmp/wirecheck-batching.XXXXXX") <
+		    0 ||
+	    mkdtemp(p->dir) == NULL)
+		die("mkdtemp: %s", strerror(errno));
+	n = snprintf(p->path, sizeof(p->path), "%s/sock", p->dir);
+	if (n < 0 || (size_t)n >= sizeof(p->path))
+		die("socket path too long");
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(p->path) >= sizeof(sun.sun_path))
+		die("socket path too long: %s", p->path);
+	memcpy(sun.sun_path, p->path, strlen(p->path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die("socket(AF_UNIX): %s", strerror(errno));
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
+	    listen(fd, 1) != 0)
+		die("listen on %s: %s", p->path, strerror(errno));
+	return fd;
+}
+
+static int listen_tcp(struct peer *p)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	int fd;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die("socket(AF_INET): %s", strerror(errno));
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0 ||
+	    listen(fd, 1) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &len) != 0)
+		die("listen on 127.0.0.1: %s", strerror(errno));
+	p->port = ntohs(sin.sin_port);
+	return fd;
+}
+
+/* Reads one round: exactly round_bytes (the sender writes the next round
+ * only after the reply, so more is an error), then replies 1 byte. */
+static int peer_round(int fd, char *buf, uint64_t round_bytes)
+{
+	uint64_t got = 0;
+	ssize_t n;
+
+	while (got < round_bytes) {
+		n = recv(fd, buf, READ_CHUNK, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			fprintf(stderr, "batching peer: recv: %s\n",
+				strerror(errno));
+			return -1;
+		}
+		if (n == 0) {
+			fprintf(stderr, "batching peer: EOF after %" PRIu64
+				" of %" PRIu64 " bytes\n", got, round_bytes);
+			return -1;
+		}
+		got += (uint64_t)n;
+	}
+	if (got != round_bytes) {
+		fprintf(stderr, "batching peer: read %" PRIu64 " bytes, the "
+			"round has %" PRIu64 "\n", got, round_bytes);
+		return -1;
+	}
+	for (;;) {
+		n = send(fd, &(char){ ACK }, 1, MSG_NOSIGNAL);
+		if (n == 1)
+			return 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		fprintf(stderr, "batching peer: send: %s\n",
+			n < 0 ? strerror(errno) : "sent nothing");
+		return -1;
+	}
+}
+
+/* The peer: one connection, then rounds as the control pipe announces them
+ * until a message with 0 rounds (or EOF, which is an error: the sender
+ * died). Returns the exit status. */
+static int peer_main(int lfd, int ctl, int tcp)
+{
+	char *buf = malloc(READ_CHUNK);
+	struct ctl_msg m;
+	int fd, status = 0;
+
+	if (buf == NULL)
+		return 1;
+	do
+		fd = accept(lfd, NULL, NULL);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		fprintf(stderr, "batching peer: accept: %s\n", strerror(errno));
+		free(buf);
+		return 1;
+	}
+	if (close(lfd) != 0 || (tcp && set_nodelay(fd) != 0)) {
+		fprintf(stderr, "batching peer: setup: %s\n", strerror(errno));
+		status = 1;
+	}
+	while (status == 0) {
+		int rc = read_full(ctl, &m, sizeof(m));
+
+		if (rc != 0) {
+			fprintf(stderr, "batching peer: the sender is gone\n");
+			status = 1;
+			break;
+		}
+		if (m.rounds == 0)
+			break;
+		for (uint64_t i = 0; i < m.rounds && status == 0; i++) {
+			if (peer_round(fd, buf, m.round_bytes) != 0)
+				status = 1;
+		}
+	}
+	if (close(fd) != 0)
+		status = 1;
+	free(buf);
+	return status;
+}
+
+static void peer_cleanup(void)
+{
+	struct peer *p = &the_peer;
+
+	/* Only the parent registers this; the peer leaves with _exit. */
+	if (p->path[0] != '\0' && unlink(p->path) != 0)
+		perror("batching: unlink");
+	if (p->dir[0] != '\0' && rmdir(p->dir) != 0)
+		perror("batching: rmdir");
+	p->path[0] = '\0';
+	p->dir[0] = '\0';
+}
+
+/* Makes the listener and forks the peer, before anything is allocated. */
+static void peer_start(struct peer *p, int unix_socket)
+{
+	int ctl[2], lfd;
+
+	if (atexit(peer_cleanup) != 0)
+		die("atexit failed");
+	lfd = unix_socket ? listen_unix(p) : listen_tcp(p);
+	if (pipe2(ctl, O_CLOEXEC) != 0)
+		die("pipe2: %s", strerror(errno));
+	/* Whatever stdio holds would otherwise be written twice. */
+	if (fflush(stdout) != 0 || fflush(stderr) != 0)
+		die("fflush: %s", strerror(errno));
+	p->pid = fork();
+	if (p->pid < 0)
+		die("fork: %s", strerror(errno));
+	if (p->pid == 0) {
+		if (close(ctl[1]) != 0)
+			_exit(1);
+		_exit(peer_main(lfd, ctl[0], !unix_socket));
+	}
+	if (close(ctl[0]) != 0 || close(lfd) != 0)
+		die("close: %s", strerror(errno));
+	p->ctl = ctl[1];
+}
+
+static void peer_send(const struct peer *p, uint64_t round_bytes,
+		      uint64_t rounds)
+{
+	struct ctl_msg m = { round_bytes, rounds };
+
+	if (write_full(p->ctl, &m, sizeof(m)) != 0)
+		die("cannot reach the peer: %s", strerror(errno));
+}
+
+static void peer_stop(struct peer *p)
+{
+	int status;
+
+	if (close(p->ctl) != 0)
+		die("close: %s", strerror(errno));
+	p->ctl = -1;
+	while (waitpid(p->pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			die("waitpid: %s", strerror(errno));
+	}
+	p->pid = -1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		die("the peer failed (status %d)", status);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The sender, on the reference stack.                                      */
+
+static void unit_start(struct bench *b);
+static void round_task(rs_loop *loop, void *arg);
+
+static void post_round(struct bench *b)
+{
+	int rc = rs_loop_post(b->loop, round_task, b);
+
+	if (rc < 0)
+		die("rs_loop_post: %s", strerror(-rc));
+}
+
+/* The end of a task: what was sent since the body's write calls is the
+ * end-of-task work, the batch. */
+static void task_hook(rs_loop *loop, uint64_t task, enum rs_task_phase phase,
+		      void *arg)
+{
+	struct bench *b = arg;
+
+	(void)loop;
+	(void)task;
+	if (phase == RS_TASK_END && b->in_round) {
+		b->at_end = (uint32_t)(gate_writes() - b->sends_body);
+		b->in_round = 0;
+	}
+}
+
+static void write_done(rs_socket *s, int status, void *arg)
+{
+	struct bench *b = arg;
+
+	(void)s;
+	if (status != 0)
+		die("a write's callback failed: %s", strerror(-status));
+	b->callbacks++;
+}
+
+/* One round's task: the row's writes, nothing else. */
+static void round_task(rs_loop *loop, void *arg)
+{
+	struct bench *b = arg;
+	const struct row *r = &rows[b->row];
+	rs_write_cb cb = r->callback ? write_done : NULL;
+
+	(void)loop;
+	b->callbacks = 0;
+	b->in_round = 1;
+	b->at_end = 0;
+	b->t0 = now_us();
+	b->sends0 = gate_writes();
+	for (int i = 0; i < r->writes; i++) {
+		/* 0 asks to wait for drain; the PR's rounds write regardless,
+		 * and so does this one: the stack queues what the kernel
+		 * refuses. */
+		int rc = rs_socket_write(b->s, b->payload, r->size, cb, b);
+
+		if (rc < 0)
+			die("rs_socket_write: %s", strerror(-rc));
+	}
+	b->sends_body = gate_writes();
+	b->in_call = (uint32_t)(b->sends_body - b->sends0);
+}
+
+static void bench_finish(struct bench *b)
+{
+	peer_send(b->peer, 0, 0);
+	b->finished = 1;
+	rs_socket_destroy(b->s, 0);
+}
+
+/* The peer's reply: the round is over. */
+static void on_data(rs_socket *s, const char *data, size_t len, void *arg)
+{
+	struct bench *b = arg;
+	double t1 = now_us();
+	uint64_t sends = gate_writes() - b->sends0;
+	const struct row *r = &rows[b->row];
+
+	(void)s;
+	if (len != 1 || data[0] != ACK)
+		die("the peer replied %zu bytes, expected 1", len);
+	if (b->in_round)
+		die("the reply came before the end of the writing task");
+	if (r->callback && b->callbacks != r->writes)
+		die("%d of %d callbacks ran before the peer had every byte",
+		    b->callbacks, r->writes);
+	if (b->round >= WARMUP_ROUNDS) {
+		struct cell *c = &cells[b->row][b->config];
+		size_t i = (size_t)b->block * (size_t)b->o->rounds +
+			   (size_t)(b->round - WARMUP_ROUNDS);
+
+		c->samples[i] = (struct sample){ t1 - b->t0, (uint32_t)sends,
+						 b->in_call, b->at_end };
+	}
+	b->round++;
+	if (b->round < b->total_rounds) {
+		post_round(b);
+		return;
+	}
+	b->unit++;
+	if (b->unit < b->nunits)
+		unit_start(b);
+	else
+		bench_finish(b);
+}
+
+/* A unit: one row in one configuration within a block. Switched between
+ * rounds, when no batch holds anything. */
+static void unit_start(struct bench *b)
+{
+	int u = b->unit, i = u % NCONFIGS, rc;
+	const struct row *r;
+
+	b->block = u / (NROWS * NCONFIGS);
+	b->row = (u / NCONFIGS) % NROWS;
+	b->config = (b->block + b->row + i) % NCONFIGS;
+	r = &rows[b->row];
+	rc = rs_variant_set("batch", config_values[b->config]);
+	if (rc < 0)
+		die("rs_variant_set: %s", strerror(-rc));
+	b->round = 0;
+	b->total_rounds = WARMUP_ROUNDS + b->o->rounds;
+	peer_send(b->peer, (uint64_t)r->writes * r->size,
+		  (uint64_t)b->total_rounds);
+	post_round(b);
+}
+
+static void on_connect(rs_socket *s, void *arg)
+{
+	struct bench *b = arg;
+
+	if (!b->o->unix_socket && set_nodelay(rs_socket_fd(s)) != 0)
+		die("setsockopt(TCP_NODELAY): %s", strerror(errno));
+	unit_start(b);
+}
+
+static void on_end(rs_socket *s, void *arg)
+{
+	(void)s;
+	(void)arg;
+	die("the peer closed the connection in the middle of the rounds");
+}
+
+static void on_error(rs_socket *s, int code, const char *syscall, void *arg)
+{
+	(void)s;
+	(void)arg;
+	die("the socket failed: %s: %s", syscall, strerror(code));
+}
+
+static void on_close(rs_socket *s, int had_error, void *arg)
+{
+	struct bench *b = arg;
+
+	(void)s;
+	if (!b->finished || had_error)
+		die("the socket closed before the last round");
+}
+
+static void bench_run(struct bench *b)
+{
+	static const struct rs_socket_events events = {
+		.on_connect = on_connect,
+		.on_data = on_data,
+		.on_end = on_end,
+		.on_error = on_error,
+		.on_close = on_close,
+	};
+	int rc;
+
+	b->nunits = b->o->blocks * NROWS * NCONFIGS;
+	rc = rs_loop_new(&b->loop);
+	if (rc < 0)
+		die("rs_loop_new: %s", strerror(-rc));
+	rs_loop_set_hook(b->loop, task_hook, b);
+	rc = b->o->unix_socket
+		     ? rs_connect_unix(b->loop, b->peer->path, NULL, &events, b,
+				       &b->s)
+		     : rs_connect_tcp(b->loop, "127.0.0.1", b->peer->port, NULL,
+				      &events, b, &b->s);
+	if (rc < 0)
+		die("connect: %s", strerror(-rc));
+	rc = rs_loop_run(b->loop);
+	if (rc < 0)
+		die("rs_loop_run: %s", strerror(-rc));
+	rc = rs_loop_free(b->loop);
+	if (rc < 0)
+		die("rs_loop_free: %s", strerror(-rc));
+	if (!b->finished)
+		die("the loop ended before the last round");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reduction.                                                               */
+
+static void stat_add(struct stat3 *st, uint32_t v, size_t i)
+{
+	st->mean += v;
+	if (i == 0 || v < st->min)
+		st->min = v;
+	if (i == 0 || v > st->max)
+		st->max = v;
+}
+
+static void cells_alloc(const struct options *o)
+{
+	size_t n = (size_t)o->blocks * (size_t)o->rounds;
+
+	for (int r = 0; r < NROWS; r++)
+	for (int c = 0; c < NCONFIGS; c++) {
+		cells[r][c].samples = calloc(n, sizeof(struct sample));
+		cells[r][c].block_median_us =
+			calloc((size_t)o->blocks, sizeof(double));
+		if (cells[r][c].samples == NULL ||
+		    cells[r][c].block_median_us == NULL)
+			die("out of memory");
+	}
+}
+
+static void cells_free(void)
+{
+	for (int r = 0; r < NROWS; r++)
+	for (int c = 0; c < NCONFIGS; c++) {
+		free(cells[r][c].samples);
+		free(cells[r][c].block_median_us);
+	}
+}
+
+static void cells_reduce(const struct options *o)
+{
+	size_t n = (size_t)o->blocks * (size_t)o->rounds;
+	double *v = malloc(n * sizeof(double));
+
+	if (v == NULL)
+		die("out of memory");
+	for (int r = 0; r < NROWS; r++)
+	for (int c = 0; c < NCONFIGS; c++) {
+		struct cell *x = &cells[r][c];
+
+		for (int k = 0; k < o->blocks; k++) {
+			size_t base = (size_t)k * (size_t)o->rounds;
+
+			for (int i = 0; i < o->rounds; i++)
+				v[i] = x->samples[base + (size_t)i].us;
+			x->block_median_us[k] =
+				median(v, (size_t)o->rounds);
+		}
+		for (size_t i = 0; i < n; i++) {
+			v[i] = x->samples[i].us;
+			stat_add(&x->sends, x->samples[i].sends, i);
+			stat_add(&x->in_call, x->samples[i].in_call, i);
+			stat_add(&x->at_end, x->samples[i].at_end, i);
+		}
+		x->median_us = median(v, n);
+		x->sends.mean /= (double)n;
+		x->in_call.mean /= (double)n;
+		x->at_end.mean /= (double)n;
+	}
+	free(v);
+}
+
+static double ratio_off_on(int r)
+{
+	return cells[r][C_OFF].median_us / cells[r][C_ON].median_us;
+}
+
+static double ratio_off_off2(int r)
+{
+	return cells[r][C_OFF].median_us / cells[r][C_OFF2].median_us;
+}
+
+/* The noise band of a row: the largest |off / off again - 1| among the
+ * blocks' medians, what two runs of the same code disagree by. */
+static double noise_band(const struct options *o, int r)
+{
+	double band = 0.0;
+
+	for (int k = 0; k < o->blocks; k++) {
+		double d = abs_double(cells[r][C_OFF].block_median_us[k] /
+					      cells[r][C_OFF2].block_median_us[k] -
+				      1.0);
+
+		if (d > band)
+			band = d;
+	}
+	return band;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Targets.                                                                 */
+
+enum target { T_SENDS, T_RATIO, T_ONE, T_CB, NTARGETS };
+
+struct verdict {
+	int pass;
+	char what[160];
+	char measured[200];
+};
+
+static void verdict_set(struct verdict *v, int pass, const char *what,
+			const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void verdict_set(struct verdict *v, int pass, const char *what,
+			const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	v->pass = pass;
+	n = snprintf(v->what, sizeof(v->what), "%s", what);
+	if (n < 0 || (size_t)n >= sizeof(v->what))
+		die("target text too long");
+	va_start(ap, fmt);
+	n = vsnprintf(v->measured, sizeof(v->measured), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(v->measured))
+		die("target text too long");
+}
+
+/* A 1.00x row: off/on within the row's noise band, and the same sends. */
+static void verdict_flat(const struct options *o, struct verdict *v, int r)
+{
+	double ratio = ratio_off_on(r), band = noise_band(o, r);
+	const struct cell *off = &cells[r][C_OFF], *on = &cells[r][C_ON];
+	int same = off->sends.min == on->sends.min &&
+		   off->sends.max == on->sends.max;
+	char what[160];
+
+	int n = snprintf(what, sizeof(what),
+			 "%s: off/on 1.00x within the noise band, same sends "
+			 "per round",
+			 rows[r].label);
+
+	if (n < 0 || (size_t)n >= sizeof(what))
+		die("target text too long");
+	verdict_set(v, abs_double(ratio - 1.0) <= band && same, what,
+		    "%.3fx, band 1 +- %.3f (largest abs(off/off again - 1) of "
+		    "the %d blocks); sends %.2f off, %.2f on",
+		    ratio, band, o->blocks, off->sends.mean, on->sends.mean);
+}
+
+static int targets_eval(const struct options *o, struct verdict *v)
+{
+	const struct cell *on = &cells[ROW_256][C_ON];
+	double ratio = ratio_off_on(ROW_256);
+	int met = 0;
+
+	verdict_set(&v[T_SENDS],
+		    on->sends.min == TARGET_SENDS &&
+			    on->sends.max == TARGET_SENDS &&
+			    on->in_call.min == 1 && on->in_call.max == 1 &&
+			    on->at_end.min == 1 && on->at_end.max == 1,
+		    "256 x write(128 B), batch=on: 2 sends in every round "
+		    "(1 in the call + 1 batch at the end of the task)",
+		    "sends %" PRIu32 "-%" PRIu32 " (in the calls %" PRIu32
+		    "-%" PRIu32 ", at the end of the task %" PRIu32 "-%" PRIu32
+		    ") over %d rounds",
+		    on->sends.min, on->sends.max, on->in_call.min,
+		    on->in_call.max, on->at_end.min, on->at_end.max,
+		    o->blocks * o->rounds);
+	verdict_set(&v[T_RATIO], ratio >= TARGET_RATIO,
+		    "256 x write(128 B): off/on >= 25x", "%.2fx", ratio);
+	verdict_flat(o, &v[T_ONE], ROW_ONE);
+	verdict_flat(o, &v[T_CB], ROW_CB);
+	for (int t = 0; t < NTARGETS; t++)
+		met += v[t].pass;
+	return met;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output.                                                                  */
+
+static void print_sends(const struct stat3 *st)
+{
+	if (st->min == st->max)
+		printf(" | %" PRIu32, st->min);
+	else
+		printf(" | %.1f", st->mean);
+}
+
+static void print_markdown(const struct options *o, int argc, char **argv,
+			   double load_start, double load_end, long ncpu)
+{
+	struct verdict v[NTARGETS];
+	int met;
+
+	printf("## Write batching: N writes in one task, per round\n\n");
+	printf("Command:");
+	for (int i = 0; i < argc; i++)
+		printf(" %s", argv[i]);
+	printf("\n\n%s. A round is one posted task that makes the writes; it "
+	       "ends when the peer (a forked process, blocking recv of 256 "
+	       "KiB) has read every byte and the sender's on_data has its "
+	       "1-byte reply. %d blocks; in each, every row in every "
+	       "configuration, %d warm-up rounds then %d measured rounds, the "
+	       "order of the configurations rotating by block and row. Time: "
+	       "CLOCK_MONOTONIC from the start of the writing task to the "
+	       "reply's on_data, median over the %d measured rounds of a "
+	       "cell. Sends: send+sendto+sendmsg+write+writev of fi_counters "
+	       "over the same span, per round (the mean when rounds differ). "
+	       "%ld CPUs, load average %.2f at the start and %.2f at the "
+	       "end.\n\n",
+	       o->unix_socket ? "Unix socket"
+			      : "TCP over 127.0.0.1, TCP_NODELAY on both ends",
+	       o->blocks, WARMUP_ROUNDS, o->rounds, o->blocks * o->rounds,
+	       ncpu, load_start, load_end);
+	printf("| Writes in one task | sends off | sends off again | sends on "
+	       "| off | off again | on | off/on | off/off again |\n"
+	       "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (int r = 0; r < NROWS; r++) {
+		printf("| `%s`", rows[r].label);
+		for (int c = 0; c < NCONFIGS; c++)
+			print_sends(&cells[r][c].sends);
+		for (int c = 0; c < NCONFIGS; c++)
+			printf(" | %.2f µs", cells[r][c].median_us);
+		printf(" | %.2fx | %.3fx |\n", ratio_off_on(r),
+		       ratio_off_off2(r));
+	}
+	printf("\nbatch=on, sends per round split (mean): in the write calls "
+	       "/ at the end of the task\n\n| Row | in the calls | at the "
+	       "end of the task | other (writable events) |\n"
+	       "|---|---:|---:|---:|\n");
+	for (int r = 0; r < NROWS; r++) {
+		const struct cell *c = &cells[r][C_ON];
+
+		printf("| `%s` | %.2f | %.2f | %.2f |\n", rows[r].label,
+		       c->in_call.mean, c->at_end.mean,
+		       c->sends.mean - c->in_call.mean - c->at_end.mean);
+	}
+	met = targets_eval(o, v);
+	printf("\n### Targets\n\n| Target | Measured | Result |\n"
+	       "|---|---|---|\n");
+	for (int t = 0; t < NTARGETS; t++)
+		printf("| %s | %s | %s |\n", v[t].what, v[t].measured,
+		       v[t].pass ? "PASS" : "FAIL");
+	printf("\nTargets met: %d of %d.\n", met, NTARGETS);
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void json_stat(const char *name, const struct stat3 *st)
+{
+	printf(", \"%s\": {\"mean\": %.3f, \"min\": %" PRIu32
+	       ", \"max\": %" PRIu32 "}",
+	       name, st->mean, st->min, st->max);
+}
+
+static void print_json(const struct options *o, int argc, char **argv,
+		       double load_start, double load_end, long ncpu)
+{
+	struct verdict v[NTARGETS];
+	int met = targets_eval(o, v);
+
+	printf("{\n  \"command\": [");
+	for (int i = 0; i < argc; i++) {
+		printf("%s", i ? ", " : "");
+		json_string(argv[i]);
+	}
+	printf("],\n  \"transport\": \"%s\",\n  \"blocks\": %d,\n"
+	       "  \"rounds_per_block\": %d,\n  \"warmup_rounds_per_block\": "
+	       "%d,\n  \"time\": \"CLOCK_MONOTONIC, writing task start to "
+	       "the reply's on_data, microseconds, median over rounds\",\n"
+	       "  \"cpus\": %ld,\n  \"load_average_start\": %.2f,\n"
+	       "  \"load_average_end\": %.2f,\n  \"rows\": [\n",
+	       o->unix_socket ? "unix" : "tcp", o->blocks, o->rounds,
+	       WARMUP_ROUNDS, ncpu, load_start, load_end);
+	for (int r = 0; r < NROWS; r++) {
+		printf("    {\"label\": ");
+		json_string(rows[r].label);
+		printf(", \"writes\": %d, \"size\": %zu, \"callback\": %s, "
+		       "\"configs\": {",
+		       rows[r].writes, rows[r].size,
+		       rows[r].callback ? "true" : "false");
+		for (int c = 0; c < NCONFIGS; c++) {
+			const struct cell *x = &cells[r][c];
+
+			printf("%s\"%s\": {\"median_us\": %.3f, "
+			       "\"block_median_us\": [",
+			       c ? ", " : "", config_keys[c], x->median_us);
+			for (int k = 0; k < o->blocks; k++)
+				printf("%s%.3f", k ? ", " : "",
+				       x->block_median_us[k]);
+			printf("]");
+			json_stat("sends", &x->sends);
+			json_stat("sends_in_call", &x->in_call);
+			json_stat("sends_at_end_of_task", &x->at_end);
+			printf("}");
+		}
+		printf("}, \"ratio_off_on\": %.4f, \"ratio_off_off2\": %.4f, "
+		       "\"noise_band\": %.4f}%s\n",
+		       ratio_off_on(r), ratio_off_off2(r), noise_band(o, r),
+		       r + 1 < NROWS ? "," : "");
+	}
+	printf("  ],\n  \"targets\": [\n");
+	for (int t = 0; t < NTARGETS; t++) {
+		printf("    {\"target\": ");
+		json_string(v[t].what);
+		printf(", \"measured\": ");
+		json_string(v[t].measured);
+		printf(", \"pass\": %s}%s\n", v[t].pass ? "true" : "false",
+		       t + 1 < NTARGETS ? "," : "");
+	}
+	printf("  ],\n  \"targets_met\": %d,\n  \"targets_total\": %d,\n"
+	       "  \"all_targets_pass\": %s\n}\n",
+	       met, NTARGETS, met == NTARGETS ? "true" : "false");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Options and main.                                                        */
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: batching [--unix] [--quick] [--blocks N] [--rounds N] "
+		"[--json]\n"
+		"  --unix      a unix socket instead of TCP over 127.0.0.1\n"
+		"  --quick     %d blocks of %d rounds (default %d of %d)\n"
+		"  --blocks N  blocks (every row in every configuration)\n"
+		"  --rounds N  measured rounds per row and configuration in a "
+		"block\n"
+		"  --json      print JSON instead of Markdown\n",
+		QUICK_BLOCKS, QUICK_ROUNDS, DEFAULT_BLOCKS, DEFAULT_ROUNDS);
+	return 2;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	int quick = 0, blocks = 0, rounds = 0;
+
+	*o = (struct options){ 0 };
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			o->json = 1;
+		else if (strcmp(argv[i], "--unix") == 0)
+			o->unix_socket = 1;
+		else if (strcmp(argv[i], "--quick") == 0)
+			quick = 1;
+		else if (strcmp(argv[i], "--blocks") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 1, MAX_BLOCKS, &blocks) < 0)
+				return -EINVAL;
+		} else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 1, MAX_ROUNDS, &rounds) < 0)
+				return -EINVAL;
+		} else {
+			return -EINVAL;
+		}
+	}
+	/* --quick only changes defaults. */
+	o->blocks = blocks ? blocks : quick ? QUICK_BLOCKS : DEFAULT_BLOCKS;
+	o->rounds = rounds ? rounds : quick ? QUICK_ROUNDS : DEFAULT_ROUNDS;
+	return 0;
+}
+
+static double load_average(void)
+{
+	double l;
+
+	if (getloadavg(&l, 1) != 1)
+		die("getloadavg failed");
+	return l;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct bench b;
+	double load_start, load_end;
+	long ncpu;
+
+	if (parse_options(argc, argv, &o) < 0)
+		return usage();
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (ncpu < 1)
+		die("sysconf(_SC_NPROCESSORS_ONLN): %s", strerror(errno));
+	/* A peer that died makes the control pipe's write fail with EPIPE,
+	 * which die() reports, instead of killing this process silently. */
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+		die("signal(SIGPIPE): %s", strerror(errno));
+	peer_start(&the_peer, o.unix_socket);
+	if (fi_init() != 0)
+		die("fi_init failed");
+	memset(&b, 0, sizeof(b));
+	b.o = &o;
+	b.peer = &the_peer;
+	b.payload = malloc(MAX_WRITE);
+	if (b.payload == NULL)
+		die("out of memory");
+	for (size_t i = 0; i < MAX_WRITE; i++)
+		b.payload[i] = (char)('a' + i % 26);
+	cells_alloc(&o);
+	load_start = load_average();
+	bench_run(&b);
+	load_end = load_average();
+	peer_stop(&the_peer);
+	cells_reduce(&o);
+	if (o.json)
+		print_json(&o, argc, argv, load_start, load_end, ncpu);
+	else
+		print_markdown(&o, argc, argv, load_start, load_end, ncpu);
+	cells_free();
+	free(b.payload);
+	/* A table cut short by a full disk or a closed pipe is a failure. */
+	if (fflush(stdout) != 0 || ferror(stdout))
+		die("cannot write the output");
+	return 0;
+}

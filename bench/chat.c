@@ -1,0 +1,1195 @@
+/*
+ * chat.c: a broadcast chat server on the reference stack, the application
+ * of reference-prs/000's "Numbers": 8 clients, every message a client sends
+ * is written by the server to all 8 of them.
+ *
+ * Server: the parent process, on the stack's loop. A client socket's
+ * on_data (one task per readable event, one recv) cuts what it got into
+ * fixed 100-byte frames (partial frames wait in a per-connection buffer)
+ * and writes each message frame to every client socket, one
+ * rs_socket_write of 100 bytes per frame and client, without a callback.
+ *
+ * Clients: one forked process in plain C with 8 blocking TCP (or unix)
+ * sockets. A round: every client sends its 4 messages of 100 bytes in one
+ * send of 400 bytes (--messages N changes the 4), so 32 messages in and
+ * 256 frames out; the round ends when every socket has received the 32
+ * frames of the round, each checked
+ * (type, round, sender, and each sender's messages in order). The next
+ * round starts right away. Round time: CLOCK_MONOTONIC in the client
+ * process, from its first send to the last frame.
+ *
+ * Configurations: batch=off and batch=on, in blocks of rounds that
+ * alternate (off, on, then on, off, ...). Between blocks the client tells
+ * the server on socket 0 that the block is done (a 'D' frame), and the
+ * server switches the configuration and answers with a 'G' frame before
+ * the client starts the next block; the server's counters cover only the
+ * rounds of the block (the 'G' send is made before they start).
+ *
+ * Server sends: send + sendto + sendmsg + write + writev of fi_counters,
+ * per round. The task hook splits them into the sends inside the write
+ * calls and those of the end of the task (the batches), per task that
+ * broadcast. The targets compare them with bounds computed from the tasks
+ * that wrote: per such task and client, a bound of 1 send (which the
+ * design does not promise: the first write of a task goes to the kernel in
+ * the call, the later ones in one send at the end), 1 end-of-task send, and
+ * the design's bound, min(frames, 2).
+ *
+ * TCP: TCP_NODELAY on every socket of both ends (the stack has no option
+ * for it, so the server sets it on each accepted socket's fd).
+ *
+ * usage: chat [--unix] [--quick] [--blocks N] [--rounds N] [--messages N]
+ *             [--json]
+ * Exits 0 when the benchmark ran (the targets are printed, PASS or FAIL),
+ * 1 when something failed (a frame, a connection), 2 on a usage error.
+ */
+#ifndef _GNU_SOURCE
+/* pipe2, mkdtemp and getloadavg are GNU and BSD extensions that a strict
+ * -std=c11 build hides without it. */
+#define _GNU_SOURCE
+#endif
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fi.h"
+#include "rs.h"
+
+#define NCLIENTS 8
+#define DEFAULT_MSGS 4 /* per client per round */
+#define MAX_MSGS 64
+#define FRAME 100
+
+#define DEFAULT_BLOCKS 8 /* per configuration */
+#define DEFAULT_ROUNDS 120
+#define QUICK_BLOCKS 2
+#define QUICK_ROUNDS 30
+#define MAX_BLOCKS 1000
+#define MAX_ROUNDS 100000
+#define SLOWEST 4
+
+/* Frame types. */
+#define F_HELLO 'H'
+#define F_MSG 'M'
+#define F_GO 'G'
+#define F_DONE 'D'
+
+/*
+ * A frame: 100 bytes.
+ *   0      type
+ *   1      sender (client id)
+ *   2..3   seq of the message in the round (0..msgs-1)
+ *   4..7   round
+ *   8..11  block
+ *   12..   filler
+ */
+struct frame_hdr {
+	char type;
+	uint8_t sender;
+	uint16_t seq;
+	uint32_t round;
+	uint32_t block;
+};
+
+enum config { C_OFF, C_ON, NCONFIGS };
+
+static const char *const config_keys[NCONFIGS] = { "off", "on" };
+
+struct options {
+	int msgs;   /* per client per round */
+	int blocks; /* per configuration */
+	int rounds; /* per block */
+	int json;
+	int unix_socket;
+};
+
+/* The server's figures of one block. */
+struct block_stats {
+	int config;
+	uint64_t sends;    /* every writing call of the block */
+	uint64_t in_call;  /* of which inside the body of writing tasks */
+	uint64_t at_end;   /* of which at the end of writing tasks */
+	uint64_t tasks;    /* tasks that broadcast (wrote) */
+	uint64_t bound_one;    /* sum over them of NCLIENTS x 1 */
+	uint64_t bound_design; /* sum of NCLIENTS x min(frames, 2) */
+	uint64_t messages;     /* message frames in */
+	uint64_t frames;       /* frames written */
+	double cpu_us;         /* the server thread's CPU time */
+};
+
+struct conn {
+	struct server *srv;
+	rs_socket *s;
+	int id; /* from its hello, or -1 */
+	unsigned char buf[FRAME];
+	size_t have;
+};
+
+struct server {
+	const struct options *o;
+	rs_loop *loop;
+	rs_listener *l;
+	struct conn conns[NCLIENTS];
+	int nconns;
+	int hellos;
+	struct conn *by_id[NCLIENTS];
+	int nblocks;
+	int block; /* the running block, or -1 */
+	struct block_stats *stats;
+	uint64_t sends0;
+	double cpu0;
+	/* The running task, when it broadcast. */
+	int writing;
+	uint64_t mark_body;
+	int finished;
+};
+
+struct endpoint {
+	int unix_socket;
+	char dir[64];
+	char path[128];
+	int port;
+};
+
+static struct endpoint the_endpoint;
+static const char *prog = "chat";
+
+static void die(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Small helpers.                                                           */
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int send_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int recv_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = recv(fd, p, len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static double clock_us(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts) != 0)
+		die("clock_gettime: %s", strerror(errno));
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int set_nodelay(int fd)
+{
+	int one = 1;
+
+	return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+static void frame_make(unsigned char *f, char type, int sender, int seq,
+		       int round, int block)
+{
+	struct frame_hdr h = { type, (uint8_t)sender, (uint16_t)seq,
+			       (uint32_t)round, (uint32_t)block };
+
+	memcpy(f, &h, sizeof(h));
+	for (size_t i = sizeof(h); i < FRAME; i++)
+		f[i] = (unsigned char)('a' + (i + (size_t)sender) % 26);
+}
+
+static struct frame_hdr frame_read(const unsigned char *f)
+{
+	struct frame_hdr h;
+
+	memcpy(&h, f, sizeof(h));
+	return h;
+}
+
+static uint64_t gate_writes(void)
+{
+	const struct fi_counters *c = fi_counters();
+
+	return c->calls[FI_SEND] + c->calls[FI_SENDTO] + c->calls[FI_SENDMSG] +
+	       c->calls[FI_WRITE] + c->calls[FI_WRITEV];
+}
+
+/* The configuration of block b: pairs off,on then on,off, alternating. */
+static int block_config(int b)
+{
+	int pair = b / NCONFIGS, i = b % NCONFIGS;
+
+	return pair % 2 == 0 ? i : NCONFIGS - 1 - i;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The clients: one process, 8 blocking sockets.                            */
+
+struct client_sock {
+	int fd;
+	unsigned char buf[FRAME];
+	size_t have;
+	int frames;              /* of this round */
+	int next_seq[NCLIENTS];  /* per sender, in this round */
+};
+
+static int client_connect(const struct endpoint *e)
+{
+	struct sockaddr_un sun;
+	struct sockaddr_in sin;
+	const struct sockaddr *sa;
+	socklen_t salen;
+	int fd;
+
+	if (e->unix_socket) {
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		memcpy(sun.sun_path, e->path, strlen(e->path) + 1);
+		sa = (const struct sockaddr *)&sun;
+		salen = sizeof(sun);
+	} else {
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sin.sin_port = htons((uint16_t)e->port);
+		sa = (const struct sockaddr *)&sin;
+		salen = sizeof(sin);
+	}
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die("socket: %s", strerror(errno));
+	if (connect(fd, sa, salen) != 0)
+		die("connect: %s", strerror(errno));
+	if (!e->unix_socket && set_nodelay(fd) != 0)
+		die("setsockopt(TCP_NODELAY): %s", strerror(errno));
+	return fd;
+}
+
+/* Checks one frame a client socket received in round r of block b. */
+static void client_frame(struct client_sock *c, int self, int r, int b)
+{
+	struct frame_hdr h = frame_read(c->buf);
+	unsigned char want[FRAME];
+
+	if (h.type != F_MSG || h.sender >= NCLIENTS || (int)h.round != r ||
+	    (int)h.block != b)
+		die("client %d: unexpected frame (type %d, sender %d, round "
+		    "%" PRIu32 ", block %" PRIu32 ") in round %d of block %d",
+		    self, h.type, h.sender, h.round, h.block, r, b);
+	if (h.seq != c->next_seq[h.sender])
+		die("client %d: message %d of client %d came before message "
+		    "%d", self, h.seq, h.sender, c->next_seq[h.sender]);
+	frame_make(want, F_MSG, h.sender, h.seq, r, b);
+	if (memcmp(want, c->buf, FRAME) != 0)
+		die("client %d: the bytes of a frame changed", self);
+	c->next_seq[h.sender]++;
+	c->frames++;
+}
+
+/* Reads what a readable socket has and counts its complete frames. */
+static void client_read(struct client_sock *c, int self, int r, int b,
+			unsigned char *tmp, size_t tmplen)
+{
+	ssize_t n;
+
+	do
+		n = recv(c->fd, tmp, tmplen, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		die("client %d: recv: %s", self, strerror(errno));
+	if (n == 0)
+		die("client %d: the server closed the connection", self);
+	for (size_t off = 0; off < (size_t)n;) {
+		size_t take = FRAME - c->have;
+
+		if (take > (size_t)n - off)
+			take = (size_t)n - off;
+		memcpy(c->buf + c->have, tmp + off, take);
+		c->have += take;
+		off += take;
+		if (c->have == FRAME) {
+			c->have = 0;
+			client_frame(c, self, r, b);
+		}
+	}
+}
+
+/* One round; returns its time in microseconds. */
+static double client_round(const struct options *o, struct client_sock *cs,
+			   int r, int b)
+{
+	unsigned char out[MAX_MSGS * FRAME], tmp[64 * 1024];
+	struct pollfd p[NCLIENTS];
+	int left = NCLIENTS, per_round = NCLIENTS * o->msgs;
+	double t0 = clock_us(CLOCK_MONOTONIC);
+
+	for (int i = 0; i < NCLIENTS; i++) {
+		cs[i].frames = 0;
+		memset(cs[i].next_seq, 0, sizeof(cs[i].next_seq));
+	}
+	for (int i = 0; i < NCLIENTS; i++) {
+		for (int m = 0; m < o->msgs; m++)
+			frame_make(out + m * FRAME, F_MSG, i, m, r, b);
+		if (send_full(cs[i].fd, out, (size_t)o->msgs * FRAME) != 0)
+			die("client %d: send: %s", i, strerror(errno));
+	}
+	while (left > 0) {
+		int n = 0;
+
+		for (int i = 0; i < NCLIENTS; i++) {
+			if (cs[i].frames < per_round)
+				p[n++] = (struct pollfd){ cs[i].fd, POLLIN, 0 };
+		}
+		if (poll(p, (nfds_t)n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll: %s", strerror(errno));
+		}
+		for (int k = 0; k < n; k++) {
+			int i;
+
+			if (p[k].revents == 0)
+				continue;
+			for (i = 0; cs[i].fd != p[k].fd; i++)
+				continue;
+			client_read(&cs[i], i, r, b, tmp, sizeof(tmp));
+			if (cs[i].frames > per_round)
+				die("client %d: more frames than the round's",
+				    i);
+			if (cs[i].frames == per_round)
+				left--;
+		}
+	}
+	for (int i = 0; i < NCLIENTS; i++) {
+		if (cs[i].have != 0)
+			die("client %d: a partial frame after the round", i);
+	}
+	return clock_us(CLOCK_MONOTONIC) - t0;
+}
+
+/* The clients' process. times: [block][round], shared with the parent. */
+static int client_main(int port_fd, const struct options *o, double *times)
+{
+	struct client_sock cs[NCLIENTS];
+	unsigned char f[FRAME];
+	int nblocks = o->blocks * NCONFIGS;
+
+	prog = "chat clients";
+	if (read_full(port_fd, &the_endpoint.port, sizeof(int)) != 0)
+		die("the server did not start");
+	if (close(port_fd) != 0)
+		die("close: %s", strerror(errno));
+	memset(cs, 0, sizeof(cs));
+	for (int i = 0; i < NCLIENTS; i++) {
+		cs[i].fd = client_connect(&the_endpoint);
+		frame_make(f, F_HELLO, i, 0, 0, 0);
+		if (send_full(cs[i].fd, f, FRAME) != 0)
+			die("client %d: send: %s", i, strerror(errno));
+	}
+	for (int b = 0; b < nblocks; b++) {
+		struct frame_hdr h;
+
+		if (recv_full(cs[0].fd, f, FRAME) != 0)
+			die("no go from the server for block %d", b);
+		h = frame_read(f);
+		if (h.type != F_GO || (int)h.block != b)
+			die("unexpected frame instead of the go of block %d",
+			    b);
+		for (int r = 0; r < o->rounds; r++)
+			times[(size_t)b * (size_t)o->rounds + (size_t)r] =
+				client_round(o, cs, r, b);
+		frame_make(f, F_DONE, 0, 0, 0, b);
+		if (send_full(cs[0].fd, f, FRAME) != 0)
+			die("client 0: send: %s", strerror(errno));
+	}
+	/* The server closes every connection after the last block. */
+	for (int i = 0; i < NCLIENTS; i++) {
+		ssize_t n;
+
+		do
+			n = recv(cs[i].fd, f, FRAME, 0);
+		while (n < 0 && errno == EINTR);
+		if (n != 0)
+			die("client %d: %s instead of the server's close", i,
+			    n < 0 ? strerror(errno) : "bytes");
+		if (close(cs[i].fd) != 0)
+			die("close: %s", strerror(errno));
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The server, on the reference stack.                                      */
+
+static void server_write(struct conn *c, const unsigned char *f)
+{
+	int rc = rs_socket_write(c->s, f, FRAME, NULL, NULL);
+
+	if (rc < 0)
+		die("rs_socket_write to client %d: %s", c->id, strerror(-rc));
+}
+
+static void block_start(struct server *srv, int b)
+{
+	unsigned char f[FRAME];
+	struct block_stats *st = &srv->stats[b];
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	st->config = block_config(b);
+	rc = rs_variant_set("batch", config_keys[st->config]);
+	if (rc < 0)
+		die("rs_variant_set: %s", strerror(-rc));
+	srv->block = b;
+	frame_make(f, F_GO, 0, 0, 0, b);
+	/* The go is not the block's: the counters start after it. It is the
+	 * first write of this task, so it is sent in the call. */
+	server_write(srv->by_id[0], f);
+	srv->sends0 = gate_writes();
+	srv->cpu0 = clock_us(CLOCK_THREAD_CPUTIME_ID);
+}
+
+static void block_finish(struct server *srv)
+{
+	struct block_stats *st = &srv->stats[srv->block];
+
+	st->sends = gate_writes() - srv->sends0;
+	st->cpu_us = clock_us(CLOCK_THREAD_CPUTIME_ID) - srv->cpu0;
+	uint64_t msgs = (uint64_t)srv->o->rounds * NCLIENTS * srv->o->msgs;
+
+	if (st->messages != msgs || st->frames != msgs * NCLIENTS)
+		die("block %d: %" PRIu64 " messages in and %" PRIu64
+		    " frames out, expected %" PRIu64 " and %" PRIu64,
+		    srv->block, st->messages, st->frames, msgs,
+		    msgs * NCLIENTS);
+	srv->block = -1;
+}
+
+static void server_finish(struct server *srv)
+{
+	srv->finished = 1;
+	for (int i = 0; i < NCLIENTS; i++)
+		rs_socket_destroy(srv->conns[i].s, 0);
+}
+
+/* One complete frame from a client. Returns 1 when it was a message (and
+ * was broadcast), else 0. */
+static int server_frame(struct conn *c, int broadcast_so_far)
+{
+	struct server *srv = c->srv;
+	struct frame_hdr h = frame_read(c->buf);
+
+	switch (h.type) {
+	case F_HELLO:
+		if (c->id >= 0 || h.sender >= NCLIENTS || h.seq != 0 ||
+		    srv->by_id[h.sender] != NULL)
+			die("a bad hello (client %d)", h.sender);
+		c->id = h.sender;
+		srv->by_id[h.sender] = c;
+		if (++srv->hellos == NCLIENTS) {
+			rs_listener_close(srv->l);
+			block_start(srv, 0);
+		}
+		return 0;
+	case F_MSG:
+		if (srv->block < 0 || h.sender != c->id ||
+		    (int)h.block != srv->block || h.seq >= srv->o->msgs)
+			die("a message outside its block (client %d)", c->id);
+		for (int i = 0; i < NCLIENTS; i++)
+			server_write(&srv->conns[i], c->buf);
+		srv->stats[srv->block].messages++;
+		srv->stats[srv->block].frames += NCLIENTS;
+		return 1;
+	case F_DONE:
+		/* The clients have every frame of the block, so the server
+		 * has read every message: none can be in this read. */
+		if (c->id != 0 || srv->block < 0 ||
+		    (int)h.block != srv->block || broadcast_so_far != 0)
+			die("a bad done (client %d)", c->id);
+		block_finish(srv);
+		if ((int)h.block + 1 < srv->nblocks)
+			block_start(srv, (int)h.block + 1);
+		else
+			server_finish(srv);
+		return 0;
+	default:
+		die("an unknown frame type %d from client %d", h.type, c->id);
+	}
+}
+
+/* One task per readable event: cut the bytes into frames, broadcast each
+ * message. */
+static void on_data(rs_socket *s, const char *data, size_t len, void *arg)
+{
+	struct conn *c = arg;
+	struct server *srv = c->srv;
+	uint64_t before = gate_writes();
+	int k = 0;
+
+	(void)s;
+	while (len > 0) {
+		size_t take = FRAME - c->have;
+
+		if (take > len)
+			take = len;
+		memcpy(c->buf + c->have, data, take);
+		c->have += take;
+		data += take;
+		len -= take;
+		if (c->have == FRAME) {
+			c->have = 0;
+			k += server_frame(c, k);
+		}
+	}
+	if (k > 0) {
+		struct block_stats *st = &srv->stats[srv->block];
+
+		srv->mark_body = gate_writes();
+		srv->writing = 1;
+		st->tasks++;
+		st->in_call += srv->mark_body - before;
+		st->bound_one += NCLIENTS;
+		st->bound_design += (uint64_t)NCLIENTS * (k < 2 ? 1 : 2);
+	}
+}
+
+/* The end of a task that broadcast: its end-of-task sends (the batches). */
+static void task_hook(rs_loop *loop, uint64_t task, enum rs_task_phase phase,
+		      void *arg)
+{
+	struct server *srv = arg;
+
+	(void)loop;
+	(void)task;
+	if (phase != RS_TASK_END || !srv->writing)
+		return;
+	srv->writing = 0;
+	srv->stats[srv->block].at_end += gate_writes() - srv->mark_body;
+}
+
+static void on_end(rs_socket *s, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)s;
+	die("client %d closed its connection before the end", c->id);
+}
+
+static void on_error(rs_socket *s, int code, const char *syscall, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)s;
+	die("client %d: %s: %s", c->id, syscall, strerror(code));
+}
+
+static void on_close(rs_socket *s, int had_error, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)s;
+	if (!c->srv->finished || had_error)
+		die("client %d's connection closed before the end", c->id);
+}
+
+static void on_connection(rs_listener *l, rs_socket *s, void *arg)
+{
+	static const struct rs_socket_events events = {
+		.on_data = on_data,
+		.on_end = on_end,
+		.on_error = on_error,
+		.on_close = on_close,
+	};
+	struct server *srv = arg;
+	struct conn *c;
+
+	(void)l;
+	if (srv->nconns == NCLIENTS)
+		die("more than %d connections", NCLIENTS);
+	c = &srv->conns[srv->nconns++];
+	c->srv = srv;
+	c->s = s;
+	c->id = -1;
+	c->have = 0;
+	rs_socket_set_events(s, &events, c);
+	if (!srv->o->unix_socket && set_nodelay(rs_socket_fd(s)) != 0)
+		die("setsockopt(TCP_NODELAY): %s", strerror(errno));
+}
+
+/* ------------------------------------------------------------------------ */
+/* The processes.                                                           */
+
+static void endpoint_cleanup(void)
+{
+	struct endpoint *e = &the_endpoint;
+
+	/* Only the server registers this; the clients leave with _exit. */
+	if (e->path[0] != '\0' && unlink(e->path) != 0 && errno != ENOENT)
+		perror("chat: unlink");
+	if (e->dir[0] != '\0' && rmdir(e->dir) != 0)
+		perror("chat: rmdir");
+	e->path[0] = '\0';
+	e->dir[0] = '\0';
+}
+
+/* Forks the clients before the server's loop exists; they wait for the
+ * port (or the go of the unix path) on a pipe. Returns the pipe's write
+ * end. */
+static int clients_start(const struct options *o, double *times, pid_t *pid)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) != 0)
+		die("pipe2: %s", strerror(errno));
+	if (fflush(stdout) != 0 || fflush(stderr) != 0)
+		die("fflush: %s", strerror(errno));
+	*pid = fork();
+	if (*pid < 0)
+		die("fork: %s", strerror(errno));
+	if (*pid == 0) {
+		if (close(p[1]) != 0)
+			_exit(1);
+		_exit(client_main(p[0], o, times));
+	}
+	if (close(p[0]) != 0)
+		die("close: %s", strerror(errno));
+	return p[1];
+}
+
+static void clients_wait(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			die("waitpid: %s", strerror(errno));
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		die("the clients failed (status %d)", status);
+}
+
+static void server_run(struct server *srv, int port_fd)
+{
+	struct endpoint *e = &the_endpoint;
+	int rc;
+
+	rc = rs_loop_new(&srv->loop);
+	if (rc < 0)
+		die("rs_loop_new: %s", strerror(-rc));
+	rs_loop_set_hook(srv->loop, task_hook, srv);
+	if (e->unix_socket)
+		rc = rs_listen_unix(srv->loop, e->path, NULL, on_connection,
+				    srv, &srv->l);
+	else
+		rc = rs_listen_tcp(srv->loop, "127.0.0.1", 0, NULL,
+				   on_connection, srv, &srv->l);
+	if (rc < 0)
+		die("listen: %s", strerror(-rc));
+	if (!e->unix_socket) {
+		e->port = rs_listener_port(srv->l);
+		if (e->port < 0)
+			die("rs_listener_port: %s", strerror(-e->port));
+	}
+	if (write_full(port_fd, &e->port, sizeof(e->port)) != 0 ||
+	    close(port_fd) != 0)
+		die("cannot start the clients: %s", strerror(errno));
+	rc = rs_loop_run(srv->loop);
+	if (rc < 0)
+		die("rs_loop_run: %s", strerror(-rc));
+	rc = rs_loop_free(srv->loop);
+	if (rc < 0)
+		die("rs_loop_free: %s", strerror(-rc));
+	if (!srv->finished)
+		die("the loop ended before the last block");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reduction and output.                                                    */
+
+struct summary {
+	double mean_us;
+	double median_us;
+	double slowest_us;  /* mean over blocks of the mean of the SLOWEST */
+	double first_us;    /* mean over blocks of the first round */
+	double cpu_us;      /* server CPU per round */
+	double sends, in_call, at_end, other;   /* per round */
+	double tasks, bound_one, bound_design;  /* per round */
+	double frames, messages;                /* per round */
+	size_t rounds;
+};
+
+static void summarize(const struct options *o, const struct block_stats *st,
+		      const double *times, int config, struct summary *out)
+{
+	size_t per = (size_t)o->rounds, n = 0;
+	double *all = malloc((size_t)o->blocks * per * sizeof(double));
+	double *blk = malloc(per * sizeof(double));
+	int nb = 0;
+
+	if (all == NULL || blk == NULL)
+		die("out of memory");
+	memset(out, 0, sizeof(*out));
+	for (int b = 0; b < o->blocks * NCONFIGS; b++) {
+		const struct block_stats *s = &st[b];
+		int k = per < SLOWEST ? (int)per : SLOWEST;
+		double slow = 0.0;
+
+		if (s->config != config)
+			continue;
+		nb++;
+		memcpy(blk, times + (size_t)b * per, per * sizeof(double));
+		memcpy(all + n, blk, per * sizeof(double));
+		n += per;
+		out->first_us += blk[0];
+		qsort(blk, per, sizeof(double), cmp_double);
+		for (int i = 0; i < k; i++)
+			slow += blk[per - 1 - (size_t)i];
+		out->slowest_us += slow / k;
+		out->cpu_us += s->cpu_us;
+		out->sends += (double)s->sends;
+		out->in_call += (double)s->in_call;
+		out->at_end += (double)s->at_end;
+		out->tasks += (double)s->tasks;
+		out->bound_one += (double)s->bound_one;
+		out->bound_design += (double)s->bound_design;
+		out->frames += (double)s->frames;
+		out->messages += (double)s->messages;
+	}
+	qsort(all, n, sizeof(double), cmp_double);
+	for (size_t i = 0; i < n; i++)
+		out->mean_us += all[i];
+	out->mean_us /= (double)n;
+	out->median_us = n % 2 ? all[n / 2] : (all[n / 2 - 1] + all[n / 2]) / 2;
+	out->first_us /= nb;
+	out->slowest_us /= nb;
+	out->rounds = n;
+	out->cpu_us /= (double)n;
+	out->sends /= (double)n;
+	out->in_call /= (double)n;
+	out->at_end /= (double)n;
+	out->other = out->sends - out->in_call - out->at_end;
+	out->tasks /= (double)n;
+	out->bound_one /= (double)n;
+	out->bound_design /= (double)n;
+	out->frames /= (double)n;
+	out->messages /= (double)n;
+	free(all);
+	free(blk);
+}
+
+enum target { T_BRIEF, T_END, T_DESIGN, T_OFF, NTARGETS };
+
+struct verdict {
+	int pass;
+	const char *what;
+	double bound;
+	double measured;
+};
+
+static int targets_eval(const struct summary *sm, struct verdict *v)
+{
+	const struct summary *on = &sm[C_ON], *off = &sm[C_OFF];
+	int met = 0;
+
+	v[T_BRIEF] = (struct verdict){
+		on->sends <= on->bound_one,
+		"batch=on: sends per round at most 1 per client per task that "
+		"writes to it",
+		on->bound_one, on->sends };
+	v[T_END] = (struct verdict){
+		on->at_end <= on->bound_one,
+		"batch=on: end-of-task sends (the batches) per round at most 1 "
+		"per client per task that writes to it",
+		on->bound_one, on->at_end };
+	v[T_DESIGN] = (struct verdict){
+		on->sends <= on->bound_design,
+		"batch=on: sends per round at most min(frames, 2) per client "
+		"per task that writes to it (1 in the call + 1 batch)",
+		on->bound_design, on->sends };
+	v[T_OFF] = (struct verdict){
+		off->sends == off->frames,
+		"batch=off: 1 send per frame out (the baseline is unbatched)",
+		off->frames, off->sends };
+	for (int t = 0; t < NTARGETS; t++)
+		met += v[t].pass;
+	return met;
+}
+
+static void print_markdown(const struct options *o, int argc, char **argv,
+			   const struct summary *sm, double load_start,
+			   double load_end, long ncpu)
+{
+	const struct summary *off = &sm[C_OFF], *on = &sm[C_ON];
+	struct verdict v[NTARGETS];
+	int met = targets_eval(sm, v);
+
+	printf("## Chat server: every message broadcast to %d clients\n\n",
+	       NCLIENTS);
+	printf("Command:");
+	for (int i = 0; i < argc; i++)
+		printf(" %s", argv[i]);
+	printf("\n\n%s. Server: the reference stack's loop; a client "
+	       "socket's on_data (one task per readable event) writes each "
+	       "100-byte message frame to all %d client sockets, one write "
+	       "per frame and client. Clients: one forked process with %d "
+	       "blocking sockets; per round each client sends %d messages of "
+	       "%d bytes in one send (%d in, %d frames out), and the round ends "
+	       "when every socket has received the %d frames of the round "
+	       "(each checked). %d blocks of %d rounds per configuration, "
+	       "alternating (off,on / on,off), %zu rounds each. Round time: "
+	       "CLOCK_MONOTONIC in the client process, first send to last "
+	       "frame. Server sends: send+sendto+sendmsg+write+writev of "
+	       "fi_counters per round; server CPU: CLOCK_THREAD_CPUTIME_ID. "
+	       "%ld CPUs, load average %.2f at the start and %.2f at the "
+	       "end.\n\n",
+	       o->unix_socket ? "Unix sockets"
+			      : "TCP over 127.0.0.1, TCP_NODELAY everywhere",
+	       NCLIENTS, NCLIENTS, o->msgs, FRAME, NCLIENTS * o->msgs,
+	       NCLIENTS * NCLIENTS * o->msgs, NCLIENTS * o->msgs, o->blocks,
+	       o->rounds,
+	       off->rounds, ncpu, load_start, load_end);
+	printf("| | batch=off | batch=on | off/on |\n|---|---:|---:|---:|\n");
+	printf("| mean round | %.1f µs | %.1f µs | %.2fx |\n", off->mean_us,
+	       on->mean_us, off->mean_us / on->mean_us);
+	printf("| median round | %.1f µs | %.1f µs | %.2fx |\n",
+	       off->median_us, on->median_us, off->median_us / on->median_us);
+	printf("| mean of the %d slowest rounds of a block | %.1f µs | "
+	       "%.1f µs | %.2fx |\n",
+	       SLOWEST, off->slowest_us, on->slowest_us,
+	       off->slowest_us / on->slowest_us);
+	printf("| first round of a block | %.1f µs | %.1f µs | %.2fx |\n",
+	       off->first_us, on->first_us, off->first_us / on->first_us);
+	printf("| server CPU per round | %.1f µs | %.1f µs | %.2fx |\n",
+	       off->cpu_us, on->cpu_us, off->cpu_us / on->cpu_us);
+	printf("| server sends per round | %.2f | %.2f | %.2fx |\n",
+	       off->sends, on->sends, off->sends / on->sends);
+	printf("| - in the write calls | %.2f | %.2f | |\n", off->in_call,
+	       on->in_call);
+	printf("| - at the end of the task | %.2f | %.2f | |\n", off->at_end,
+	       on->at_end);
+	printf("| - other (writable events) | %.2f | %.2f | |\n", off->other,
+	       on->other);
+	printf("| tasks that broadcast, per round | %.2f | %.2f | |\n",
+	       off->tasks, on->tasks);
+	printf("| messages in / frames out per round | %.0f / %.0f | "
+	       "%.0f / %.0f | |\n\n",
+	       off->messages, off->frames, on->messages, on->frames);
+	printf("### Targets\n\n| Target | Bound per round | Measured per "
+	       "round | Result |\n|---|---:|---:|---|\n");
+	for (int t = 0; t < NTARGETS; t++)
+		printf("| %s | %.2f | %.2f | %s |\n", v[t].what, v[t].bound,
+		       v[t].measured, v[t].pass ? "PASS" : "FAIL");
+	printf("\nTargets met: %d of %d.\n", met, NTARGETS);
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void print_json(const struct options *o, int argc, char **argv,
+		       const struct summary *sm, double load_start,
+		       double load_end, long ncpu)
+{
+	struct verdict v[NTARGETS];
+	int met = targets_eval(sm, v);
+
+	printf("{\n  \"command\": [");
+	for (int i = 0; i < argc; i++) {
+		printf("%s", i ? ", " : "");
+		json_string(argv[i]);
+	}
+	printf("],\n  \"transport\": \"%s\",\n  \"clients\": %d,\n"
+	       "  \"messages_per_client_per_round\": %d,\n"
+	       "  \"frame_bytes\": %d,\n  \"blocks_per_config\": %d,\n"
+	       "  \"rounds_per_block\": %d,\n  \"cpus\": %ld,\n"
+	       "  \"load_average_start\": %.2f,\n"
+	       "  \"load_average_end\": %.2f,\n  \"configs\": {\n",
+	       o->unix_socket ? "unix" : "tcp", NCLIENTS, o->msgs, FRAME,
+	       o->blocks, o->rounds, ncpu, load_start, load_end);
+	for (int c = 0; c < NCONFIGS; c++) {
+		const struct summary *s = &sm[c];
+
+		printf("    \"%s\": {\"rounds\": %zu, \"mean_round_us\": %.3f, "
+		       "\"median_round_us\": %.3f, "
+		       "\"mean_slowest4_per_block_us\": %.3f, "
+		       "\"first_round_per_block_us\": %.3f, "
+		       "\"server_cpu_per_round_us\": %.3f, "
+		       "\"sends_per_round\": %.3f, "
+		       "\"sends_in_call_per_round\": %.3f, "
+		       "\"sends_at_end_of_task_per_round\": %.3f, "
+		       "\"sends_other_per_round\": %.3f, "
+		       "\"writing_tasks_per_round\": %.3f, "
+		       "\"bound_one_per_client_task\": %.3f, "
+		       "\"bound_design\": %.3f, \"messages_per_round\": %.1f, "
+		       "\"frames_per_round\": %.1f}%s\n",
+		       config_keys[c], s->rounds, s->mean_us, s->median_us,
+		       s->slowest_us, s->first_us, s->cpu_us, s->sends,
+		       s->in_call, s->at_end, s->other, s->tasks, s->bound_one,
+		       s->bound_design, s->messages, s->frames,
+		       c + 1 < NCONFIGS ? "," : "");
+	}
+	printf("  },\n  \"ratio_mean_round_off_on\": %.4f,\n"
+	       "  \"targets\": [\n",
+	       sm[C_OFF].mean_us / sm[C_ON].mean_us);
+	for (int t = 0; t < NTARGETS; t++) {
+		printf("    {\"target\": ");
+		json_string(v[t].what);
+		printf(", \"bound\": %.3f, \"measured\": %.3f, \"pass\": %s}%s\n",
+		       v[t].bound, v[t].measured, v[t].pass ? "true" : "false",
+		       t + 1 < NTARGETS ? "," : "");
+	}
+	printf("  ],\n  \"targets_met\": %d,\n  \"targets_total\": %d,\n"
+	       "  \"all_targets_pass\": %s\n}\n",
+	       met, NTARGETS, met == NTARGETS ? "true" : "false");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Options and main.                                                        */
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: chat [--unix] [--quick] [--blocks N] [--rounds N] "
+		"[--messages N] [--json]\n"
+		"  --unix      unix sockets instead of TCP over 127.0.0.1\n"
+		"  --quick     %d blocks of %d rounds per configuration "
+		"(default %d of %d)\n"
+		"  --blocks N  blocks per configuration\n"
+		"  --rounds N  rounds per block\n"
+		"  --messages N  messages per client per round, sent in one "
+		"send (default %d,\n"
+		"              at most %d)\n"
+		"  --json      print JSON instead of Markdown\n",
+		QUICK_BLOCKS, QUICK_ROUNDS, DEFAULT_BLOCKS, DEFAULT_ROUNDS,
+		DEFAULT_MSGS, MAX_MSGS);
+	return 2;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	int quick = 0, blocks = 0, rounds = 0;
+
+	*o = (struct options){ .msgs = DEFAULT_MSGS };
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			o->json = 1;
+		else if (strcmp(argv[i], "--unix") == 0)
+			o->unix_socket = 1;
+		else if (strcmp(argv[i], "--quick") == 0)
+			quick = 1;
+		else if (strcmp(argv[i], "--blocks") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 1, MAX_BLOCKS, &blocks) < 0)
+				return -EINVAL;
+		} else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 1, MAX_ROUNDS, &rounds) < 0)
+				return -EINVAL;
+		} else if (strcmp(argv[i], "--messages") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 1, MAX_MSGS, &o->msgs) < 0)
+				return -EINVAL;
+		} else {
+			return -EINVAL;
+		}
+	}
+	o->blocks = blocks ? blocks : quick ? QUICK_BLOCKS : DEFAULT_BLOCKS;
+	o->rounds = rounds ? rounds : quick ? QUICK_ROUNDS : DEFAULT_ROUNDS;
+	return 0;
+}
+
+static double load_average(void)
+{
+	double l;
+
+	if (getloadavg(&l, 1) != 1)
+		die("getloadavg failed");
+	return l;
+}
+
+static void endpoint_setup(struct endpoint *e, int unix_socket)
+{
+	int n;
+
+	e->unix_socket = unix_socket;
+	if (!unix_socket)
+		return;
+	if (atexit(endpoint_cleanup) != 0)
+		die("atexit failed");
+	if (snprintf(e->dir, sizeof(e->dir), "/tmp/wirecheck-chat.XXXXXX") < 0 ||
+	    mkdtemp(e->dir) == NULL)
+		die("mkdtemp: %s", strerror(errno));
+	n = snprintf(e->path, sizeof(e->path), "%s/sock", e->dir);
+	if (n < 0 || (size_t)n >= sizeof(e->path) ||
+	    (size_t)n >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		die("socket path too long");
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct server srv;
+	struct summary sm[NCONFIGS];
+	double *times, load_start, load_end;
+	size_t ntimes;
+	long ncpu;
+	pid_t pid;
+	int port_fd;
+
+	if (parse_options(argc, argv, &o) < 0)
+		return usage();
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (ncpu < 1)
+		die("sysconf(_SC_NPROCESSORS_ONLN): %s", strerror(errno));
+	/* A pipe to clients that died fails with EPIPE (reported), instead
+	 * of killing this process silently. */
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+		die("signal(SIGPIPE): %s", strerror(errno));
+	endpoint_setup(&the_endpoint, o.unix_socket);
+	ntimes = (size_t)o.blocks * NCONFIGS * (size_t)o.rounds;
+	times = mmap(NULL, ntimes * sizeof(double), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (times == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	port_fd = clients_start(&o, times, &pid);
+	if (fi_init() != 0)
+		die("fi_init failed");
+	memset(&srv, 0, sizeof(srv));
+	srv.o = &o;
+	srv.block = -1;
+	srv.nblocks = o.blocks * NCONFIGS;
+	srv.stats = calloc((size_t)srv.nblocks, sizeof(*srv.stats));
+	if (srv.stats == NULL)
+		die("out of memory");
+	load_start = load_average();
+	server_run(&srv, port_fd);
+	clients_wait(pid);
+	load_end = load_average();
+	for (int c = 0; c < NCONFIGS; c++)
+		summarize(&o, srv.stats, times, c, &sm[c]);
+	if (o.json)
+		print_json(&o, argc, argv, sm, load_start, load_end, ncpu);
+	else
+		print_markdown(&o, argc, argv, sm, load_start, load_end, ncpu);
+	free(srv.stats);
+	if (munmap(times, ntimes * sizeof(double)) != 0)
+		die("munmap: %s", strerror(errno));
+	if (fflush(stdout) != 0 || ferror(stdout))
+		die("cannot write the output");
+	return 0;
+}
