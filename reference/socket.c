@@ -76,6 +76,7 @@ struct rs_socket {
 	unsigned settle_queued : 1;
 	unsigned destroy_on_finish : 1;
 	unsigned batched : 1;      /* on the list of sockets with a batch */
+	unsigned unregistered : 1; /* taken out of epoll after a hang-up */
 	int error;              /* the error the socket closes with, or 0 */
 	const char *error_syscall;
 	rs_socket *next_closed;
@@ -155,10 +156,14 @@ static void sock_poll_update(rs_socket *s)
 	uint32_t want = sock_wanted_events(s);
 	int rc;
 
-	if (s->destroyed || want == s->poll)
+	if (s->destroyed || (want == s->poll && !s->unregistered))
 		return;
-	rc = rs__io_epoll_ctl(s->loop->epfd, EPOLL_CTL_MOD, s->fd, want,
-			      &s->handle);
+	if (s->unregistered && want == 0)
+		return;
+	rc = rs__io_epoll_ctl(s->loop->epfd,
+			      s->unregistered ? EPOLL_CTL_ADD : EPOLL_CTL_MOD,
+			      s->fd, want, &s->handle);
+	s->unregistered = 0;
 	if (rc < 0) {
 		sock_fail(s, -rc, "epoll_ctl");
 		return;
@@ -214,7 +219,8 @@ static void sock_destroy(rs_socket *s, int code, const char *syscall)
 	s->error_syscall = syscall;
 	/* An explicit DEL, not just close(): the count of epoll_ctl(DEL) per
 	 * connection is one of the figures the harness reports. */
-	(void)rs__io_epoll_ctl(s->loop->epfd, EPOLL_CTL_DEL, s->fd, 0, NULL);
+	if (!s->unregistered)
+		(void)rs__io_epoll_ctl(s->loop->epfd, EPOLL_CTL_DEL, s->fd, 0, NULL);
 	(void)rs__io_close(s->fd);
 	s->fd = -1;
 	s->loop->handles--;
@@ -692,6 +698,24 @@ static void sock_connected(rs_socket *s)
 		sock_poll_update(s);
 }
 
+/*
+ * epoll reports a hang-up or an error whatever the interest, and level-
+ * triggered it reports it at every wait: a socket that reads nothing (paused,
+ * or past the peer's FIN) and has nothing to send would make the loop spin.
+ * It leaves epoll until it wants events again (sock_poll_update adds it).
+ */
+static void sock_unregister(rs_socket *s)
+{
+	int rc = rs__io_epoll_ctl(s->loop->epfd, EPOLL_CTL_DEL, s->fd, 0, NULL);
+
+	if (rc < 0) {
+		sock_fail(s, -rc, "epoll_ctl");
+		return;
+	}
+	s->unregistered = 1;
+	s->poll = 0;
+}
+
 static void sock_dispatch(rs_socket *s, uint32_t events)
 {
 	if (s->destroyed)
@@ -712,6 +736,8 @@ static void sock_dispatch(rs_socket *s, uint32_t events)
 	if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !s->paused &&
 	    !s->peer_ended)
 		sock_read(s);
+	else if ((events & (EPOLLHUP | EPOLLERR)) && sock_wanted_events(s) == 0)
+		sock_unregister(s);
 	if (!s->destroyed && (events & EPOLLOUT))
 		sock_flush(s);
 }

@@ -239,6 +239,9 @@ class ScenarioItem(pytest.Item):
         legacy = meta.get("legacy") or {}
         self.legacy_variant = legacy.get("variant")
         self.must_differ = bool(legacy.get("must_differ"))
+        # must-match ... except=syscalls: sections a strategy changes by
+        # design (batching changes syscall counts), left out of the match.
+        self.legacy_except = tuple(legacy.get("except") or ())
         self.golden_path = G.golden_path(self.path, profile.golden_suffix)
         self.wirecheck_golden: Optional[str] = None  # written / unchanged
         self.wirecheck_differs: Optional[list] = None
@@ -351,6 +354,14 @@ class ScenarioItem(pytest.Item):
             against = f"the golden {_shown(self.golden_path)}"
         diffs = G.compare(reference, actual)
         rule = f"legacy {self.legacy_variant} {'must-differ' if self.must_differ else 'must-match'}"
+        if self.legacy_except:
+            rule += " except=" + ",".join(self.legacy_except)
+            excepted = [d for d in diffs if d.field.split()[0] in self.legacy_except]
+            diffs = [d for d in diffs if d.field.split()[0] not in self.legacy_except]
+            if excepted:
+                self.add_report_section("call", "wirecheck legacy",
+                                        f"{rule}: sections left out of the match differ:\n\n"
+                                        + G.report(excepted))
         if self.must_differ:
             if not diffs:
                 raise WirecheckFailure(

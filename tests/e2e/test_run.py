@@ -334,11 +334,10 @@ def test_epipe_prefix(wc, transport):
     assert t["syscalls"]["shutdown"] == 0  # never finished: no FIN
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "reference/socket.c:498 (sock_settle) emits on_drain after end() was called; "
-    "node:net never emits 'drain' once the stream is ending (Writable afterWrite: "
-    "needDrain = !state.ending && ...), so a write that returned false followed by "
-    "end() must see finish without drain"))
+# node:net never emits 'drain' once the stream is ending (Writable afterWrite:
+# needDrain = !state.ending && ...): a write that returned false followed by
+# end() sees finish without drain. This was a strict xfail until the stack
+# followed node 20's order.
 def test_no_drain_after_end(wc):
     # writev-clamp-below-tail: write#2 returns false (past the high-water mark),
     # then end() in the same task.
