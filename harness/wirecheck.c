@@ -118,8 +118,12 @@ static int apply_flag(struct scenario *sc, const char *flag, const char *val)
 		rc = sc_set_timeout(sc, val, err, sizeof(err));
 	else
 		return usage_error("unknown flag '%s'%s", flag, "");
+	/* The setting's message starts with its scenario keyword: name the
+	 * flag instead ("--clamp-send '0': ..."), or put the flag first. */
+	if (rc < 0 && strncmp(err, flag + 2, strlen(flag + 2)) == 0)
+		return usage_error("--%s%s", err, "");
 	if (rc < 0)
-		return usage_error("%s%s", err, "");
+		return usage_error("%s: %s", flag, err);
 	return 0;
 }
 

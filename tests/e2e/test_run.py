@@ -181,7 +181,7 @@ def test_end_large(wc, transport, clamp, variant):
 
     assert t["scenario"] == "end-large"
     assert t["transport"] == transport
-    assert t["variant"] == {"queue": variant}
+    assert t["variant"] == {"batch": "on", "queue": variant}
     assert t["faults"] == [f"write:short={clamp},repeat=forever"]
     assert t["exit"] == CLEAN_EXIT
     assert_stream(t["peer"], END_LARGE)
@@ -199,7 +199,7 @@ def test_end_large(wc, transport, clamp, variant):
     assert t["queue"]["bytes_moved"] == expected_moved
 
     ev = texts(t)
-    assert_in_order(ev, ["connect", f"end {END_LARGE} -> ok", "finish", "end cb ok",
+    assert_in_order(ev, ["connect", f"end {END_LARGE} -> ok", "end cb ok", "finish",
                          f"close had_error=0 bytes_written={END_LARGE}"])
     assert not any(e.startswith("error") for e in ev)
 
@@ -248,7 +248,7 @@ def test_writev_clamp_below_tail(wc, transport):
 
     ev = texts(t)
     assert_in_order(ev, [f"write#1 {first} -> false", f"write#2 {second} -> false", "end 0 -> ok",
-                         "write#1 cb ok", "write#2 cb ok", "finish", "end cb ok",
+                         "write#1 cb ok", "write#2 cb ok", "end cb ok", "finish",
                          f"close had_error=0 bytes_written={total}"])
     assert index_of(ev, "write#1 cb") < index_of(ev, "write#2 cb")
 
@@ -306,7 +306,7 @@ def test_enobufs_flush(wc, transport):
     ev = texts(t)
     assert not any(e.startswith("error") or "ENOBUFS" in e or "had_error=1" in e
                    for e in ev), ev
-    assert_in_order(ev, [f"write#1 {total} -> false", "write#1 cb ok", "finish", "end cb ok",
+    assert_in_order(ev, [f"write#1 {total} -> false", "write#1 cb ok", "end cb ok", "finish",
                          f"close had_error=0 bytes_written={total}"])
     # The call's send (the rule skips 1) takes 4096; the next three sends get
     # ENOBUFS and keep the bytes queued (each ends its wakeup's sends); then
@@ -567,7 +567,7 @@ def test_peer_read_sees_what_the_kernel_took(wc, transport):
     assert t["peer"]["reads"] == [4096]
     assert_stream(t["peer"], 10000)
     ev = texts(t)
-    assert_in_order(ev, ["write#1 10000 -> true", "end 0 -> ok", "finish", "end cb ok"])
+    assert_in_order(ev, ["write#1 10000 -> true", "end 0 -> ok", "end cb ok", "finish"])
     assert index_of(ev, "write#1 cb ok") < index_of(ev, "end cb ok")
 
 

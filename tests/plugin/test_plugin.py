@@ -293,7 +293,7 @@ def test_gate_fails_on_two_reordered_events(suite):
     # 3 lines of context on each side of the first difference
     for side in (golden_side, actual_side):
         assert "     2  t2 c0 write#1 5 -> true" in side
-        assert "     7  t2 c0 finish" in side and "     8  t2 c0 end cb ok" in side
+        assert "     7  t2 c0 end cb ok" in side and "     8  t2 c0 finish" in side
         assert "     1  t1 c0 connect" not in side and "     9  " not in side
     assert "syscalls (golden | actual)" not in out and "peer bytes" not in out
 
@@ -635,10 +635,11 @@ def test_api_builds_the_scenario_language_and_runs_it(suite):
     trace = sc.run()
     assert trace["scenario"] == "end-large"
     assert trace["peer"]["bytes"] == 131072 and trace["queue"]["bytes_moved"] == 0
-    assert trace["events"][-3:] == ["t3 c0 end cb ok", "t4 c0 end",
+    assert trace["events"][-3:] == ["t3 c0 finish", "t4 c0 end",
                                     "t4 c0 close had_error=0 bytes_written=131072"]
     legacy = sc.run(variants=["queue=memmove"])
-    assert legacy["variant"] == {"queue": "memmove"} and legacy["queue"]["bytes_moved"] > 0
+    assert legacy["variant"] == {"batch": "on", "queue": "memmove"}
+    assert legacy["queue"]["bytes_moved"] > 0
 
     sc2 = (Scenario('a "name" with \\ and #').transport("unix").peer_read_at_task(1)
            .task().write(100, cb=True).write(10, fill="z").write_bytes(b"\r\n")

@@ -199,7 +199,7 @@ def test_json_has_the_expected_keys(made):
     assert rep["schema"] == rpt.SCHEMA
     assert [s["name"] for s in rep["scenarios"]] == ["end-large", "epipe-prefix"]
     end_large = rep["scenarios"][0]
-    assert end_large["legacy"] == {"must_differ": True, "variant": "queue=memmove"}
+    assert end_large["legacy"] == {"except": [], "must_differ": True, "variant": "queue=memmove"}
     assert [p["id"] for p in end_large["profiles"]] == [
         "clamp=1", "clamp=7", "clamp=4096", "clamp=16384"]
     p = end_large["profiles"][2]
@@ -216,8 +216,8 @@ def test_end_large_fixed_moves_nothing_legacy_moves(made):
     rep = made["json"]
     for pid in ("clamp=1", "clamp=7", "clamp=4096", "clamp=16384"):
         p = profile(rep, "end-large", pid)
-        assert p["fixed"]["variant"] == {"queue": "cursor"}
-        assert p["legacy"]["variant"] == {"queue": "memmove"}
+        assert p["fixed"]["variant"] == {"batch": "on", "queue": "cursor"}
+        assert p["legacy"]["variant"] == {"batch": "on", "queue": "memmove"}
         assert p["fixed"]["bytes_moved"] == 0
         assert p["legacy"]["bytes_moved"] > 0
         assert p["comparison"]["bytes_moved"]["ratio"] == "inf"
