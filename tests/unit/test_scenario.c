@@ -56,6 +56,7 @@ static int reset_config(void **state)
 {
 	(void)state;
 	rs_config.queue = RS_QUEUE_CURSOR;
+	rs_config.batch = 1;
 	return 0;
 }
 
@@ -749,6 +750,102 @@ static void test_other_ops(void **state)
 	sc_free(&sc);
 }
 
+/* The operations and handlers batching and process-end scenarios use. */
+static void test_process_ops(void **state)
+{
+	struct scenario sc;
+	const struct sc_op *op;
+
+	(void)state;
+	parse_ok("peer read at checkpoint 2\n"   /* 1 */
+		 "task\n"                        /* 2 */
+		 "  checkpoint\n"                /* 3 */
+		 "  ignore SIGPIPE\n"            /* 4 */
+		 "  signal 1000\n"               /* 5: kill() refuses it; allowed */
+		 "  await-drained\n"             /* 6 */
+		 "  checkpoint\n"                /* 7 */
+		 "  exit 3\n"                    /* 8 */
+		 "  exit\n"                      /* 9 */
+		 "  abort\n"                     /* 10 */
+		 "  execve\n"                    /* 11 */
+		 "on write-cb\n"                 /* 12 */
+		 "  destroy\n"                   /* 13 */
+		 "on end-cb conn=0\n"            /* 14 */
+		 "  destroy\n",                  /* 15 */
+		 &sc);
+	assert_int_equal(sc.npeer, 1);
+	assert_int_equal(sc.peer[0].at.kind, SC_AT_CHECKPOINT);
+	assert_int_equal(sc.peer[0].at.task, 2);
+	op = sc.tasks[0].ops;
+	assert_int_equal(sc.tasks[0].nops, 9);
+	check_op(&op[0], SC_OP_CHECKPOINT, 3, -1, 0, -1, 0, 0);
+	check_op(&op[1], SC_OP_IGNORE, 4, -1, 0, -1, 0, 0);
+	assert_int_equal(op[1].sig, SIGPIPE);
+	check_op(&op[2], SC_OP_SIGNAL, 5, -1, 0, -1, 0, 0);
+	assert_int_equal(op[2].sig, 1000);
+	check_op(&op[3], SC_OP_AWAIT_DRAINED, 6, -1, 0, -1, 0, 0);
+	check_op(&op[5], SC_OP_EXIT, 8, -1, 0, -1, 0, 0);
+	assert_int_equal(op[5].sig, 3);
+	check_op(&op[6], SC_OP_EXIT, 9, -1, 0, -1, 0, 0);
+	assert_int_equal(op[6].sig, 0);
+	check_op(&op[7], SC_OP_ABORT, 10, -1, 0, -1, 0, 0);
+	check_op(&op[8], SC_OP_EXECVE, 11, -1, 0, -1, 0, 0);
+	assert_int_equal(sc.nhandlers, 2);
+	assert_int_equal(sc.handlers[0].event, SC_EV_WRITE_CB);
+	assert_int_equal(sc.handlers[1].event, SC_EV_END_CB);
+	assert_int_equal(sc.handlers[1].conn, 0);
+	sc_free(&sc);
+}
+
+/* Suite metadata for the pytest plugin: behaviour, matrix, legacy. */
+static void test_suite_metadata(void **state)
+{
+	struct scenario sc;
+
+	(void)state;
+	parse_ok("behaviour half_open\n"
+		 "matrix clamp 1 none 4096\n"
+		 "matrix transport tcp unix\n"
+		 "legacy batch=off must-match except=syscalls,queue\n", &sc);
+	assert_string_equal(sc.behaviour, "half_open");
+	assert_int_equal(sc.nmatrix, 2);
+	assert_string_equal(sc.matrix[0].key, "clamp");
+	assert_int_equal(sc.matrix[0].nvalues, 3);
+	assert_string_equal(sc.matrix[0].values[1], "none");
+	assert_string_equal(sc.matrix[1].values[1], "unix");
+	assert_string_equal(sc.legacy, "batch=off");
+	assert_int_equal(sc.legacy_must_differ, 0);
+	assert_string_equal(sc.legacy_except, "syscalls,queue");
+	/* A legacy line declares the variant; it does not select it. */
+	assert_int_equal(rs_config.batch, 1);
+	sc_free(&sc);
+	parse_ok("legacy queue=memmove must-differ\n", &sc);
+	assert_int_equal(sc.legacy_must_differ, 1);
+	assert_null(sc.legacy_except);
+	assert_int_equal(rs_config.queue, RS_QUEUE_CURSOR);
+	sc_free(&sc);
+}
+
+static void test_error_suite_metadata(void **state)
+{
+	(void)state;
+	expect_error("behaviour Queue\n", 1, "behaviour 'Queue'", "lower-case");
+	expect_error("matrix clamp\n", 1, "'matrix' needs a key");
+	expect_error("matrix speed 1 2\n", 1, "matrix key 'speed'");
+	expect_error("matrix clamp 0\n", 1, "matrix clamp", "clamp-send '0'");
+	expect_error("matrix clamp 1\nmatrix clamp 2\n", 2, "already declared on line 1");
+	expect_error("matrix transport udp\n", 1, "transport 'udp'");
+	expect_error("legacy queue=memmove\n", 1, "must-differ or must-match");
+	expect_error("legacy queue=zzz must-differ\n", 1, "'queue' does not take the value 'zzz'");
+	expect_error("legacy batch=off must-differ except=syscalls\n", 1, "'except=' goes with must-match only");
+	expect_error("legacy batch=off must-match except=speed\n", 1, "unknown section 'speed'");
+	expect_error("legacy batch=off must-match\nlegacy batch=off must-match\n", 2, "already declared on line 1");
+	expect_error("peer read at checkpoint 1\ntask\n  write 1\n", 1, "'at checkpoint 1'", "0 checkpoints");
+	expect_error("task\n  exit 256\n", 2, "exit '256'");
+	expect_error("task\n  ignore SIGFOO\n", 2, "unknown signal 'SIGFOO'");
+	expect_error("on write\n", 1, "unknown event 'write'", "write-cb");
+}
+
 static void test_comments_and_whitespace(void **state)
 {
 	struct scenario sc;
@@ -990,7 +1087,7 @@ static void test_error_blocks(void **state)
 	expect_error("task foo\n", 1, "unexpected 'foo'", "conn=K");
 	expect_error("task conn=-1\n", 1, "conn=-1", "connection index");
 	expect_error("task conn=\n", 1, "conn=", "connection index");
-	expect_error("on\n", 1, "'on' needs an event", "data, end, drain, finish or close");
+	expect_error("on\n", 1, "'on' needs an event", "data, end, drain, finish, close, write-cb or end-cb");
 	expect_error("on frob\n", 1, "unknown event 'frob'");
 	expect_error("on data conn=x\n", 1, "conn=x", "connection index");
 	expect_error("\non data later\n", 2, "unexpected 'later'", "conn=K");
@@ -1019,7 +1116,7 @@ static void test_error_peer(void **state)
 	expect_error("peer reset\n", 1, "'peer reset' needs 'at POINT'");
 	expect_error("peer send at start\n", 1, "'peer send' needs a \"string\"");
 	expect_error("peer send hello at start\n", 1, "'peer send' needs a \"string\"");
-	expect_error("peer read at\n", 1, "expected a point after 'at'", "start, task N or done");
+	expect_error("peer read at\n", 1, "expected a point after 'at'", "start, task N, checkpoint N or done");
 	expect_error("peer read at never\n", 1, "expected a point after 'at'");
 	expect_error("peer shutdown at task\n", 1, "expected a point after 'at'");
 	expect_error("peer read at task 0\n", 1, "task '0'", "task number from 1");
@@ -1295,6 +1392,9 @@ int main(void)
 		cmocka_unit_test(test_write_strings),
 		cmocka_unit_test(test_end_ops),
 		cmocka_unit_test(test_other_ops),
+		cmocka_unit_test(test_process_ops),
+		cmocka_unit_test_teardown(test_suite_metadata, reset_config),
+		cmocka_unit_test_teardown(test_error_suite_metadata, reset_config),
 		cmocka_unit_test(test_comments_and_whitespace),
 		cmocka_unit_test(test_queue_example),
 		cmocka_unit_test(test_parse_file),
