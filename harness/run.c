@@ -66,6 +66,7 @@ struct run {
 	int accepted;
 	int continuous;       /* the peer reads whenever bytes arrive */
 	int done;             /* the subject's script is over ("sync done") */
+	unsigned char *bytes_done; /* [npeer * connections]: "at bytes" acted */
 	int eof_acted;        /* the peer acted on the end of every stream */
 	int exited;
 	int status;
@@ -211,6 +212,27 @@ static void peer_eof_actions(struct run *r)
 	}
 }
 
+static int peer_act(struct run *r, const struct sc_peer_action *a,
+		    struct peer *p, uint64_t written);
+
+/* Peer actions "at bytes N": the peer's own point, once it has read N bytes
+ * on a connection (whatever the subject is doing then). */
+static void peer_bytes_actions(struct run *r, struct peer *p)
+{
+	int c = (int)(p - r->peers);
+
+	for (size_t i = 0; i < r->sc->npeer; i++) {
+		const struct sc_peer_action *a = &r->sc->peer[i];
+		unsigned char *done = &r->bytes_done[i * (size_t)r->sc->connections + (size_t)c];
+
+		if (a->at.kind != SC_AT_BYTES || *done || (a->conn >= 0 && a->conn != c) ||
+		    p->received < a->at.bytes)
+			continue;
+		*done = 1;
+		(void)peer_act(r, a, p, 0);
+	}
+}
+
 /* One read of whatever is there. Returns bytes read, 0 at EOF, -1 when
  * nothing was there. */
 static ssize_t peer_read_once(struct run *r, struct peer *p)
@@ -219,6 +241,7 @@ static ssize_t peer_read_once(struct run *r, struct peer *p)
 
 	if (n > 0) {
 		peer_take(p, r->readbuf, (size_t)n);
+		peer_bytes_actions(r, p);
 		return n;
 	}
 	if (n == 0) {
@@ -314,6 +337,8 @@ static int point_matches(const struct sc_point *at, const char *point)
 static int peer_act(struct run *r, const struct sc_peer_action *a,
 		    struct peer *p, uint64_t written)
 {
+	if (p->fd < 0)
+		return 0;
 	switch (a->kind) {
 	case SC_PEER_READ:
 		return peer_read_until(r, p, written);
@@ -621,6 +646,13 @@ static void child_exec(struct run *r, int ctl, int ev, int shm)
 		argv[i++] = "--errors-for-leak-kinds=definite,indirect";
 		argv[i++] = vglog;
 	}
+	if (r->opts->strace) {
+		argv[i++] = "strace";
+		argv[i++] = "-f";
+		argv[i++] = "-c";
+		argv[i++] = "-o";
+		argv[i++] = (char *)r->opts->strace;
+	}
 	argv[i++] = (char *)r->opts->subject;
 	argv[i] = NULL;
 	execvp(argv[0], argv);
@@ -906,9 +938,10 @@ static int setup(struct run *r)
 	if (!mkdtemp(r->tmpdir))
 		return fail(r, "mkdtemp %s: %s", r->tmpdir, strerror(errno));
 	r->readbuf = malloc(READ_CHUNK);
+	r->bytes_done = calloc(r->sc->npeer * (size_t)r->sc->connections + 1, 1);
 	r->peers = calloc((size_t)r->sc->connections, sizeof(*r->peers));
 	r->events = json_array();
-	if (!r->readbuf || !r->peers || !r->events)
+	if (!r->readbuf || !r->peers || !r->events || !r->bytes_done)
 		return fail(r, "out of memory");
 	for (int i = 0; i < r->sc->connections; i++) {
 		struct peer *p = &r->peers[i];
@@ -956,6 +989,7 @@ static void teardown(struct run *r)
 	}
 	free(r->peers);
 	free(r->readbuf);
+	free(r->bytes_done);
 	free(r->subject_error);
 	json_decref(r->events);
 	json_decref(r->queue);

@@ -13,6 +13,8 @@
 struct run_options {
 	const char *subject;   /* the subject program */
 	int valgrind;          /* wrap the subject in valgrind memcheck */
+	const char *strace;    /* or in `strace -f -c -o FILE`: an independent
+				* count of the subject's syscalls */
 };
 
 /*

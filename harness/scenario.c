@@ -315,6 +315,14 @@ int sc_set_timeout(struct scenario *sc, const char *arg, char *err,
 	return 0;
 }
 
+int sc_set_connections(struct scenario *sc, const char *arg, char *err,
+		       size_t errlen)
+{
+	if (parse_int(arg, 1, SC_MAX_CONNECTIONS, &sc->connections) < 0)
+		return say(err, errlen, "connections '%s': expected 1 to %d", arg, SC_MAX_CONNECTIONS);
+	return 0;
+}
+
 /* ---- tokens ------------------------------------------------------------ */
 
 static int hexval(int c)
@@ -624,6 +632,12 @@ static int parse_point(struct parser *p, int i, struct sc_point *pt)
 		pt->kind = SC_AT_DONE;
 		return i + 1;
 	}
+	if (i + 1 < p->ntok && is_word(&p->tok[i], "bytes")) {
+		pt->kind = SC_AT_BYTES;
+		if (parse_size(p->tok[i + 1].text, &pt->bytes) < 0 || pt->bytes == 0)
+			return fail(p, "bytes '%s': expected a byte count from 1 (4096, 8MiB)", p->tok[i + 1].text);
+		return i + 2;
+	}
 	if (i + 1 < p->ntok && is_word(&p->tok[i], "checkpoint")) {
 		pt->kind = SC_AT_CHECKPOINT;
 		if (parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) < 0)
@@ -636,7 +650,7 @@ static int parse_point(struct parser *p, int i, struct sc_point *pt)
 			return fail(p, "task '%s': expected a task number from 1", p->tok[i + 1].text);
 		return i + 2;
 	}
-	return fail(p, "expected a point after 'at': start, task N, checkpoint N or done");
+	return fail(p, "expected a point after 'at': start, task N, checkpoint N, bytes N or done");
 }
 
 static int parse_peer_action(struct parser *p, enum sc_peer_kind kind)
@@ -659,9 +673,13 @@ static int parse_peer_action(struct parser *p, enum sc_peer_kind kind)
 	}
 	if (i >= p->ntok || !is_word(&p->tok[i], "at")) {
 		free(a.data);
-		return fail(p, "'peer %s' needs 'at POINT' (start, task N, done)", p->tok[1].text);
+		return fail(p, "'peer %s' needs 'at POINT' (start, task N, checkpoint N, bytes N, done)", p->tok[1].text);
 	}
 	i = parse_point(p, i + 1, &a.at);
+	if (i > 0 && kind == SC_PEER_READ && a.at.kind == SC_AT_BYTES) {
+		free(a.data);
+		return fail(p, "'peer read at bytes N' reads nothing new: reads at bytes are continuous");
+	}
 	for (; i > 0 && i < p->ntok; i++) {
 		const char *v = key_value(&p->tok[i], "conn");
 
@@ -920,13 +938,8 @@ static int parse_setting(struct parser *p)
 		return need_args(p, 1) < 0 ? -1 : located(p, sc_add_fault(sc, a, p->line, e, el));
 	if (strcmp(k, "variant") == 0)
 		return need_args(p, 1) < 0 ? -1 : located(p, sc_add_variant(sc, a, p->line, e, el));
-	if (strcmp(k, "connections") == 0) {
-		if (need_args(p, 1) < 0)
-			return -1;
-		if (parse_int(a, 1, SC_MAX_CONNECTIONS, &sc->connections) < 0)
-			return fail(p, "connections '%s': expected 1 to %d", a, SC_MAX_CONNECTIONS);
-		return 0;
-	}
+	if (strcmp(k, "connections") == 0)
+		return need_args(p, 1) < 0 ? -1 : located(p, sc_set_connections(sc, a, e, el));
 	if (strcmp(k, "role") == 0) {
 		if (need_args(p, 1) < 0)
 			return -1;

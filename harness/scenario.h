@@ -60,10 +60,12 @@ struct sc_block {
 
 /* Where a peer action happens: before the first task, after task N (its
  * microtasks and end-of-task work included), or after the last task. */
-enum sc_point_kind { SC_AT_START, SC_AT_TASK, SC_AT_DONE, SC_AT_CHECKPOINT };
+enum sc_point_kind { SC_AT_START, SC_AT_TASK, SC_AT_DONE, SC_AT_CHECKPOINT, SC_AT_BYTES };
 struct sc_point {
 	enum sc_point_kind kind;
 	int task;          /* task N, or checkpoint N */
+	size_t bytes;      /* bytes N: once the peer has read N bytes on the
+			    * connection (decided by the peer alone) */
 };
 
 enum sc_peer_kind { SC_PEER_READ, SC_PEER_SEND, SC_PEER_SHUTDOWN, SC_PEER_RESET };
@@ -169,6 +171,8 @@ int sc_set_transport(struct scenario *sc, const char *arg, char *err,
 		     size_t errlen);
 int sc_set_timeout(struct scenario *sc, const char *arg, char *err,
 		   size_t errlen);
+int sc_set_connections(struct scenario *sc, const char *arg, char *err,
+		       size_t errlen);
 
 /*
  * Checks what can only be checked once everything is known: connection

@@ -24,6 +24,10 @@ static const char usage_main[] =
 	"\n"
 	"Commands:\n"
 	"  run FILE [FLAGS]   run a scenario against the subject, print its trace\n"
+	"  per-connection FILE --from N1 --to N2 [FLAGS]\n"
+	"                     syscalls per connection: (count at N2 - count at N1)\n"
+	"                     / (N2 - N1), each count from a run with that many\n"
+	"                     connections\n"
 	"  check [--json] FILE  parse a scenario and report its first error, if any;\n"
 	"                     with --json, print its suite metadata (behaviour,\n"
 	"                     matrix, legacy variant) for the pytest plugin\n"
@@ -54,7 +58,10 @@ static const char usage_run[] =
 	"  --fault RULE          a gate rule: TARGET:ACTION[,after=K][,repeat=N|forever]\n"
 	"                        [,fd=N]; ACTION is short=N, errno=E, zero, signal=S;\n"
 	"                        TARGET a syscall, write, read, syswrite, sysread, all\n"
-	"  --variant NAME=VALUE  select a strategy: queue=cursor|memmove\n"
+	"  --variant NAME=VALUE  select a strategy: queue=cursor|memmove,\n"
+	"                        batch=on|off, halfopen=end-first|poll-first\n"
+	"                        (fixed|legacy are accepted as values)\n"
+	"  --connections N       the number of connections (the scenario's own)\n"
 	"  --transport tcp|unix  the connection between subject and peer (tcp)\n"
 	"  --timeout SECONDS     kill the subject after this long (30; x10 under\n"
 	"                        --valgrind); the trace says timed_out\n"
@@ -63,14 +70,18 @@ static const char usage_run[] =
 	"                        exit.valgrind says clean or errors\n"
 	"  --trace FILE          write the trace to FILE instead of stdout\n"
 	"  --subject PATH        the subject program (refstack-subject beside\n"
-	"                        wirecheck)\n";
+	"                        wirecheck)\n"
+	"  --strace FILE         run the subject under `strace -f -c -o FILE`: an\n"
+	"                        independent count of its syscalls\n";
 
 struct cli {
 	const char *file;
 	const char *trace_path;
 	const char *subject;
+	const char *strace;
 	int repeat;
 	int valgrind;
+	int from, to;       /* per-connection: the two connection counts */
 };
 
 static int usage_error(const char *fmt, const char *a, const char *b)
@@ -116,6 +127,8 @@ static int apply_flag(struct scenario *sc, const char *flag, const char *val)
 		rc = sc_set_transport(sc, val, err, sizeof(err));
 	else if (strcmp(flag, "--timeout") == 0)
 		rc = sc_set_timeout(sc, val, err, sizeof(err));
+	else if (strcmp(flag, "--connections") == 0)
+		rc = sc_set_connections(sc, val, err, sizeof(err));
 	else
 		return usage_error("unknown flag '%s'%s", flag, "");
 	/* The setting's message starts with its scenario keyword: name the
@@ -131,7 +144,8 @@ static int is_value_flag(const char *f)
 {
 	static const char *flags[] = { "--clamp-send", "--refuse-write", "--signal",
 				       "--fault", "--variant", "--transport",
-				       "--timeout", "--repeat", "--trace", "--subject" };
+				       "--timeout", "--repeat", "--trace", "--subject",
+				       "--connections", "--strace", "--from", "--to" };
 
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
 		if (strcmp(f, flags[i]) == 0)
@@ -161,6 +175,15 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 				cli->trace_path = argv[i + 1];
 			} else if (strcmp(a, "--subject") == 0) {
 				cli->subject = argv[i + 1];
+			} else if (strcmp(a, "--strace") == 0) {
+				cli->strace = argv[i + 1];
+			} else if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0) {
+				char *end;
+				long n = strtol(argv[i + 1], &end, 10);
+
+				if (*end || end == argv[i + 1] || n < 1 || n > 1024)
+					return usage_error("%s '%s': expected a connection count from 1 to 1024", a, argv[i + 1]);
+				*(strcmp(a, "--from") == 0 ? &cli->from : &cli->to) = (int)n;
 			}
 			i++;
 		} else if (a[0] == '-' && a[1]) {
@@ -173,6 +196,8 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 	}
 	if (!cli->file)
 		return usage_error("run needs a scenario FILE%s%s", "", "");
+	if (cli->strace && cli->valgrind)
+		return usage_error("--strace and --valgrind do not go together: each wraps the subject%s%s", "", "");
 	return 0;
 }
 
@@ -241,54 +266,173 @@ static int run_repeated(const struct scenario *sc, const struct cli *cli,
 	return status;
 }
 
+/* Parses the command line and the scenario, applies the flags, finds the
+ * subject. Returns 0, or an exit status after a message. */
+static int prepare(int argc, char **argv, struct cli *cli, struct scenario *sc,
+		   struct run_options *ro, char **subject)
+{
+	static const char *not_settings[] = { "--repeat", "--trace", "--subject",
+					      "--strace", "--from", "--to" };
+	char err[1024];
+	int rc = parse_cli(argc, argv, cli);
+
+	if (rc)
+		return rc;
+	if (sc_parse_file(cli->file, sc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "wirecheck: %s\n", err);
+		return 2;
+	}
+	for (int i = 0; i < argc; i++) {
+		int setting = is_value_flag(argv[i]);
+
+		for (size_t k = 0; setting && k < sizeof(not_settings) / sizeof(not_settings[0]); k++)
+			setting = strcmp(argv[i], not_settings[k]) != 0;
+		if (setting && (rc = apply_flag(sc, argv[i], argv[i + 1]))) {
+			sc_free(sc);
+			return rc;
+		}
+		i += is_value_flag(argv[i]);
+	}
+	if (sc_validate(sc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "wirecheck: %s\n", err);
+		sc_free(sc);
+		return 2;
+	}
+	if (!cli->subject && !(*subject = default_subject())) {
+		sc_free(sc);
+		return 3;
+	}
+	ro->subject = cli->subject ? cli->subject : *subject;
+	ro->valgrind = cli->valgrind;
+	ro->strace = cli->strace;
+	if (access(ro->subject, X_OK) != 0) {
+		fprintf(stderr, "wirecheck: the subject %s is not an executable: %s\n", ro->subject, strerror(errno));
+		free(*subject);
+		sc_free(sc);
+		return 2;
+	}
+	return 0;
+}
+
+static int wants_help(int argc, char **argv, const char *text)
+{
+	for (int i = 0; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(text, stdout);
+			return 1;
+		}
+	return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct cli cli = { .repeat = 1 };
 	struct run_options ro = { 0 };
 	struct scenario sc;
-	char err[1024], *subject = NULL;
+	char *subject = NULL;
 	int rc;
 
-	for (int i = 0; i < argc; i++)
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			fputs(usage_run, stdout);
-			return 0;
-		}
-	rc = parse_cli(argc, argv, &cli);
+	if (wants_help(argc, argv, usage_run))
+		return 0;
+	rc = prepare(argc, argv, &cli, &sc, &ro, &subject);
 	if (rc)
 		return rc;
-	if (sc_parse_file(cli.file, &sc, err, sizeof(err)) < 0) {
-		fprintf(stderr, "wirecheck: %s\n", err);
-		return 2;
+	rc = run_repeated(&sc, &cli, &ro);
+	free(subject);
+	sc_free(&sc);
+	return rc;
+}
+
+static const char usage_per_connection[] =
+	"usage: wirecheck per-connection FILE --from N1 --to N2 [RUN FLAGS]\n"
+	"\n"
+	"Runs the scenario with N1 and with N2 connections (the scenario's\n"
+	"'connections' replaced) and prints, for every syscall kind, the count per\n"
+	"connection: (count at N2 - count at N1) / (N2 - N1), the figure of\n"
+	"reference-prs/001 (--from 100 --to 300). Every wirecheck run flag applies\n"
+	"to both runs. Output: JSON on stdout. Exit 1 when a run did not end\n"
+	"cleanly (its exit is printed), 2 on bad input.\n";
+
+/* Runs the scenario with n connections; returns its trace or NULL. */
+static json_t *run_with(struct scenario *sc, int n, const struct run_options *ro)
+{
+	char err[512];
+	json_t *trace = NULL;
+
+	sc->connections = n;
+	fprintf(stderr, "wirecheck: %s: %d connection%s\n", sc->name, n, n == 1 ? "" : "s");
+	if (wc_run(sc, ro, &trace, err, sizeof(err)) < 0) {
+		fprintf(stderr, "wirecheck: %s: %s\n", sc->path, err);
+		return NULL;
 	}
-	for (int i = 0; i < argc; i++) {
-		if (!is_value_flag(argv[i]))
-			continue;
-		if (strcmp(argv[i], "--repeat") && strcmp(argv[i], "--trace") &&
-		    strcmp(argv[i], "--subject") && (rc = apply_flag(&sc, argv[i], argv[i + 1]))) {
-			sc_free(&sc);
-			return rc;
-		}
-		i++;
+	return trace;
+}
+
+static int clean_exit(json_t *trace)
+{
+	json_t *ex = json_object_get(trace, "exit");
+
+	return json_integer_value(json_object_get(ex, "code")) == 0 &&
+	       json_is_integer(json_object_get(ex, "code")) &&
+	       !json_is_true(json_object_get(ex, "timed_out"));
+}
+
+static json_t *per_connection(json_t *a, json_t *b, int from, int to)
+{
+	json_t *ca = json_object_get(a, "syscalls"), *cb = json_object_get(b, "syscalls");
+	json_t *out = json_object();
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(cb, key, v) {
+		json_int_t d = json_integer_value(v) - json_integer_value(json_object_get(ca, key));
+
+		json_object_set_new(out, key, json_real((double)d / (to - from)));
 	}
-	if (sc_validate(&sc, err, sizeof(err)) < 0) {
-		fprintf(stderr, "wirecheck: %s\n", err);
-		sc_free(&sc);
-		return 2;
-	}
-	if (!cli.subject && !(subject = default_subject())) {
-		sc_free(&sc);
-		return 3;
-	}
-	ro.subject = cli.subject ? cli.subject : subject;
-	ro.valgrind = cli.valgrind;
-	if (access(ro.subject, X_OK) != 0) {
-		fprintf(stderr, "wirecheck: the subject %s is not an executable: %s\n", ro.subject, strerror(errno));
+	return out;
+}
+
+static int cmd_per_connection(int argc, char **argv)
+{
+	struct cli cli = { .repeat = 1 };
+	struct run_options ro = { 0 };
+	struct scenario sc;
+	char *subject = NULL;
+	json_t *a = NULL, *b = NULL, *out;
+	int rc;
+
+	if (wants_help(argc, argv, usage_per_connection))
+		return 0;
+	rc = prepare(argc, argv, &cli, &sc, &ro, &subject);
+	if (rc)
+		return rc;
+	if (cli.from == 0 || cli.to == 0 || cli.from >= cli.to) {
 		free(subject);
 		sc_free(&sc);
-		return 2;
+		return usage_error("per-connection needs --from N1 --to N2 with N1 < N2%s%s", "", "");
 	}
-	rc = run_repeated(&sc, &cli, &ro);
+	a = run_with(&sc, cli.from, &ro);
+	b = a ? run_with(&sc, cli.to, &ro) : NULL;
+	rc = a && b ? 0 : 3;
+	if (rc == 0) {
+		out = json_pack("{s:s,s:i,s:i,s:O,s:o,s:{s:O,s:O},s:{s:O,s:O}}",
+				"scenario", sc.name, "from", cli.from, "to", cli.to,
+				"variant", json_object_get(b, "variant"),
+				"per_connection", per_connection(a, b, cli.from, cli.to),
+				"syscalls", "from", json_object_get(a, "syscalls"),
+				"to", json_object_get(b, "syscalls"),
+				"exit", "from", json_object_get(a, "exit"), "to", json_object_get(b, "exit"));
+		if (!out || json_dumpf(out, stdout, JSON_SORT_KEYS | JSON_INDENT(2)) < 0)
+			rc = 3;
+		putchar('\n');
+		json_decref(out);
+		if (rc == 0 && (!clean_exit(a) || !clean_exit(b))) {
+			fprintf(stderr, "wirecheck: %s: a run did not end cleanly (see exit)\n", sc.path);
+			rc = 1;
+		}
+	}
+	json_decref(a);
+	json_decref(b);
 	free(subject);
 	sc_free(&sc);
 	return rc;
@@ -380,6 +524,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 2, argv + 2);
 	if (strcmp(argv[1], "check") == 0)
 		return cmd_check(argc - 2, argv + 2);
+	if (strcmp(argv[1], "per-connection") == 0)
+		return cmd_per_connection(argc - 2, argv + 2);
 	fprintf(stderr, "wirecheck: unknown command '%s'\n%s", argv[1], usage_main);
 	return 2;
 }

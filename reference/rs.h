@@ -30,8 +30,14 @@ enum rs_queue_strategy {
 	RS_QUEUE_MEMMOVE, /* legacy: move the unsent tail to the front */
 };
 
+enum rs_halfopen_strategy {
+	RS_HALFOPEN_END_FIRST,  /* fixed: on_end, then the poll change */
+	RS_HALFOPEN_POLL_FIRST, /* legacy: poll to writable, then on_end */
+};
+
 struct rs_config {
 	enum rs_queue_strategy queue;
+	enum rs_halfopen_strategy halfopen;
 	int batch;  /* 1 fixed: batch a task's later small writes; 0 legacy */
 };
 

@@ -530,6 +530,11 @@ int rs_socket_end(rs_socket *s, const void *data, size_t len, rs_write_cb cb,
 {
 	int err = sock_can_write(s);
 
+	/* After the peer's FIN without allow_half_open, only bytes are refused
+	 * (node's writeAfterFIN): an end() with none is how the stack itself
+	 * closes such a socket. */
+	if (err == -EPIPE && len == 0 && !s->ending)
+		err = 0;
 	if (err < 0)
 		return sock_write_refused(s, -err, cb, arg);
 	if (len > 0)
@@ -637,23 +642,68 @@ static void sock_auto_end(rs_loop *loop, void *arg)
 		(void)rs_socket_end(s, NULL, 0, NULL, NULL);
 }
 
-/* The peer's FIN: on_end first, then the poll change, and only on a socket
- * that on_end left open (reference-prs/001). */
+/* Whether the socket closes in this task's microtasks without sending
+ * anything more: on_end ended it (or the stack will, without
+ * allow_half_open) and nothing waits in the queue or the cork buffer. */
+static int sock_closing_quietly(const rs_socket *s)
+{
+	return (s->ending || !s->opts.allow_half_open) &&
+	       rs_queue_len(&s->queue) == 0 && rs_queue_len(&s->cork) == 0;
+}
+
+/* Legacy (halfopen=poll-first): the poll goes to writable before on_end, as
+ * uSockets did; the writable event that follows finds nothing to send and
+ * drops it again, or the close removes it. */
+static void sock_eof_poll_first(rs_socket *s)
+{
+	int rc = rs__io_epoll_ctl(s->loop->epfd, EPOLL_CTL_MOD, s->fd, EPOLLOUT,
+				  &s->handle);
+
+	if (rc < 0) {
+		sock_fail(s, -rc, "epoll_ctl");
+		return;
+	}
+	s->poll = EPOLLOUT;
+	if (s->ev.on_end)
+		s->ev.on_end(s, s->arg);
+}
+
+/*
+ * The peer's FIN (reference-prs/001). Fixed: on_end first, then the poll
+ * change, and only for a socket that stays open: one that on_end closed, or
+ * that closes now with nothing left to send, keeps its poll until the close
+ * removes it; one that stays open reads no more and is writable only if it
+ * has bytes to send, the same poll events it had before. Queued bytes keep
+ * the writable poll whatever on_end did, so a reply that ends with our FIN
+ * still flushes.
+ */
 static void sock_on_eof(rs_socket *s)
 {
 	s->peer_ended = 1;
-	if (s->ev.on_end)
+	/* Our FIN is out already: both sides are done, no poll to change. */
+	if (s->finished) {
+		if (s->ev.on_end)
+			s->ev.on_end(s, s->arg);
+		if (!s->destroyed)
+			rs_socket_destroy(s, 0);
+		return;
+	}
+	if (rs_config.halfopen == RS_HALFOPEN_POLL_FIRST) {
+		sock_eof_poll_first(s);
+	} else if (s->ev.on_end) {
 		s->ev.on_end(s, s->arg);
+	}
 	if (s->destroyed)
 		return;
-	sock_poll_update(s);
 	if (s->finished) {
 		rs_socket_destroy(s, 0);
 		return;
 	}
+	if (rs_config.halfopen == RS_HALFOPEN_END_FIRST && !sock_closing_quietly(s))
+		sock_poll_update(s);
 	/* Without allow_half_open the stack ends its side after on_end, in a
 	 * microtask, as node's Duplex does in a tick. */
-	if (!s->opts.allow_half_open)
+	if (!s->opts.allow_half_open && !s->ending)
 		must(rs_microtask(s->loop, sock_auto_end, s), "microtask");
 }
 

@@ -29,12 +29,22 @@ int rs_variant_set(const char *name, const char *value)
 			return -EINVAL;
 		return 0;
 	}
+	if (strcmp(name, "halfopen") == 0) {
+		if (strcmp(value, "end-first") == 0 || strcmp(value, "fixed") == 0)
+			rs_config.halfopen = RS_HALFOPEN_END_FIRST;
+		else if (strcmp(value, "poll-first") == 0 || strcmp(value, "legacy") == 0)
+			rs_config.halfopen = RS_HALFOPEN_POLL_FIRST;
+		else
+			return -EINVAL;
+		return 0;
+	}
 	return -ENOENT;
 }
 
 int rs_variant_describe(char *buf, size_t len)
 {
-	return snprintf(buf, len, "batch=%s\nqueue=%s\n",
+	return snprintf(buf, len, "batch=%s\nhalfopen=%s\nqueue=%s\n",
 			rs_config.batch ? "on" : "off",
+			rs_config.halfopen == RS_HALFOPEN_END_FIRST ? "end-first" : "poll-first",
 			rs_config.queue == RS_QUEUE_CURSOR ? "cursor" : "memmove");
 }

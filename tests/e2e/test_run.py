@@ -40,7 +40,8 @@ KIB = 1024
 
 # The flags of `wirecheck run` (harness/wirecheck.c, docs/cli.md).
 RUN_FLAGS = ["--clamp-send", "--refuse-write", "--signal", "--fault", "--variant",
-             "--transport", "--timeout", "--repeat", "--valgrind", "--trace", "--subject"]
+             "--transport", "--timeout", "--repeat", "--valgrind", "--trace", "--subject",
+             "--connections", "--strace"]
 
 # The top-level keys of a trace (docs/cli.md, "The trace").
 TRACE_KEYS = {"scenario", "transport", "variant", "faults", "exit", "peer", "events",
@@ -181,7 +182,7 @@ def test_end_large(wc, transport, clamp, variant):
 
     assert t["scenario"] == "end-large"
     assert t["transport"] == transport
-    assert t["variant"] == {"batch": "on", "queue": variant}
+    assert t["variant"] == {"batch": "on", "halfopen": "end-first", "queue": variant}
     assert t["faults"] == [f"write:short={clamp},repeat=forever"]
     assert t["exit"] == CLEAN_EXIT
     assert_stream(t["peer"], END_LARGE)

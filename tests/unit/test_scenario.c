@@ -795,6 +795,12 @@ static void test_process_ops(void **state)
 	assert_int_equal(sc.handlers[1].event, SC_EV_END_CB);
 	assert_int_equal(sc.handlers[1].conn, 0);
 	sc_free(&sc);
+	/* The peer's own point: once it has read N bytes on the connection. */
+	parse_ok("peer shutdown at bytes 8MiB conn=0\n", &sc);
+	assert_int_equal(sc.peer[0].at.kind, SC_AT_BYTES);
+	assert_int_equal(sc.peer[0].at.bytes, 8 * 1024 * 1024);
+	assert_int_equal(sc.peer[0].conn, 0);
+	sc_free(&sc);
 }
 
 /* Suite metadata for the pytest plugin: behaviour, matrix, legacy. */
@@ -1116,7 +1122,9 @@ static void test_error_peer(void **state)
 	expect_error("peer reset\n", 1, "'peer reset' needs 'at POINT'");
 	expect_error("peer send at start\n", 1, "'peer send' needs a \"string\"");
 	expect_error("peer send hello at start\n", 1, "'peer send' needs a \"string\"");
-	expect_error("peer read at\n", 1, "expected a point after 'at'", "start, task N, checkpoint N or done");
+	expect_error("peer read at\n", 1, "expected a point after 'at'", "start, task N, checkpoint N, bytes N or done");
+	expect_error("peer shutdown at bytes 0\n", 1, "bytes '0'", "from 1");
+	expect_error("peer read at bytes 10\n", 1, "reads at bytes are continuous");
 	expect_error("peer read at never\n", 1, "expected a point after 'at'");
 	expect_error("peer shutdown at task\n", 1, "expected a point after 'at'");
 	expect_error("peer read at task 0\n", 1, "task '0'", "task number from 1");
