@@ -16,4 +16,11 @@ ctest --preset default --output-junit "$PWD/build/test-results/ctest.xml" || sta
 /usr/bin/python3 -m pytest -n 2 -q scenarios --junitxml=build/test-results/scenarios.xml || status=1
 /usr/bin/python3 -m pytest -n 2 -q scenarios -k "write-behind or epipe or several-writes" \
   --wirecheck-repeat 20 --junitxml=build/test-results/determinism.xml || status=1
+# The same C tests and the scenario suite once more, built with ASan and
+# UBSan: a memory error in the stack or the harness fails a test there.
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j"$(nproc)" >/dev/null
+ctest --preset asan --output-junit "$PWD/build/test-results/ctest-asan.xml" || status=1
+/usr/bin/python3 -m pytest -n 2 -q scenarios --wirecheck-bin build-asan/bin/wirecheck \
+  --junitxml=build/test-results/scenarios-asan.xml || status=1
 exit $status
