@@ -909,18 +909,27 @@ static int sock_connect(rs_loop *loop, int domain, const struct sockaddr *sa,
 	return 0;
 }
 
+/* A numeric IPv4 address and a port; -EINVAL for anything else. */
+static int tcp_address(const char *host, int port, struct sockaddr_in *sin)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons((uint16_t)port);
+	if (port < 0 || port > 65535 || inet_pton(AF_INET, host, &sin->sin_addr) != 1)
+		return -EINVAL;
+	return 0;
+}
+
 int rs_connect_tcp(rs_loop *loop, const char *host, int port,
 		   const struct rs_socket_options *opts,
 		   const struct rs_socket_events *ev, void *arg,
 		   rs_socket **out)
 {
 	struct sockaddr_in sin;
+	int rc = tcp_address(host, port, &sin);
 
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)port);
-	if (port < 0 || port > 65535 || inet_pton(AF_INET, host, &sin.sin_addr) != 1)
-		return -EINVAL;
+	if (rc < 0)
+		return rc;
 	return sock_connect(loop, AF_INET, (struct sockaddr *)&sin, sizeof(sin),
 			    opts, ev, arg, out);
 }
@@ -989,12 +998,10 @@ int rs_listen_tcp(rs_loop *loop, const char *host, int port,
 		  void *arg, rs_listener **out)
 {
 	struct sockaddr_in sin;
+	int rc = tcp_address(host, port, &sin);
 
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)port);
-	if (port < 0 || port > 65535 || inet_pton(AF_INET, host, &sin.sin_addr) != 1)
-		return -EINVAL;
+	if (rc < 0)
+		return rc;
 	return listen_on(loop, AF_INET, (struct sockaddr *)&sin, sizeof(sin),
 			 opts, cb, arg, out);
 }
