@@ -314,7 +314,10 @@ static void op_signal(const struct op *op, int conn)
 	const char *name = fi_signal_name(op->sig);
 
 	if (op->external) {
-		event(conn, "signal %s external", name ? name : "?");
+		if (name)
+			event(conn, "signal %s external", name);
+		else
+			event(conn, "signal %d external", op->sig);
 		line_out("kill %d", op->sig);
 		wait_go();
 		return;

@@ -478,10 +478,11 @@ static int cmd_check(int argc, char **argv)
 	struct scenario sc;
 	char err[1024];
 	int as_json = argc == 2 && strcmp(argv[0], "--json") == 0;
-	const char *file = as_json ? argv[1] : argv[0];
+	const char *file;
 
-	if (argc != 1 && !as_json)
+	if ((argc != 1 && !as_json) || (argc == 1 && strcmp(argv[0], "--json") == 0))
 		return usage_error("check takes [--json] and one scenario FILE%s%s", "", "");
+	file = as_json ? argv[1] : argv[0];
 	if (sc_parse_file(file, &sc, err, sizeof(err)) < 0) {
 		fprintf(stderr, "wirecheck: %s\n", err);
 		return 2;
