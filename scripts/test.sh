@@ -9,7 +9,7 @@ status=0
 ctest --preset default --output-junit "$PWD/build/test-results/ctest.xml" || status=1
 # The harness's own end-to-end tests, the plugin's pytester tests and the
 # report's tests.
-/usr/bin/python3 -m pytest -n 2 -q tests/e2e tests/plugin tests/report \
+/usr/bin/python3 -m pytest -n 2 -q tests/e2e tests/plugin tests/report tests/property \
   --junitxml=build/test-results/python.xml || status=1
 # The gate: every scenario against its goldens, then a determinism check
 # (20 runs each, compared by the harness) on a subset.
