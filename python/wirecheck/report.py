@@ -8,13 +8,23 @@ What it runs (docs/reports.md):
   when the scenario declares `legacy`, once with its legacy variant
   (`queue=memmove`), through wirecheck.runner.run;
 - the benchmarks beside the wirecheck binary: `bytes_moved --json`,
-  `sender_cpu --json` (small sizes and few rounds unless --full) and
-  `gate_cost` (text; --no-gate-cost skips it). --no-bench skips all three.
+  `sender_cpu --json` (small sizes and few rounds unless --full),
+  `gate_cost` (text; --no-gate-cost skips it), and for write batching
+  (issue 4) `batching --json` and `chat --json` (--quick unless --full).
+  --no-bench skips them all, --benches picks some;
+- the half-open syscalls per connection (issue 5): `wirecheck
+  per-connection scenarios/half-open/per-connection.wcs --from 100 --to 300`
+  with `--variant halfopen=end-first` (fixed) and `halfopen=poll-first`.
 
 What it writes in --out (default reports/out): report.md, report.json (the
 same figures, plus the raw traces and bench output), one SVG per scenario
-profile (fixed vs legacy: syscalls by kind, bytes moved, bytes delivered) and
-the scaling plots (bytes moved and sender CPU against payload size, log-log).
+profile (fixed vs legacy: syscalls by kind, the behaviour's main figure,
+bytes delivered), the scaling plots (bytes moved and sender CPU against
+payload size, log-log) and batching.svg (sends and time per round against
+the number of writes in a task).
+
+A subject that ends by a signal or an exit code other than 0 is data (some
+scenarios do it on purpose), not a failure of the report.
 
 Exit status: 0 when everything ran; 1 when the report was written but a
 scenario or a benchmark failed to run (the report says which); 2 on bad
@@ -26,6 +36,7 @@ import argparse
 import datetime
 import json
 import math
+import multiprocessing
 import os
 import re
 import subprocess
@@ -34,6 +45,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from . import golden as G
 from .runner import REPO, WirecheckError, check, find_binary, profiles, run
 
 SCHEMA = 1
@@ -50,9 +62,44 @@ CPU_SIZES_FULL = "4,8,16,32,64"
 # The syscall kinds that are parts of another (epoll_ctl by op).
 SPLIT_KIND = re.compile(r"^[a-z_]+\.[a-z_]+$")
 WRITE_KINDS = ("send", "sendto", "sendmsg", "write", "writev")
-# Trace fields that say what a run did (not how fast): compared between the
-# fixed and legacy runs to say where they differ.
-COMPARED_FIELDS = ("exit", "peer", "events", "syscalls", "queue")
+# The sections of a trace that the goldens compare (wirecheck.golden), in
+# its order: where the fixed and legacy runs differ, as the pytest plugin
+# would say it.
+COMPARED_FIELDS = ("exit", "faults", "peer", "events", "syscalls", "queue")
+
+# Per behaviour (the scenario's `behaviour` line): its title in report.md and
+# the figure that its legacy variant is about, shown first in its table and
+# in the middle panel of its plots: (label, comparison field, unit).
+BEHAVIOUR_TITLES = {"queue": "Pending-write queue", "batching": "Write batching",
+                    "half_open": "Half-open EOF order"}
+KEY_METRICS = {
+    "queue": ("bytes moved", "bytes_moved", "bytes"),
+    "batching": ("sends", "writing_syscalls", "calls"),
+    "half_open": ("epoll_ctl MOD", "syscalls:epoll_ctl.mod", "calls"),
+}
+DEFAULT_KEY_METRIC = ("sends", "writing_syscalls", "calls")
+
+# The benchmarks, in the order they run; --benches picks some.
+BENCHES = ("bytes_moved", "sender_cpu", "gate_cost", "batching", "chat")
+
+# reference-prs/000, "Numbers": off/on of each row of its table (main against
+# the branch, node + Bun on a 12-core machine), for comparison only.
+SEED_BATCHING_RATIO = {
+    "2 x write(262144 B)": 1.01, "16 x write(49152 B)": 1.00, "16 x write(32768 B)": 1.00,
+    "16 x write(16384 B)": 1.11, "16 x write(1024 B)": 3.61, "1 x write(128 B)": 0.99,
+    "2 x write(128 B)": 1.00, "16 x write(128 B)": 4.33, "64 x write(128 B)": 12.15,
+    "256 x write(128 B)": 24.63, "64 x write(128 B, callback)": 1.00,
+}
+
+# Issue 5: syscalls per connection, (count at TO - count at FROM) / (TO - FROM),
+# fixed (on_end before the poll change) against poll-first.
+PER_CONNECTION_SCENARIO = REPO / "scenarios" / "half-open" / "per-connection.wcs"
+PER_CONNECTION_FROM, PER_CONNECTION_TO = 100, 300
+PER_CONNECTION_SIDES = (("fixed", "halfopen=end-first"), ("poll_first", "halfopen=poll-first"))
+# The rows of the table, as reference-prs/001 names them.
+PER_CONNECTION_ROWS = (("epoll_ctl.mod", "epoll_ctl MOD"), ("epoll_ctl.add", "epoll_ctl ADD"),
+                       ("epoll_ctl.del", "epoll_ctl DEL"), ("send", "send"), ("recv", "recv"),
+                       ("shutdown", "shutdown"))
 
 FIXED_COLOR = "#1f77b4"
 LEGACY_COLOR = "#d95f02"
@@ -74,6 +121,11 @@ def fmt_ms(v: float | None) -> str:
     if v is None:
         return "-"
     return f"{v:.1f}" if v >= 10 else f"{v:.3g}"
+
+
+def fmt_load(v: Any) -> str:
+    """A load average as the benches print it: 2.10."""
+    return f"{v:.2f}" if isinstance(v, (int, float)) else "-"
 
 
 def plural(n: int, word: str) -> str:
@@ -193,11 +245,6 @@ def summarize_trace(trace: dict, seconds: float) -> dict:
     }
 
 
-def clean_exit(summary: dict | None) -> bool:
-    ex = (summary or {}).get("exit") or {}
-    return ex.get("code") == 0 and not ex.get("timed_out") and "error" not in ex
-
-
 def exit_text(summary: dict | None) -> str:
     if not summary:
         return "-"
@@ -210,6 +257,72 @@ def exit_text(summary: dict | None) -> str:
     if "error" in ex:
         text += f" ({ex['error']})"
     return text
+
+
+def exit_short(summary: dict | None) -> str:
+    """How a subject ended, for a table cell: '0', '1', 'SIGABRT',
+    'timed out', '-' (no run). A data point, not a failure of the report."""
+    if not summary:
+        return "-"
+    ex = summary.get("exit") or {}
+    if ex.get("timed_out"):
+        return "timed out"
+    if "signal" in ex:
+        return str(ex["signal"]) + (" (core)" if ex.get("core") else "")
+    text = str(ex.get("code"))
+    if "error" in ex:
+        text += f" ({ex['error']})"
+    return text
+
+
+def key_metric(behaviour: str | None) -> tuple[str, str, str]:
+    """(label, comparison field, unit) of a behaviour's main figure."""
+    return KEY_METRICS.get(behaviour or "", DEFAULT_KEY_METRIC)
+
+
+def key_comparison(p: dict, behaviour: str | None) -> dict:
+    """The comparison (fixed, legacy, ratio) of the behaviour's main figure."""
+    field = key_metric(behaviour)[1]
+    c = p.get("comparison") or {}
+    if field.startswith("syscalls:"):
+        got = (c.get("syscalls") or {}).get(field.split(":", 1)[1])
+    else:
+        got = c.get(field)
+    return got or compare(None, None)
+
+
+def fixed_variant_label(entry: dict) -> str:
+    """The fixed runs' value of the key that the legacy variant sets, from
+    the fixed trace's `variant` (e.g. 'batch=on' against 'batch=off');
+    'default' without a legacy variant or a fixed run."""
+    leg = (entry.get("legacy") or {}).get("variant") or ""
+    key = leg.split("=", 1)[0] if "=" in leg else None
+    for p in entry.get("profiles", []):
+        var = (p.get("fixed") or {}).get("variant") or {}
+        if key and key in var:
+            return f"{key}={var[key]}"
+    return "default"
+
+
+def legacy_rule_text(legacy: dict | None) -> str:
+    """'must-differ', 'must-match', 'must-match except=syscalls,queue'."""
+    if not legacy:
+        return "no legacy declared"
+    if legacy.get("must_differ"):
+        return "must-differ"
+    exc = legacy.get("except") or []
+    return "must-match" + (f" except={','.join(exc)}" if exc else "")
+
+
+def legacy_holds(legacy: dict | None, differs: list[str] | None) -> bool | None:
+    """Whether the declaration holds against this fixed run (the plugin
+    checks it against the golden): must-differ differs in some section,
+    must-match differs only in its except= sections. None without both runs."""
+    if not legacy or differs is None:
+        return None
+    if legacy.get("must_differ"):
+        return bool(differs)
+    return set(differs) <= set(legacy.get("except") or ())
 
 
 def compare_runs(fixed: dict | None, legacy: dict | None) -> dict:
@@ -227,10 +340,13 @@ def compare_runs(fixed: dict | None, legacy: dict | None) -> dict:
 
 
 def differing_fields(fixed: dict | None, legacy: dict | None) -> list[str] | None:
+    """The golden sections (COMPARED_FIELDS) in which the two traces differ,
+    compared as wirecheck.golden compares a run with its golden."""
     if not fixed or not legacy:
         return None
-    a, b = fixed["trace"], legacy["trace"]
-    return [k for k in COMPARED_FIELDS if a.get(k) != b.get(k)]
+    diffs = G.compare(G.from_trace(fixed["trace"]), G.from_trace(legacy["trace"]))
+    found = {d.field.split()[0] for d in diffs}
+    return [k for k in COMPARED_FIELDS if k in found]
 
 
 def run_scenarios(paths: Sequence[Path], binary: Path, log) -> list[dict]:
@@ -272,35 +388,41 @@ def run_scenarios(paths: Sequence[Path], binary: Path, log) -> list[dict]:
             continue
         p[side] = summarize_trace(trace, time.monotonic() - start)
     for entry in scenarios:
+        entry["fixed_variant"] = fixed_variant_label(entry)
         for p in entry["profiles"]:
             p["comparison"] = compare_runs(p["fixed"], p["legacy"])
             p["legacy_differs_in"] = differing_fields(p["fixed"], p["legacy"])
+            p["legacy_holds"] = legacy_holds(entry["legacy"], p["legacy_differs_in"])
             p["same_bytes_delivered"] = (
                 None if not p["fixed"] or not p["legacy"]
                 else p["fixed"]["peer_sha256"] == p["legacy"]["peer_sha256"])
+            p["same_exit"] = (None if not p["fixed"] or not p["legacy"]
+                              else exit_short(p["fixed"]) == exit_short(p["legacy"]))
     return scenarios
 
 
 # --------------------------------------------------------------- benchmarks
 
-def run_bench(argv: Sequence[str], log, label: str, timeout: float = 3600) -> dict:
+def run_bench(argv: Sequence[str], log, label: str, timeout: float = 3600,
+              tag: str = "bench") -> dict:
     """Runs one benchmark; returns {command, seconds, returncode, stdout,
     stderr_tail, error}."""
     start = time.monotonic()
-    log(f"[bench] {label}: {' '.join(rel(Path(argv[0])) if i == 0 else a for i, a in enumerate(argv))}")
+    log(f"[{tag}] {label}: "
+        f"{' '.join(rel(Path(a)) if i == 0 or os.path.isabs(a) else a for i, a in enumerate(argv))}")
     res: dict = {"command": [rel(Path(argv[0]))] + list(argv[1:]), "error": None}
     try:
         proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as e:
         res.update(seconds=round(time.monotonic() - start, 3), returncode=None,
                    stdout="", stderr_tail="", error=str(e))
-        log(f"[bench] {label}: FAILED: {e}")
+        log(f"[{tag}] {label}: FAILED: {e}")
         return res
     res.update(seconds=round(time.monotonic() - start, 3), returncode=proc.returncode,
                stdout=proc.stdout, stderr_tail="\n".join(proc.stderr.splitlines()[-5:]))
     if proc.returncode != 0:
         res["error"] = f"{label} exited {proc.returncode}: {res['stderr_tail'].strip()}"
-        log(f"[bench] {label}: FAILED: {res['error']}")
+        log(f"[{tag}] {label}: FAILED: {res['error']}")
     return res
 
 
@@ -328,17 +450,26 @@ def parse_gate_cost(text: str) -> dict | None:
     return {"setup": text.splitlines()[0].strip(), "rows": rows}
 
 
+def selected_benches(opts) -> list[str]:
+    """The benchmarks to run, in BENCHES order: --benches (default all),
+    without gate_cost under --no-gate-cost."""
+    names = BENCHES if not opts.benches else [b.strip() for b in opts.benches.split(",") if b.strip()]
+    return [b for b in BENCHES if b in names and not (b == "gate_cost" and opts.no_gate_cost)]
+
+
 def run_benches(bench_dir: Path, opts, log) -> dict:
-    bench: dict = {"ran": True, "bytes_moved": None, "sender_cpu": None, "gate_cost": None,
-                   "runs": {}, "errors": []}
+    bench = empty_bench(True)
     cpu_sizes = opts.cpu_sizes or (CPU_SIZES_FULL if opts.full else CPU_SIZES_QUICK)
-    plan = [("bytes_moved", [str(bench_dir / "bytes_moved"), "--json"])]
-    cpu = [str(bench_dir / "sender_cpu"), "--json", "--sizes", cpu_sizes]
-    if not opts.full:
-        cpu.insert(2, "--quick")
-    plan.append(("sender_cpu", cpu))
-    if not opts.no_gate_cost:
-        plan.append(("gate_cost", [str(bench_dir / "gate_cost")]))
+    quick = [] if opts.full else ["--quick"]
+    argvs = {
+        "bytes_moved": [str(bench_dir / "bytes_moved"), "--json"],
+        "sender_cpu": [str(bench_dir / "sender_cpu"), "--json", *quick, "--sizes", cpu_sizes],
+        "gate_cost": [str(bench_dir / "gate_cost")],
+        # Issue 4: the seed's table and its chat server; --quick unless --full.
+        "batching": [str(bench_dir / "batching"), *quick, "--json"],
+        "chat": [str(bench_dir / "chat"), *quick, "--json"],
+    }
+    plan = [(name, argvs[name]) for name in selected_benches(opts)]
     for i, (name, argv) in enumerate(plan, 1):
         res = run_bench(argv, log, f"{i}/{len(plan)} {name}")
         parsed = parse_gate_cost(res["stdout"]) if name == "gate_cost" else parse_json_bench(res)
@@ -349,6 +480,81 @@ def run_benches(bench_dir: Path, opts, log) -> dict:
         if res["error"]:
             bench["errors"].append(res["error"])
     return bench
+
+
+# ------------------------------------------------- half-open, per connection
+
+def fmt_pc(v: float | None) -> str:
+    """A per-connection figure: 0.00, 1.00."""
+    return "-" if v is None else f"{v:.2f}"
+
+
+def run_per_connection(binary: Path, scenario: Path, log) -> dict:
+    """Issue 5: `wirecheck per-connection SCENARIO --from 100 --to 300
+    --variant V` for the fixed order (halfopen=end-first) and poll-first;
+    the table's rows and the issue's targets."""
+    pc: dict = {"scenario": rel(scenario), "from": PER_CONNECTION_FROM,
+                "to": PER_CONNECTION_TO, "sides": {}, "rows": [], "targets": [],
+                "targets_met": 0, "targets_total": 0, "errors": []}
+    for i, (side, variant) in enumerate(PER_CONNECTION_SIDES, 1):
+        argv = [str(binary), "per-connection", str(scenario), "--from", str(PER_CONNECTION_FROM),
+                "--to", str(PER_CONNECTION_TO), "--variant", variant]
+        res = run_bench(argv, log, f"{i}/{len(PER_CONNECTION_SIDES)} {variant}",
+                        timeout=900, tag="per-connection")
+        res["command"] = [rel(binary), "per-connection", rel(scenario), *argv[3:]]
+        parsed = parse_json_bench(res)
+        if parsed is not None and not isinstance(parsed.get("per_connection"), dict):
+            res["error"] = (res.get("error") or "") + "no per_connection in its output"
+            parsed = None
+        if parsed is None and not res["error"]:
+            res["error"] = f"per-connection {variant}: no figures in its output"
+        if res["error"]:
+            pc["errors"].append(res["error"])
+        pc["sides"][side] = {"variant": variant, "result": parsed,
+                             **{k: v for k, v in res.items() if k != "stdout"}}
+    per = {side: ((pc["sides"][side]["result"] or {}).get("per_connection") or {})
+           for side, _ in PER_CONNECTION_SIDES}
+    pc["rows"] = [{"kind": kind, "label": label, "fixed": per["fixed"].get(kind),
+                   "poll_first": per["poll_first"].get(kind)}
+                  for kind, label in PER_CONNECTION_ROWS]
+    if per["fixed"] and per["poll_first"]:
+        pc["targets"] = per_connection_targets(per["fixed"], per["poll_first"])
+        pc["targets_met"] = sum(t["pass"] for t in pc["targets"])
+        pc["targets_total"] = len(pc["targets"])
+    return pc
+
+
+def per_connection_targets(fixed: dict, poll: dict) -> list[dict]:
+    """Issue 5's targets: fixed 0.00 epoll_ctl(MOD) per peer-closed
+    connection, poll-first >= 1.00, every other count the same (epoll_ctl
+    all ops together is left out: it holds MOD)."""
+    mod_f, mod_p = fixed.get("epoll_ctl.mod"), poll.get("epoll_ctl.mod")
+    others = sorted((set(fixed) | set(poll)) - {"epoll_ctl.mod", "epoll_ctl"})
+    differ = [k for k in others
+              if fixed.get(k) is None or poll.get(k) is None
+              or abs(fixed[k] - poll[k]) > 1e-9]
+    return [
+        {"target": "fixed (halfopen=end-first): 0.00 epoll_ctl(MOD) per peer-closed connection",
+         "measured": fmt_pc(mod_f), "pass": mod_f is not None and mod_f == 0},
+        {"target": "poll-first (halfopen=poll-first): >= 1.00 epoll_ctl(MOD) per peer-closed "
+                   "connection", "measured": fmt_pc(mod_p), "pass": mod_p is not None and mod_p >= 1.0},
+        {"target": "every other count the same, fixed and poll-first",
+         "measured": (f"{len(others)} kinds equal ({', '.join(others)})" if not differ else
+                      "differ: " + ", ".join(f"{k} {fmt_pc(fixed.get(k))} vs {fmt_pc(poll.get(k))}"
+                                             for k in differ)),
+         "pass": not differ},
+    ]
+
+
+def run_exits_text(pc: dict) -> list[str]:
+    """How the subject ended in each per-connection run that did not exit 0."""
+    out = []
+    for side, variant in PER_CONNECTION_SIDES:
+        res = (pc["sides"].get(side) or {}).get("result") or {}
+        for n, ex in sorted((res.get("exit") or {}).items()):
+            if ex.get("code") != 0 or ex.get("timed_out") or "error" in ex:
+                out.append(f"{variant} at {n}: {exit_short({'exit': ex})}")
+    return out
 
 
 # ------------------------------------------------------------------ scaling
@@ -476,16 +682,18 @@ def _iec_formatter():
 
 def plot_profile(entry: dict, p: dict, path: Path, extra_formats=()) -> None:
     """Fixed vs legacy for one scenario profile: syscalls by kind (log),
-    bytes moved, bytes delivered."""
+    the behaviour's main figure (bytes moved for the queue, sends for
+    batching, epoll_ctl MOD for half-open), bytes delivered."""
     plt = _plt()
     cmp = p["comparison"]
     has_legacy = p["legacy"] is not None
+    key_label, _key_field, key_unit = key_metric(entry.get("behaviour"))
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.2),
                              gridspec_kw={"width_ratios": [3.2, 1.2, 1.2]})
     sides = [("fixed", FIXED_COLOR, p["fixed"])]
     if has_legacy:
         sides.append(("legacy", LEGACY_COLOR, p["legacy"]))
-    variant_of = {"fixed": "queue=cursor",
+    variant_of = {"fixed": entry.get("fixed_variant") or "default",
                   "legacy": (entry.get("legacy") or {}).get("variant", "legacy")}
 
     # Syscalls by kind, log scale (counts span 1 to 10^5); epoll_ctl is shown
@@ -519,29 +727,35 @@ def plot_profile(entry: dict, p: dict, path: Path, extra_formats=()) -> None:
     ax.set_xticklabels(kinds, rotation=30, ha="right")
     ax.set_ylabel("calls (log scale)")
     ratios = ", ".join(f"{k} {cmp['syscalls'][k]['ratio_text']}" for k in kinds
-                       if k in WRITE_KINDS and has_legacy)
+                       if (k in WRITE_KINDS or k == "epoll_ctl.mod") and has_legacy)
     ax.set_title("Syscalls by kind" + (f"\nlegacy/fixed: {ratios}" if ratios else ""))
     ax.legend(loc="upper left", fontsize=8, frameon=False)
 
-    def pair(ax, metric: str, title: str):
-        vals = [cmp[metric][side] for side, _, _ in sides]
+    def pair(ax, r: dict, title: str, unit_kind: str = "bytes"):
+        vals = [r[side] for side, _, _ in sides]
         colors = [c for _, c, _ in sides]
         labels = [side for side, _, _ in sides]
         heights = [v or 0 for v in vals]
-        div, unit = byte_unit(max(heights + [1]))
+        if unit_kind == "bytes":
+            div, unit = byte_unit(max(heights + [1]))
+        else:
+            div, unit = 1, unit_kind
         ax.bar(range(len(vals)), [h / div for h in heights], 0.6, color=colors)
         top = max(heights + [1]) / div
         for x, v in enumerate(vals):
-            ax.annotate("n/a" if v is None else f"{fmt_int(v)} B", (x, (v or 0) / div),
+            text = "n/a" if v is None else f"{fmt_int(v)} B" if unit_kind == "bytes" else fmt_int(v)
+            ax.annotate(text, (x, (v or 0) / div),
                         xytext=(0, 3), textcoords="offset points", ha="center",
                         va="bottom", fontsize=8)
         ax.set_ylim(0, top * 1.25)
         if not any(heights):  # nothing to scale: no fractional byte ticks
             ax.set_yticks([0])
+        elif unit_kind != "bytes":  # counts: whole-number ticks
+            from matplotlib.ticker import MaxNLocator
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xticks(range(len(vals)))
         ax.set_xticklabels(labels)
         ax.set_ylabel(unit)
-        r = cmp[metric]
         if not has_legacy:
             sub = "no legacy variant declared"
         elif r["ratio"] == "inf":
@@ -552,11 +766,18 @@ def plot_profile(entry: dict, p: dict, path: Path, extra_formats=()) -> None:
             sub = f"legacy/fixed: {r['ratio_text']}"
         ax.set_title(f"{title}\n{sub}")
 
-    pair(axes[1], "bytes_moved", "Bytes moved by the queue")
-    pair(axes[2], "bytes_delivered", "Bytes delivered to the peer")
+    key_titles = {"bytes moved": "Bytes moved by the queue",
+                  "sends": "Sends (send, sendto, sendmsg,\nwrite, writev)",
+                  "epoll_ctl MOD": "epoll_ctl MOD"}
+    pair(axes[1], key_comparison(p, entry.get("behaviour")),
+         key_titles.get(key_label, key_label), key_unit)
+    pair(axes[2], cmp["bytes_delivered"], "Bytes delivered to the peer")
     prof = p["id"] or "no matrix"
+    exits = [exit_short(summary) for _, _, summary in sides]
+    ended = ("" if all(e == "0" for e in exits) else
+             "; subject ended: " + ", ".join(f"{side} {e}" for (side, _, _), e in zip(sides, exits)))
     fig.suptitle(f"{Path(entry['path']).with_suffix('')}  [{prof}]: "
-                 f"fixed vs legacy, one run each", fontsize=11, x=0.01, ha="left")
+                 f"fixed vs legacy, one run each{ended}", fontsize=11, x=0.01, ha="left")
     fig.tight_layout()
     _save(fig, path, extra_formats)
     plt.close(fig)
@@ -619,6 +840,78 @@ def plot_bytes_moved_scaling(series: list[dict], path: Path, extra_formats=()) -
     ax.text(0.98, 0.04, note, transform=ax.transAxes, ha="right", va="bottom", fontsize=9,
             color=FIXED_COLOR, bbox={"boxstyle": "round", "fc": "white", "ec": FIXED_COLOR})
     ax.legend(loc="upper left", fontsize=8, frameon=False)
+    fig.tight_layout()
+    _save(fig, path, extra_formats)
+    plt.close(fig)
+
+
+def batching_series(bt: dict | None) -> dict | None:
+    """The rows of N x write(128 B) without a callback, by N: what the
+    batching plot draws."""
+    if not bt:
+        return None
+    rows = sorted((r for r in bt.get("rows", []) if r.get("size") == 128 and not r.get("callback")),
+                  key=lambda r: r["writes"])
+    return {"rows": rows, "callback": [r for r in bt.get("rows", []) if r.get("callback")]}
+
+
+def plot_batching(bt: dict, path: Path, extra_formats=()) -> None:
+    """bench/batching, N x write(128 B): sends and time per round against N,
+    batch=off (twice) and batch=on, log-log."""
+    plt = _plt()
+    from matplotlib.ticker import FixedLocator, NullLocator, FuncFormatter, LogLocator
+    series = batching_series(bt)
+    rows, cb = series["rows"], series["callback"]
+    ns = [r["writes"] for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(12.5, 5))
+    configs = (("off", "batch=off (legacy)", LEGACY_COLOR, "o-"),
+               ("off2", "batch=off again (noise)", "#e6ab02", "^:"),
+               ("on", "batch=on (fixed)", FIXED_COLOR, "s-"))
+    for ax, what in zip(axes, ("sends", "time")):
+        for key, label, color, style in configs:
+            if what == "sends" and key == "off2":
+                continue  # the same code as off: the same sends
+            ys = [r["configs"][key]["sends"]["mean"] if what == "sends"
+                  else r["configs"][key]["median_us"] for r in rows]
+            ax.plot(ns, ys, style, color=color, lw=1.6, ms=5, label=label)
+            for r in cb:
+                y = (r["configs"][key]["sends"]["mean"] if what == "sends"
+                     else r["configs"][key]["median_us"])
+                ax.plot([r["writes"]], [y], "D", mfc="none", mec=color, ms=10 + 3 * (key == "on"),
+                        mew=1.4)
+        if what == "sends":
+            for n, r in zip(ns, rows):
+                on = r["configs"]["on"]["sends"]["mean"]
+                ax.annotate(fmt_int(on), (n, on), xytext=(0, -12), textcoords="offset points",
+                            ha="center", fontsize=8, color=FIXED_COLOR)
+            ax.set_ylabel("sends per round (log scale)")
+            ax.set_title("Sends per round: one per write (off), at most 2 (on)", loc="left")
+        else:
+            for n, r in zip(ns, rows):
+                ax.annotate(f"{r['ratio_off_on']:.2f}x", (n, r["configs"]["off"]["median_us"]),
+                            xytext=(-7, 3), textcoords="offset points", ha="right",
+                            va="bottom", fontsize=8, color=LEGACY_COLOR)
+            ax.set_ylabel("time per round, µs (median, log scale)")
+            ax.set_title("Time per round, off/on beside each point", loc="left")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_minor_locator(NullLocator())
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+        ax.xaxis.set_major_locator(FixedLocator(ns))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.set_xlim(min(ns) / 1.5, max(ns) * 1.5)
+        ax.set_xlabel("N writes of 128 B in one task (log scale)")
+        ax.grid(True, which="major", alpha=0.3)
+        if cb:
+            ax.plot([], [], "D", mfc="none", mec="0.3", ms=9,
+                    label=", ".join(r["label"] for r in cb) + " (hollow, per configuration)")
+        ax.legend(loc="upper left", fontsize=8, frameon=False)
+    axes[0].set_ylim(0.5, max(r["configs"]["off"]["sends"]["max"] for r in rows + cb) * 3)
+    fig.suptitle(f"Write batching (bench/batching, {bt.get('transport')}): "
+                 f"{bt.get('blocks')} blocks of {bt.get('rounds_per_block')} rounds per row "
+                 f"and configuration", fontsize=10.5, x=0.01, ha="left")
     fig.tight_layout()
     _save(fig, path, extra_formats)
     plt.close(fig)
@@ -703,73 +996,192 @@ def profile_label(p: dict) -> str:
     return p["id"] or "-"
 
 
-def scenario_rows(report: dict) -> list[list[str]]:
-    """The rows of report.md's "Scenarios: fixed vs legacy" table."""
+def run_label(s: dict, p: dict, side: str | None = None) -> str:
+    """'scenarios/batching/end-abort', with the profile and side when given."""
+    parts = [str(Path(s["path"]).with_suffix(""))]
+    if p.get("id"):
+        parts.append(p["id"])
+    if side:
+        parts.append(side)
+    return " ".join(parts)
+
+
+def behaviour_groups(report: dict) -> list[tuple[str | None, list[dict]]]:
+    """The scenarios by behaviour, in the order the behaviours first appear."""
+    groups: dict = {}
+    for s in report["scenarios"]:
+        groups.setdefault(s.get("behaviour"), []).append(s)
+    return list(groups.items())
+
+
+def behaviour_title(behaviour: str | None, scenarios: Sequence[dict]) -> str:
+    """'Write batching (`batching`): fixed `batch=on`, legacy `batch=off`'."""
+    title = BEHAVIOUR_TITLES.get(behaviour or "", behaviour or "No behaviour declared")
+    if behaviour:
+        title += f" (`{behaviour}`)"
+    fixed = sorted({s.get("fixed_variant") or "default" for s in scenarios if s.get("legacy")})
+    legacy = sorted({s["legacy"]["variant"] for s in scenarios if s.get("legacy")})
+    if legacy:
+        title += (f": fixed {', '.join(f'`{v}`' for v in fixed)}, "
+                  f"legacy {', '.join(f'`{v}`' for v in legacy)}")
+    return title
+
+
+def legacy_note(s: dict, p: dict) -> str:
+    """The table's last cell: the declaration, where the runs differ, and
+    whether the declaration holds against this fixed run."""
+    if s.get("legacy") is None:
+        note = "no legacy declared"
+    else:
+        rule = legacy_rule_text(s["legacy"])
+        differs = p.get("legacy_differs_in")
+        if differs is None:
+            note = f"{rule}; run missing"
+        else:
+            holds = p.get("legacy_holds")
+            note = (f"{rule}; differs in: {', '.join(differs) if differs else 'nothing'}"
+                    + ("" if holds is None else "; holds" if holds else "; does NOT hold"))
+    errs = "; ".join(f"{k} failed" for k in p["errors"])
+    return note + (f"; {errs}" if errs else "")
+
+
+def scenario_header(behaviour: str | None) -> list[str]:
+    key = key_metric(behaviour)[0]
+    return ["scenario", "profile", f"{key}: fixed", "legacy", "legacy/fixed",
+            "syscalls: fixed", "legacy", "legacy/fixed",
+            "bytes delivered: fixed", "legacy", "legacy/fixed", "exit: fixed / legacy",
+            "legacy vs fixed"]
+
+
+SCENARIO_ALIGN = "llrrrrrrrrrll"
+
+
+def scenario_rows(report: dict, behaviour: Any = ...) -> list[list[str]]:
+    """The rows of report.md's scenario table of one behaviour (all
+    scenarios when behaviour is not given), in the columns of
+    scenario_header: the behaviour's main figure first."""
     rows = []
     for s in report["scenarios"]:
+        if behaviour is not ... and s.get("behaviour") != behaviour:
+            continue
         if s["error"]:
             msg = s["error"].replace("|", "\\|").replace("\n", " ")
-            rows.append([f"`{s['path']}`", "-"] + ["-"] * 9 + [msg])
+            rows.append([f"`{s['path']}`", "-"] + ["-"] * 10 + [msg])
             continue
         for p in s["profiles"]:
             c = p["comparison"]
-            differs = p["legacy_differs_in"]
-            if s["legacy"] is None:
-                legacy_note = "no legacy declared"
-            else:
-                decl = "must-differ" if s["legacy"].get("must_differ") else "must-match"
-                legacy_note = f"{decl}; differs in: " + (", ".join(differs) if differs else "nothing") \
-                    if differs is not None else f"{decl}; run missing"
-            errs = "; ".join(f"{k} failed" for k in p["errors"])
+            k = key_comparison(p, s.get("behaviour"))
             rows.append([
                 f"`{Path(s['path']).with_suffix('')}`", profile_label(p),
-                fmt_int(c["bytes_moved"]["fixed"]), fmt_int(c["bytes_moved"]["legacy"]),
-                c["bytes_moved"]["ratio_text"],
+                fmt_int(k["fixed"]), fmt_int(k["legacy"]), k["ratio_text"],
                 fmt_int(c["syscalls_total"]["fixed"]), fmt_int(c["syscalls_total"]["legacy"]),
                 c["syscalls_total"]["ratio_text"],
                 fmt_int(c["bytes_delivered"]["fixed"]), fmt_int(c["bytes_delivered"]["legacy"]),
                 c["bytes_delivered"]["ratio_text"],
-                legacy_note + (f"; {errs}" if errs else ""),
+                f"{exit_short(p['fixed'])} / {exit_short(p['legacy'])}",
+                legacy_note(s, p),
             ])
     return rows
 
 
-SCENARIO_HEADER = ["scenario", "profile", "bytes moved: fixed", "legacy", "legacy/fixed",
-                   "syscalls: fixed", "legacy", "legacy/fixed",
-                   "bytes delivered: fixed", "legacy", "legacy/fixed", "legacy vs fixed"]
+def _fewer_same_more(pairs: Sequence[tuple[Any, Any]]) -> tuple[int, int, int]:
+    fewer = sum(1 for f, l in pairs if f < l)
+    same = sum(1 for f, l in pairs if f == l)
+    return fewer, same, len(pairs) - fewer - same
 
 
 def summary_lines(report: dict) -> list[str]:
     out = []
     profs = [(s, p) for s in report["scenarios"] for p in s["profiles"]]
     runs = sum(1 for _, p in profs for side in ("fixed", "legacy") if p[side])
-    failed = [f"{s['path']} {p['id']} {side}" for s, p in profs for side in p["errors"]]
+    failed = [run_label(s, p, side) for s, p in profs for side in p["errors"]]
     bad_checks = [s["path"] for s in report["scenarios"] if s["error"]]
+    legacies: dict = {}
+    for s, p in profs:
+        if s.get("legacy"):
+            legacies[s["legacy"]["variant"]] = legacies.get(s["legacy"]["variant"], 0) + 1
     out.append(f"- {plural(runs, 'scenario run')}: {plural(len(profs), 'profile')} of "
-               f"{plural(len(report['scenarios']), 'scenario')}, each fixed (`queue=cursor`) and, where the scenario declares it, "
-               f"legacy; {len(failed)} failed to run"
+               f"{plural(len(report['scenarios']), 'scenario')}, each with the fixed code (no "
+               f"`--variant`) and with the scenario's legacy variant"
+               + (" (" + ", ".join(f"`{v}`: {plural(n, 'profile')}"
+                                   for v, n in sorted(legacies.items())) + ")" if legacies else "")
+               + f"; {len(failed)} failed to run"
                + (f" ({'; '.join(failed)})" if failed else "")
                + (f"; {plural(len(bad_checks), 'scenario')} failed `wirecheck check` "
                   f"({', '.join(bad_checks)})" if bad_checks else "") + ".")
-    unclean = [f"{s['path']} {p['id']} {side}" for s, p in profs
-               for side in ("fixed", "legacy") if p[side] and not clean_exit(p[side])]
-    out.append("- Every subject exited 0." if not unclean else
-               f"- Subjects that did not exit 0: {'; '.join(unclean)}.")
+
+    # How the subjects ended: data (some scenarios end the process on purpose).
+    ended = [(s, p, side) for s, p in profs for side in ("fixed", "legacy") if p[side]]
+    zero = sum(1 for s, p, side in ended if exit_short(p[side]) == "0")
+    if zero == len(ended):
+        out.append("- Every subject exited 0.")
+    else:
+        by_exit: dict = {}
+        for s, p, side in ended:
+            e = exit_short(p[side])
+            if e != "0":
+                by_exit.setdefault(e, {}).setdefault(run_label(s, p), []).append(side)
+        parts = [f"{'exit ' if e[:1].isdigit() else ''}{e}: " + ", ".join(
+            f"`{name}` ({' and '.join(sides)})" for name, sides in runs_.items())
+            for e, runs_ in sorted(by_exit.items())]
+        both = [(s, p) for s, p in profs if p.get("same_exit") is not None]
+        same = sum(1 for _, p in both if p["same_exit"])
+        diff = [run_label(s, p) for s, p in both if not p["same_exit"]]
+        out.append(f"- Subject exits (data from the traces, not failures: some scenarios end "
+                   f"the process on purpose): exit 0 in {zero} of {plural(len(ended), 'run')}; "
+                   + "; ".join(parts) + "."
+                   + (f" Fixed and legacy ended the same way in {same} of {len(both)} profiles"
+                      + (f" (not: {', '.join(diff)})" if diff else "") + "." if both else ""))
+
+    judged = [(s, p) for s, p in profs if p.get("legacy_holds") is not None]
+    if judged:
+        nope = [run_label(s, p) for s, p in judged if not p["legacy_holds"]]
+        out.append(f"- Legacy declarations (`must-differ`, `must-match [except=...]`) against "
+                   f"this fixed run: hold in {len(judged) - len(nope)} of {len(judged)} profiles"
+                   + (f"; do NOT hold in: {', '.join(nope)}" if nope else "")
+                   + " (the pytest plugin checks them against the goldens).")
+
+    for behaviour, scenarios in behaviour_groups(report):
+        with_both = [(s, p) for s in scenarios for p in s["profiles"] if p["fixed"] and p["legacy"]]
+        if not with_both:
+            continue
+        label, _field, unit = key_metric(behaviour)
+        head = (f"- {BEHAVIOUR_TITLES.get(behaviour or '', behaviour or 'No behaviour')} "
+                f"({plural(len(with_both), 'profile')}, legacy "
+                + ", ".join(sorted({f'`{s["legacy"]["variant"]}`' for s, _ in with_both})) + "): ")
+        if behaviour == "queue":
+            fixed_zero = sum(1 for _, p in with_both if p["fixed"]["bytes_moved"] == 0)
+            more = [(s, p) for s, p in with_both
+                    if (p["legacy"]["bytes_moved"] or 0) > (p["fixed"]["bytes_moved"] or 0)]
+            line = (head + f"queue bytes moved: fixed 0 in {fixed_zero} of {len(with_both)} "
+                    f"profiles; legacy more than fixed in {len(more)} of {len(with_both)}")
+            if more:
+                s, p = max(more, key=lambda sp: sp[1]["legacy"]["bytes_moved"])
+                line += (f", up to {fmt_int(p['legacy']['bytes_moved'])} bytes "
+                         f"(`{Path(s['path']).with_suffix('')}` {profile_label(p)})")
+            out.append(line + ".")
+            continue
+        pairs = [(k["fixed"], k["legacy"]) for k in
+                 (key_comparison(p, behaviour) for _, p in with_both)
+                 if k["fixed"] is not None and k["legacy"] is not None]
+        if not pairs:
+            continue
+        fewer, same, more = _fewer_same_more(pairs)
+        out.append(head + f"{label}: fixed fewer in {fewer}, the same in {same}, more in "
+                   f"{more} of {plural(len(pairs), 'profile')}; "
+                   f"{fmt_int(sum(f for f, _ in pairs))} fixed against "
+                   f"{fmt_int(sum(l for _, l in pairs))} legacy in all.")
+
     with_both = [(s, p) for s, p in profs if p["fixed"] and p["legacy"]]
     if with_both:
-        fixed_zero = sum(1 for _, p in with_both if p["fixed"]["bytes_moved"] == 0)
-        more = [(s, p) for s, p in with_both
-                if (p["legacy"]["bytes_moved"] or 0) > (p["fixed"]["bytes_moved"] or 0)]
-        line = (f"- Queue bytes moved: fixed 0 in {fixed_zero} of {len(with_both)} profiles; "
-                f"legacy more than fixed in {len(more)} of {len(with_both)}")
-        if more:
-            s, p = max(more, key=lambda sp: sp[1]["legacy"]["bytes_moved"])
-            line += (f", up to {fmt_int(p['legacy']['bytes_moved'])} bytes "
-                     f"(`{Path(s['path']).with_suffix('')}` {profile_label(p)})")
-        out.append(line + ".")
         same = sum(1 for _, p in with_both if p["same_bytes_delivered"])
+        diff = [f"`{run_label(s, p)}` fixed {fmt_int(p['fixed']['bytes_delivered'])} B, legacy "
+                f"{fmt_int(p['legacy']['bytes_delivered'])} B"
+                for s, p in with_both if not p["same_bytes_delivered"]]
         out.append(f"- Bytes delivered: fixed and legacy delivered the same stream (byte count "
-                   f"and sha256) in {same} of {len(with_both)} profiles.")
+                   f"and sha256) in {same} of {len(with_both)} profiles"
+                   + (f"; not in: {'; '.join(diff)}" if diff else "") + ".")
+
     bms = report["scaling"]["bytes_moved"]
     if bms:
         parts = []
@@ -793,9 +1205,213 @@ def summary_lines(report: dict) -> list[str]:
         if parts:
             out.append("- Sender CPU at the 4 KiB clamp, per doubling of the payload "
                        "(`sender_cpu`, noisy): " + "; ".join(parts) + ".")
-    if report["bench"].get("errors"):
-        out.append("- Benchmark failures: " + "; ".join(report["bench"]["errors"]) + ".")
+
+    bt = report["bench"].get("batching")
+    if bt:
+        row = next((r for r in bt.get("rows", []) if r["label"] == "256 x write(128 B)"), None)
+        line = f"- Write batching bench (`batching`): {targets_text(bt)}"
+        if row:
+            line += (f"; `256 x write(128 B)`: sends per round "
+                     f"{sends_text(row['configs']['off']['sends'])} off, "
+                     f"{sends_text(row['configs']['on']['sends'])} on, time off/on "
+                     f"{row['ratio_off_on']:.2f}x (the seed's: 24.63x)")
+        out.append(line + ".")
+    ch = report["bench"].get("chat")
+    if ch:
+        off, on = ch["configs"]["off"], ch["configs"]["on"]
+        out.append(f"- Chat server bench (`chat`): {targets_text(ch)}; server sends per round "
+                   f"{off['sends_per_round']:.2f} off, {on['sends_per_round']:.2f} on; mean round "
+                   f"{off['mean_round_us']:.1f} µs off, {on['mean_round_us']:.1f} µs on "
+                   f"({ch['ratio_mean_round_off_on']:.2f}x).")
+    pc = report.get("per_connection")
+    if pc and pc.get("rows") and pc.get("targets"):
+        mod = next(r for r in pc["rows"] if r["kind"] == "epoll_ctl.mod")
+        out.append(f"- Half-open, syscalls per connection (`wirecheck per-connection`, "
+                   f"N={pc['from']} to {pc['to']}): epoll_ctl MOD {fmt_pc(mod['fixed'])} fixed, "
+                   f"{fmt_pc(mod['poll_first'])} poll-first; targets met {pc['targets_met']} of "
+                   f"{pc['targets_total']}" + failed_targets_text(pc["targets"]) + ".")
+    errs = report["bench"].get("errors", []) + ((pc or {}).get("errors") or [])
+    if errs:
+        out.append("- Failures to run: " + "; ".join(errs) + ".")
     return out
+
+
+def sends_text(st: dict) -> str:
+    """Sends per round as the bench prints them: the count when every round
+    had the same, else the mean."""
+    return fmt_int(st["min"]) if st["min"] == st["max"] else f"{st['mean']:.1f}"
+
+
+def failed_targets_text(targets: Sequence[dict]) -> str:
+    failed = [t["target"] for t in targets if not t["pass"]]
+    return f" (FAIL: {'; '.join(failed)})" if failed else ""
+
+
+def targets_text(b: dict) -> str:
+    return (f"targets met {b.get('targets_met')} of {b.get('targets_total')}"
+            + failed_targets_text(b.get("targets") or []))
+
+
+def not_run_text(report: dict, name: str) -> str:
+    bench = report["bench"]
+    if not bench["ran"]:
+        return "Not run (--no-bench)."
+    if bench.get("from_file"):
+        return f"Not in `{bench['from_file']}` (--bench-json)."
+    if name not in (bench.get("runs") or {}):
+        return "Not run (not in --benches)."
+    err = (bench["runs"][name] or {}).get("error")
+    return f"Failed: {err}." if err else "Not run."
+
+
+def batching_markdown(report: dict) -> list[str]:
+    """Issue 4: the seed's table (reference-prs/000, "Numbers"), from
+    bench/batching --json, and its targets."""
+    bt = report["bench"].get("batching")
+    L = ["", "## Write batching: N writes in one task, per round", ""]
+    if not bt:
+        return L + [not_run_text(report, "batching")]
+    cmd = (report["bench"]["runs"].get("batching") or {}).get("command") or bt.get("command")
+    transport = ("TCP on 127.0.0.1, TCP_NODELAY on both ends" if bt.get("transport") == "tcp"
+                 else bt.get("transport"))
+    L += [f"`{' '.join(cmd or ['batching'])}`: the seed's table (reference-prs/000, \"Numbers\"), "
+          f"rows for rows, on the reference stack over {transport}. "
+          f"A round is one posted task that makes the row's writes; it ends when the peer "
+          f"(a forked process) has read every byte and its 1-byte reply is in. "
+          f"{bt.get('blocks')} blocks of {bt.get('rounds_per_block')} measured rounds per row "
+          f"and configuration (after {bt.get('warmup_rounds_per_block')} warm-up rounds); "
+          f"time: the median over the rounds. batch=off twice (the same code) shows the noise. "
+          f"Sends: send+sendto+sendmsg+write+writev per round (the count when every round had "
+          f"the same, else the mean). The seed's off/on (main against its branch, node and "
+          f"Bun on 12 cores) is for comparison. {bt.get('cpus')} CPUs, load average "
+          f"{fmt_load(bt.get('load_average_start'))} at the start, {fmt_load(bt.get('load_average_end'))} at the end.",
+          ""]
+    rows = []
+    for r in bt.get("rows", []):
+        cfg = r["configs"]
+        seed = SEED_BATCHING_RATIO.get(r["label"])
+        rows.append([f"`{r['label']}`", *(sends_text(cfg[k]["sends"]) for k in ("off", "off2", "on")),
+                     *(f"{cfg[k]['median_us']:.2f} µs" for k in ("off", "off2", "on")),
+                     f"{r['ratio_off_on']:.2f}x", f"{r['ratio_off_off2']:.3f}x",
+                     "-" if seed is None else f"{seed:.2f}x"])
+    L += md_table(["Writes in one task", "sends: off", "off again", "on", "time: off",
+                   "off again", "on", "off/on", "off/off again", "seed off/on"],
+                  rows, "lrrrrrrrrr")
+    L += ["", "### Targets (bench/batching)", ""]
+    L += md_table(["Target", "Measured", "Result"],
+                  ([t["target"], t["measured"], "PASS" if t["pass"] else "FAIL"]
+                   for t in bt.get("targets", [])), "lll")
+    L += ["", f"Targets met: {bt.get('targets_met')} of {bt.get('targets_total')}."]
+    # The medians of each block, for the rows the targets name: a time
+    # target that fails on a pooled median can be read against them.
+    named = [r for r in bt.get("rows", [])
+             if any(t["target"].startswith(r["label"] + ":") or
+                    t["target"].startswith(r["label"] + ",") for t in bt.get("targets", []))]
+    if named:
+        L += ["", "Median per block, µs, for the rows the targets name (the time targets "
+              "use the median over all blocks' rounds): " + "; ".join(
+                  f"`{r['label']}`: " + ", ".join(
+                      f"{name} " + " / ".join(f"{v:.2f}" for v in r["configs"][k]["block_median_us"])
+                      for k, name in (("off", "off"), ("off2", "off again"), ("on", "on")))
+                  for r in named) + "."]
+    L += ["", "![Write batching: sends and time per round against N](batching.svg)"]
+    return L
+
+
+def chat_markdown(report: dict) -> list[str]:
+    """Issue 4: the broadcast chat server of reference-prs/000, from
+    bench/chat --json, and its targets."""
+    ch = report["bench"].get("chat")
+    L = ["", "## Chat server: every message broadcast to every client", ""]
+    if not ch:
+        return L + [not_run_text(report, "chat")]
+    cmd = (report["bench"]["runs"].get("chat") or {}).get("command") or ch.get("command")
+    off, on = ch["configs"]["off"], ch["configs"]["on"]
+    L += [f"`{' '.join(cmd or ['chat'])}`: the seed's application (reference-prs/000) on the "
+          f"reference stack over {ch.get('transport')}: {ch.get('clients')} clients, each "
+          f"sends {ch.get('messages_per_client_per_round')} messages of "
+          f"{ch.get('frame_bytes')} bytes per round, the server writes each to every client "
+          f"({off['messages_per_round']:.0f} in, {off['frames_per_round']:.0f} frames out per "
+          f"round). {ch.get('blocks_per_config')} blocks of {ch.get('rounds_per_block')} rounds "
+          f"per configuration, alternating; {off['rounds']} rounds each. Round time in the "
+          f"client process, first send to last frame. {ch.get('cpus')} CPUs, load average "
+          f"{fmt_load(ch.get('load_average_start'))} at the start, {fmt_load(ch.get('load_average_end'))} at the end. "
+          f"The seed's (ws over node:http, 2,568 frames per round): mean round 12.7 ms on "
+          f"main, 5.8 ms on its branch; `sendto` per round 2,585 and 273.", ""]
+
+    def ratio(a, b):
+        return f"{a / b:.2f}x" if b else "-"
+
+    rows = [["mean round", f"{off['mean_round_us']:.1f} µs", f"{on['mean_round_us']:.1f} µs",
+             ratio(off["mean_round_us"], on["mean_round_us"])],
+            ["median round", f"{off['median_round_us']:.1f} µs", f"{on['median_round_us']:.1f} µs",
+             ratio(off["median_round_us"], on["median_round_us"])],
+            ["mean of the 4 slowest rounds of a block", f"{off['mean_slowest4_per_block_us']:.1f} µs",
+             f"{on['mean_slowest4_per_block_us']:.1f} µs",
+             ratio(off["mean_slowest4_per_block_us"], on["mean_slowest4_per_block_us"])],
+            ["first round of a block", f"{off['first_round_per_block_us']:.1f} µs",
+             f"{on['first_round_per_block_us']:.1f} µs",
+             ratio(off["first_round_per_block_us"], on["first_round_per_block_us"])],
+            ["server CPU per round", f"{off['server_cpu_per_round_us']:.1f} µs",
+             f"{on['server_cpu_per_round_us']:.1f} µs",
+             ratio(off["server_cpu_per_round_us"], on["server_cpu_per_round_us"])],
+            ["server sends per round", f"{off['sends_per_round']:.2f}", f"{on['sends_per_round']:.2f}",
+             ratio(off["sends_per_round"], on["sends_per_round"])],
+            ["- in the write calls", f"{off['sends_in_call_per_round']:.2f}",
+             f"{on['sends_in_call_per_round']:.2f}", ""],
+            ["- at the end of the task", f"{off['sends_at_end_of_task_per_round']:.2f}",
+             f"{on['sends_at_end_of_task_per_round']:.2f}", ""],
+            ["- other (writable events)", f"{off['sends_other_per_round']:.2f}",
+             f"{on['sends_other_per_round']:.2f}", ""],
+            ["tasks that broadcast, per round", f"{off['writing_tasks_per_round']:.2f}",
+             f"{on['writing_tasks_per_round']:.2f}", ""]]
+    L += md_table(["", "batch=off (legacy)", "batch=on (fixed)", "off/on"], rows, "lrrr")
+    L += ["", "### Targets (bench/chat)", ""]
+    L += md_table(["Target", "Bound per round", "Measured per round", "Result"],
+                  ([t["target"], f"{t['bound']:.2f}", f"{t['measured']:.2f}",
+                    "PASS" if t["pass"] else "FAIL"] for t in ch.get("targets", [])), "lrrl")
+    L += ["", f"Targets met: {ch.get('targets_met')} of {ch.get('targets_total')}."]
+    if any(not t["pass"] and "at most 1 per client per task" in t["target"]
+           for t in ch.get("targets", [])):
+        L += ["", "bench/chat.c on its bound of 1 send per client per task that writes: the "
+              "design does not promise it (the first write of a task goes to the kernel in "
+              "the call, the later ones in one send at the end of the task); "
+              "min(frames, 2) is the design's bound."]
+    return L
+
+
+def per_connection_markdown(report: dict) -> list[str]:
+    """Issue 5: syscalls per connection, fixed against poll-first, as in
+    reference-prs/001, and the issue's targets."""
+    pc = report.get("per_connection")
+    L = ["", "## Half-open: syscalls per connection", ""]
+    if not pc:
+        return L + ["Not run" + (" (--no-per-connection)." if report.get("options", {})
+                                 .get("no_per_connection") else ".")]
+    cmds = [" ".join((pc["sides"].get(side) or {}).get("command") or []) for side, _ in
+            PER_CONNECTION_SIDES]
+    L += [f"`{cmds[0]}` and the same with `--variant {PER_CONNECTION_SIDES[1][1]}`: per "
+          f"connection = (count at N={pc['to']} - count at N={pc['from']}) / "
+          f"{pc['to'] - pc['from']}, as in reference-prs/001 (each peer sends its request, reads "
+          f"the reply, then sends its FIN; the server ends from on_end). Fixed dispatches "
+          f"on_end before the poll change; poll-first changes the poll first. The seed's: "
+          f"epoll_ctl(MOD) 1 (Bun.serve) and 2 (node:net) per connection on main, 0.00 with "
+          f"the fix; ADD 1, DEL 1, send 1, recv 2.", ""]
+    if pc.get("errors"):
+        L += ["Failed: " + "; ".join(pc["errors"]) + ".", ""]
+    L += md_table(["per connection", "fixed (end-first)", "poll-first"],
+                  ([r["label"], fmt_pc(r["fixed"]), fmt_pc(r["poll_first"])]
+                   for r in pc["rows"]), "lrr")
+    exits = run_exits_text(pc)
+    L += ["", "Every run's subject exited 0." if not exits else
+          "Subject exits other than 0 (data): " + "; ".join(exits) + "."]
+    if pc.get("targets"):
+        L += ["", "### Targets (issue 5)", ""]
+        L += md_table(["Target", "Measured", "Result"],
+                      ([t["target"], t["measured"], "PASS" if t["pass"] else "FAIL"]
+                       for t in pc["targets"]), "lll")
+        L += ["", f"Targets met: {pc['targets_met']} of {pc['targets_total']}."]
+    return L
 
 
 def render_markdown(report: dict) -> str:
@@ -811,15 +1427,23 @@ def render_markdown(report: dict) -> str:
           "## Summary", ""]
     L += summary_lines(report)
     L += ["", "## Scenarios: fixed vs legacy", "",
-          "One run of each profile of each scenario's matrix with the fixed queue "
-          "(`queue=cursor`) and one with the scenario's legacy variant. "
-          "legacy/fixed is legacy divided by fixed: `inf` when fixed is 0 and legacy "
-          "is not, `-` when both are 0 or a run is missing. Syscalls: every call "
-          "the gate counted, minus those the kernel answered EAGAIN, without "
-          "epoll_wait. \"legacy vs fixed\": the scenario's declared expectation "
-          "(checked against goldens elsewhere) and the trace fields in which the two "
-          "runs differ.", ""]
-    L += md_table(SCENARIO_HEADER, scenario_rows(report), "llrrrrrrrrrl")
+          "One run of each profile of each scenario's matrix with the fixed code (no "
+          "`--variant`) and one with the scenario's legacy variant, one table per "
+          "behaviour; its first figure is the one the legacy variant is about (bytes "
+          "moved by the queue, sends, epoll_ctl MOD). legacy/fixed is legacy divided by "
+          "fixed: `inf` when fixed is 0 and legacy is not, `-` when both are 0 or a run "
+          "is missing (bytes moved is `-` when the subject did not exit cleanly: the "
+          "trace has no queue then). Syscalls: every call the gate counted, minus those "
+          "the kernel answered EAGAIN, without epoll_wait; sends: send, sendto, sendmsg, "
+          "write, writev. Exit: how the subject ended (an exit code or a signal), data "
+          "from the trace: some scenarios end the process on purpose. \"legacy vs "
+          "fixed\": the scenario's declaration, the golden sections in which the two runs "
+          "differ, and whether the declaration holds against this fixed run (the pytest "
+          "plugin checks it against the goldens)."]
+    for behaviour, scenarios in behaviour_groups(report):
+        L += ["", f"### {behaviour_title(behaviour, scenarios)}", ""]
+        L += md_table(scenario_header(behaviour), scenario_rows(report, behaviour),
+                      SCENARIO_ALIGN)
 
     seed = report["seed_table"]
     bm = report["bench"].get("bytes_moved")
@@ -847,8 +1471,7 @@ def render_markdown(report: dict) -> str:
                                                   for k in checks) + "."]
         L += ["", "![Bytes moved against payload, log-log](scaling-bytes-moved.svg)"]
     else:
-        L += ["Not run" + (" (--no-bench)." if not report["bench"]["ran"] else
-                           ": " + "; ".join(report["bench"]["errors"]) + ".")]
+        L += [not_run_text(report, "bytes_moved")]
 
     sc = report["bench"].get("sender_cpu")
     cpu = report["scaling"]["sender_cpu"]
@@ -879,7 +1502,11 @@ def render_markdown(report: dict) -> str:
                        "per doubling"], rows, "lll" + "r" * len(sizes) + "l")
         L += ["", "![Sender CPU against payload, log-log](scaling-sender-cpu.svg)"]
     else:
-        L += ["Not run" + (" (--no-bench)." if not report["bench"]["ran"] else ".")]
+        L += [not_run_text(report, "sender_cpu")]
+
+    L += batching_markdown(report)
+    L += chat_markdown(report)
+    L += per_connection_markdown(report)
 
     gc = report["bench"].get("gate_cost")
     if gc:
@@ -900,7 +1527,10 @@ def render_markdown(report: dict) -> str:
             rows += [["**queue allocations**", fmt_int(c["allocations"]["fixed"]),
                       fmt_int(c["allocations"]["legacy"]), c["allocations"]["ratio_text"]],
                      ["**exit**", exit_text(p["fixed"]), exit_text(p["legacy"]), ""]]
-            L += md_table(["kind", "fixed", "legacy", "legacy/fixed"], rows, "lrrr")
+            fixed_v = s.get("fixed_variant") or "fixed"
+            legacy_v = (s.get("legacy") or {}).get("variant") or "legacy"
+            L += md_table(["kind", f"fixed ({fixed_v})", f"legacy ({legacy_v})", "legacy/fixed"],
+                          rows, "lrrr")
             if p["errors"]:
                 L += [""] + [f"- {side} failed: {err}" for side, err in p["errors"].items()]
             if p["plot"]:
@@ -955,11 +1585,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--cpu-sizes", metavar="MIB,MIB,...",
                     help="sender_cpu --sizes (default 2,4,8; 4,8,16,32,64 with --full)")
     ap.add_argument("--no-bench", action="store_true", help="run no benchmark")
+    ap.add_argument("--benches", metavar="NAME,...",
+                    help="run only these benchmarks, from " + ",".join(BENCHES) + " (default: all)")
     ap.add_argument("--no-gate-cost", action="store_true", help="skip gate_cost (about 12 s)")
     ap.add_argument("--bench-json", metavar="FILE",
-                    help="take bytes_moved/sender_cpu/gate_cost figures from FILE (a JSON "
-                         "object with those keys, as in report.json's bench) instead of "
-                         "running the benchmarks")
+                    help="take the benchmarks' figures from FILE (a JSON object with keys "
+                         "among " + ", ".join(BENCHES) + ", as in report.json's bench) "
+                         "instead of running them")
+    ap.add_argument("--no-per-connection", action="store_true",
+                    help="skip the half-open syscalls per connection (wirecheck per-connection, "
+                         "under a second)")
     ap.add_argument("--wirecheck-bin", metavar="PATH",
                     help="the wirecheck binary (default: $WIRECHECK_BIN, else build/bin/wirecheck)")
     ap.add_argument("--bench-dir", metavar="DIR",
@@ -972,10 +1607,41 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
-def write_outputs(report: dict, out: Path, extra: Sequence[str] = (), log=lambda m: None) -> list[str]:
+def _run_plot(job: tuple) -> None:
+    """One plot, by the name of its function (a worker of run_plots)."""
+    name, args = job
+    globals()[name](*args)
+
+
+def run_plots(jobs: list[tuple], log) -> None:
+    """Draws the plots, in worker processes (fork) when there are several
+    CPUs: about 0.4 s each, 50 of them. Each plot is its own file, so the
+    output does not depend on the number of workers."""
+    workers = min(len(jobs), os.cpu_count() or 1)
+    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        for job in jobs:
+            _run_plot(job)
+        return
+    log(f"plots: {len(jobs)} in {workers} processes")
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        pool.map(_run_plot, jobs, chunksize=1)
+
+
+def _plot_view(p: dict) -> dict:
+    """A profile without its traces (what plot_profile reads), to send to a
+    worker."""
+    view = {k: v for k, v in p.items() if k not in ("fixed", "legacy")}
+    for side in ("fixed", "legacy"):
+        view[side] = None if p[side] is None else {k: v for k, v in p[side].items() if k != "trace"}
+    return view
+
+
+def write_outputs(report: dict, out: Path, extra: Sequence[str] = (), log=lambda m: None,
+                  before_render=None) -> list[str]:
     """Plots, report.md and report.json into out; returns the files written.
     Removes first the files that a previous report.json in out lists (and
-    only those), so that a scenario gone since leaves no stale plot."""
+    only those), so that a scenario gone since leaves no stale plot.
+    before_render(report) runs after the plots, before report.md is written."""
     out.mkdir(parents=True, exist_ok=True)
     old = out / "report.json"
     if old.is_file():
@@ -990,34 +1656,43 @@ def write_outputs(report: dict, out: Path, extra: Sequence[str] = (), log=lambda
                     t.unlink()
 
     files: list[str] = []
+    jobs: list[tuple] = []
     log("plots")
     for s in report["scenarios"]:
+        entry = {k: v for k, v in s.items() if k != "profiles"}
+        entry["fixed_variant"] = s.get("fixed_variant") or fixed_variant_label(s)
         for p in s["profiles"]:
             p["plot"] = None
             if not p["fixed"] and not p["legacy"]:
                 continue
             suffix = "." + p["id"].replace("::", ".") if p["id"] else ""
             name = safe_name(f"{s['stem']}{suffix}") + ".svg"
-            plot_profile(s, p, out / name, extra)
+            jobs.append(("plot_profile", (entry, _plot_view(p), out / name, extra)))
             p["plot"] = name
             files.append(name)
     if report["scaling"]["bytes_moved"]:
-        plot_bytes_moved_scaling(report["scaling"]["bytes_moved"],
-                                 out / "scaling-bytes-moved.svg", extra)
+        jobs.append(("plot_bytes_moved_scaling", (report["scaling"]["bytes_moved"],
+                                                  out / "scaling-bytes-moved.svg", extra)))
         files.append("scaling-bytes-moved.svg")
     if report["scaling"]["sender_cpu"]:
-        plot_cpu_scaling(report["scaling"]["sender_cpu"], report["bench"]["sender_cpu"],
-                         out / "scaling-sender-cpu.svg", extra)
+        jobs.append(("plot_cpu_scaling", (report["scaling"]["sender_cpu"],
+                                          report["bench"]["sender_cpu"],
+                                          out / "scaling-sender-cpu.svg", extra)))
         files.append("scaling-sender-cpu.svg")
+    if (batching_series(report["bench"].get("batching")) or {}).get("rows"):
+        jobs.append(("plot_batching", (report["bench"]["batching"], out / "batching.svg", extra)))
+        files.append("batching.svg")
+    run_plots(jobs, log)
     report["files"] = ["report.md", "report.json", *files]
+    if before_render:
+        before_render(report)
     (out / "report.md").write_text(render_markdown(report))
     (out / "report.json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
     return report["files"]
 
 
 def empty_bench(ran: bool) -> dict:
-    return {"ran": ran, "bytes_moved": None, "sender_cpu": None, "gate_cost": None,
-            "runs": {}, "errors": []}
+    return {"ran": ran, **{name: None for name in BENCHES}, "runs": {}, "errors": []}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1057,7 +1732,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wirecheck.report: no *.wcs under {' '.join(opts.paths)}", file=sys.stderr)
         return 2
 
+    if opts.benches and not opts.no_bench and not opts.bench_json:
+        unknown = [b for b in opts.benches.split(",") if b.strip() and b.strip() not in BENCHES]
+        if unknown:
+            print(f"wirecheck.report: --benches: unknown {', '.join(unknown)} "
+                  f"(from {', '.join(BENCHES)})", file=sys.stderr)
+            return 2
+
     scenarios = run_scenarios(paths, binary, log)
+    per_connection = (None if opts.no_per_connection else
+                      run_per_connection(binary, PER_CONNECTION_SCENARIO, log))
 
     if opts.bench_json:
         try:
@@ -1067,7 +1751,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         bench = empty_bench(True)
         bench["from_file"] = rel(Path(opts.bench_json))
-        bench.update({k: given.get(k) for k in ("bytes_moved", "sender_cpu", "gate_cost")})
+        bench.update({k: given.get(k) for k in BENCHES})
     elif opts.no_bench:
         bench = empty_bench(False)
     else:
@@ -1079,7 +1763,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "command": ["python3", "-m", "wirecheck.report", *argv_list],
         "options": {"paths": [rel(Path(p)) for p in opts.paths], "full": opts.full,
                     "no_bench": opts.no_bench, "no_gate_cost": opts.no_gate_cost,
-                    "bench_json": opts.bench_json,
+                    "bench_json": opts.bench_json, "benches": opts.benches,
+                    "no_per_connection": opts.no_per_connection,
                     "cpu_sizes": opts.cpu_sizes or (CPU_SIZES_FULL if opts.full else CPU_SIZES_QUICK)},
         "environment": environment(binary),
         "scenarios": scenarios,
@@ -1087,14 +1772,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "scaling": {"bytes_moved": bytes_moved_scaling(bench.get("bytes_moved")),
                     "sender_cpu": sender_cpu_scaling(bench.get("sender_cpu"))},
         "seed_table": seed_table(bench.get("bytes_moved")),
+        "per_connection": per_connection,
         "files": [],
-        "seconds": round(time.monotonic() - started, 1),
+        "seconds": None,
     }
-    files = write_outputs(report, out, extra, log)
+
+    def finish(rep: dict) -> None:  # the run's time, plots included
+        rep["seconds"] = round(time.monotonic() - started, 1)
+
+    files = write_outputs(report, out, extra, log, before_render=finish)
     log(f"wrote {len(files)} files into {rel(out)} in {report['seconds']:.0f} s")
 
     failed = any(s["error"] or any(p["errors"] for p in s["profiles"]) for s in scenarios)
-    return 1 if failed or bench.get("errors") else 0
+    return 1 if failed or bench.get("errors") or (per_connection or {}).get("errors") else 0
 
 
 if __name__ == "__main__":

@@ -3,8 +3,11 @@
 Most tests share one report, made once per module by the real entry point on
 two real scenarios (end-large, whose matrix has 4 clamps, and epipe-prefix),
 with the benchmarks' figures taken from a small fake bench file
-(--bench-json) so that the run takes seconds. One test runs the real
-benchmarks at their smallest sizes.
+(--bench-json) so that the run takes seconds. A second shared report runs
+the real write-batching benchmarks (batching and chat, --quick), the real
+half-open per-connection count, and batching and half-open scenarios, two of
+which end their process on purpose. One test runs the real bytes_moved and
+sender_cpu benchmarks at their smallest sizes.
 """
 import json
 import os
@@ -25,7 +28,24 @@ from wirecheck import report as rpt  # noqa: E402
 from wirecheck import runner  # noqa: E402
 
 SCENARIOS = ["scenarios/queue/end-large.wcs", "scenarios/queue/epipe-prefix.wcs"]
+# Batching and half-open scenarios; end-abort ends by SIGABRT and
+# signal-external by SIGTERM, on purpose.
+NEW_SCENARIOS = ["scenarios/batching/several-writes.wcs", "scenarios/batching/end-abort.wcs",
+                 "scenarios/batching/signal-external.wcs",
+                 "scenarios/half-open/per-connection.wcs"]
 MIB, KIB = 1 << 20, 1 << 10
+
+# The rows of the seed's table (reference-prs/000, "Numbers"), in its order.
+SEED_BATCHING_ROWS = [
+    "2 x write(262144 B)", "16 x write(49152 B)", "16 x write(32768 B)",
+    "16 x write(16384 B)", "16 x write(1024 B)", "1 x write(128 B)", "2 x write(128 B)",
+    "16 x write(128 B)", "64 x write(128 B)", "256 x write(128 B)",
+    "64 x write(128 B, callback)",
+]
+# The rows of the seed's per-connection figures (reference-prs/001), in the
+# issue's order.
+PER_CONNECTION_ROWS = ["epoll_ctl MOD", "epoll_ctl ADD", "epoll_ctl DEL", "send", "recv",
+                       "shutdown"]
 
 
 def wirecheck_bin():
@@ -113,6 +133,19 @@ def made(tmp_path_factory):
             "md": (out / "report.md").read_text(), "bench": fake_bench()}
 
 
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    """One report of batching and half-open scenarios with the real
+    batching and chat benchmarks (--quick) and the real per-connection
+    count."""
+    out = tmp_path_factory.mktemp("report-real") / "out"
+    proc = run_report("--out", str(out), "--paths", *NEW_SCENARIOS, "--benches", "batching,chat",
+                      "--wirecheck-bin", str(wirecheck_bin()))
+    assert proc.returncode == 0, proc.stderr
+    return {"out": out, "proc": proc, "json": json.loads((out / "report.json").read_text()),
+            "md": (out / "report.md").read_text()}
+
+
 def profile(rep, name, pid):
     for s in rep["scenarios"]:
         if s["name"] == name:
@@ -122,16 +155,20 @@ def profile(rep, name, pid):
     raise AssertionError(f"no profile {name} {pid!r} in report.json")
 
 
-def md_section_table(md, heading):
-    """The rows (lists of cells) of the first table after a heading."""
-    lines = md.split(f"## {heading}\n", 1)[1].splitlines()
+def md_section_table(md, heading, with_header=False):
+    """The rows (lists of cells) of the first table after a heading (## or
+    ###); with_header, (header, rows)."""
+    lines = md.split(f" {heading}\n", 1)[1].splitlines()
     start = next(i for i, l in enumerate(lines) if l.startswith("|"))
+
+    def cells(line):
+        return [c.strip() for c in line.strip().strip("|").split("|")]
     rows = []
     for line in lines[start + 2:]:
         if not line.startswith("|"):
             break
-        rows.append([c.strip() for c in line.strip().strip("|").split("|")])
-    return rows
+        rows.append(cells(line))
+    return (cells(lines[start]), rows) if with_header else rows
 
 
 def num(cell):
@@ -195,7 +232,7 @@ def test_progress_is_on_stderr(made):
 def test_json_has_the_expected_keys(made):
     rep = made["json"]
     assert {"schema", "generated", "command", "options", "environment", "scenarios",
-            "bench", "scaling", "seed_table", "files", "seconds"} <= set(rep)
+            "bench", "scaling", "seed_table", "per_connection", "files", "seconds"} <= set(rep)
     assert rep["schema"] == rpt.SCHEMA
     assert [s["name"] for s in rep["scenarios"]] == ["end-large", "epipe-prefix"]
     end_large = rep["scenarios"][0]
@@ -358,11 +395,14 @@ def test_real_benchmarks_at_small_sizes(tmp_path):
     if not all((bench_dir / b).is_file() for b in ("bytes_moved", "sender_cpu")):
         pytest.skip(f"benchmarks not built in {bench_dir}")
     proc = run_report("--out", str(tmp_path), "--paths", SCENARIOS[1], "--cpu-sizes", "1,2",
-                      "--no-gate-cost", "--wirecheck-bin", str(wirecheck_bin()))
+                      "--benches", "bytes_moved,sender_cpu", "--no-per-connection",
+                      "--wirecheck-bin", str(wirecheck_bin()))
     assert proc.returncode == 0, proc.stderr
     rep = json.loads((tmp_path / "report.json").read_text())
     assert rep["bench"]["errors"] == []
     assert rep["bench"]["gate_cost"] is None
+    assert rep["bench"]["batching"] is None and rep["bench"]["chat"] is None
+    assert rep["per_connection"] is None
     seed = {(r["payload"], r["clamp"]): r for r in rep["seed_table"]}
     assert len(seed) == 8
     for key, figure in SEED_TABLE.items():
@@ -374,3 +414,191 @@ def test_real_benchmarks_at_small_sizes(tmp_path):
     assert {s["sender"] for s in cpu} == {"cursor", "memmove", "floor"}
     assert all(pt["payload"] in (MIB, 2 * MIB) for s in cpu for pt in s["points"])
     assert (tmp_path / "scaling-sender-cpu.svg").is_file()
+
+
+# ------------------------------------- write batching and half-open (issues 4, 5)
+
+def test_per_connection_targets_can_fail():
+    fixed = {"epoll_ctl": 2.0, "epoll_ctl.mod": 0.0, "recv": 2.0, "send": 1.0}
+    poll = {"epoll_ctl": 3.0, "epoll_ctl.mod": 1.0, "recv": 2.0, "send": 1.0}
+    assert [t["pass"] for t in rpt.per_connection_targets(fixed, poll)] == [True, True, True]
+    worse = dict(fixed, **{"epoll_ctl.mod": 0.5, "recv": 3.0})
+    got = rpt.per_connection_targets(worse, dict(poll, **{"epoll_ctl.mod": 0.99}))
+    assert [t["pass"] for t in got] == [False, False, False]
+    assert got[2]["measured"] == "differ: recv 3.00 vs 2.00"
+
+
+def test_legacy_declaration_check():
+    must_match = {"variant": "batch=off", "must_differ": False, "except": ["syscalls", "queue"]}
+    assert rpt.legacy_holds(must_match, ["syscalls", "queue"]) is True
+    assert rpt.legacy_holds(must_match, ["peer", "syscalls"]) is False
+    must_differ = {"variant": "halfopen=poll-first", "must_differ": True, "except": []}
+    assert rpt.legacy_holds(must_differ, []) is False
+    assert rpt.legacy_holds(must_differ, ["syscalls"]) is True
+    assert rpt.legacy_holds(must_differ, None) is None
+    assert rpt.legacy_rule_text(must_match) == "must-match except=syscalls,queue"
+
+
+def per_connection_now(variant):
+    """The per-connection figures of the real command, run here."""
+    proc = subprocess.run([str(wirecheck_bin()), "per-connection",
+                           str(REPO / "scenarios/half-open/per-connection.wcs"),
+                           "--from", "100", "--to", "300", "--variant", variant],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["per_connection"]
+
+
+@needs_wirecheck
+def test_per_connection_table_is_the_commands(real):
+    header, rows = md_section_table(real["md"], "Half-open: syscalls per connection",
+                                    with_header=True)
+    assert header == ["per connection", "fixed (end-first)", "poll-first"]
+    assert [r[0] for r in rows] == PER_CONNECTION_ROWS
+    fixed, poll = per_connection_now("halfopen=end-first"), per_connection_now("halfopen=poll-first")
+    kinds = {"epoll_ctl MOD": "epoll_ctl.mod", "epoll_ctl ADD": "epoll_ctl.add",
+             "epoll_ctl DEL": "epoll_ctl.del", "send": "send", "recv": "recv",
+             "shutdown": "shutdown"}
+    for label, f, p in rows:
+        assert f == f"{fixed[kinds[label]]:.2f}", label
+        assert p == f"{poll[kinds[label]]:.2f}", label
+    # Issue 5: the fix makes no poll change for a peer-closed connection;
+    # poll-first makes one.
+    mod = dict((r[0], r[1:]) for r in rows)["epoll_ctl MOD"]
+    assert mod == ["0.00", "1.00"]
+    # report.json holds the same figures.
+    pc = real["json"]["per_connection"]
+    assert [(r["label"], rpt.fmt_pc(r["fixed"]), rpt.fmt_pc(r["poll_first"]))
+            for r in pc["rows"]] == [tuple(r) for r in rows]
+    assert pc["sides"]["fixed"]["result"]["per_connection"] == fixed
+    assert pc["sides"]["poll_first"]["result"]["per_connection"] == poll
+    assert pc["errors"] == []
+
+
+@needs_wirecheck
+def test_per_connection_targets_in_the_report(real):
+    rows = md_section_table(real["md"], "Targets (issue 5)")
+    pc = real["json"]["per_connection"]
+    assert [[t["target"], t["measured"], "PASS" if t["pass"] else "FAIL"]
+            for t in pc["targets"]] == rows
+    fixed, poll = per_connection_now("halfopen=end-first"), per_connection_now("halfopen=poll-first")
+    others = sorted((set(fixed) | set(poll)) - {"epoll_ctl", "epoll_ctl.mod"})
+    expected = ["PASS" if fixed["epoll_ctl.mod"] == 0 else "FAIL",
+                "PASS" if poll["epoll_ctl.mod"] >= 1 else "FAIL",
+                "PASS" if all(fixed[k] == poll[k] for k in others) else "FAIL"]
+    assert [r[2] for r in rows] == expected == ["PASS", "PASS", "PASS"]
+    assert f"Targets met: {pc['targets_met']} of 3." in real["md"]
+
+
+@needs_wirecheck
+def test_batching_table_has_the_seeds_rows(real):
+    header, rows = md_section_table(real["md"], "Write batching: N writes in one task, per round",
+                                    with_header=True)
+    assert header == ["Writes in one task", "sends: off", "off again", "on", "time: off",
+                      "off again", "on", "off/on", "off/off again", "seed off/on"]
+    assert [r[0] for r in rows] == [f"`{label}`" for label in SEED_BATCHING_ROWS]
+    bt = real["json"]["bench"]["batching"]
+    assert bt["command"][1:] == ["--quick", "--json"]
+    assert len(bt["rows"]) == 11
+    for row, r in zip(rows, bt["rows"]):
+        cfg = r["configs"]
+        for cell, key in zip(row[1:4], ("off", "off2", "on")):
+            st = cfg[key]["sends"]
+            assert cell == (f"{st['min']:,}" if st["min"] == st["max"] else f"{st['mean']:.1f}")
+        for cell, key in zip(row[4:7], ("off", "off2", "on")):
+            assert cell == f"{cfg[key]['median_us']:.2f} µs"
+        assert row[7] == f"{r['ratio_off_on']:.2f}x"
+        assert row[8] == f"{r['ratio_off_off2']:.3f}x"
+    by = {r[0].strip("`"): r for r in rows}
+    # Sends are counts, not timings: 128-byte writes make one send each
+    # without batching, at most two (one in the call, one batch) with it,
+    # and a write with a callback is not batched.
+    for n in (1, 2, 16, 64, 256):
+        off, off2, on = by[f"{n} x write(128 B)"][1:4]
+        assert (num(off), num(off2), num(on)) == (n, n, min(n, 2)), n
+    assert [num(c) for c in by["64 x write(128 B, callback)"][1:4]] == [64, 64, 64]
+    assert by["256 x write(128 B)"][9] == "24.63x"  # the seed's own figure
+
+
+@needs_wirecheck
+def test_batching_and_chat_targets_as_the_benches_say(real):
+    bench = real["json"]["bench"]
+    rows = md_section_table(real["md"], "Targets (bench/batching)")
+    assert rows == [[t["target"], t["measured"], "PASS" if t["pass"] else "FAIL"]
+                    for t in bench["batching"]["targets"]]
+    assert len(rows) == bench["batching"]["targets_total"] == 4
+    rows = md_section_table(real["md"], "Targets (bench/chat)")
+    assert rows == [[t["target"], f"{t['bound']:.2f}", f"{t['measured']:.2f}",
+                     "PASS" if t["pass"] else "FAIL"] for t in bench["chat"]["targets"]]
+    for name in ("batching", "chat"):
+        b = bench[name]
+        assert sum(t["pass"] for t in b["targets"]) == b["targets_met"]
+        assert (f"Targets met: {b['targets_met']} of {b['targets_total']}."
+                in real["md"].split(f"(bench/{name})", 1)[1])
+
+
+@needs_wirecheck
+def test_chat_table_matches_the_json(real):
+    rows = md_section_table(real["md"], "Chat server: every message broadcast to every client")
+    ch = real["json"]["bench"]["chat"]
+    off, on = ch["configs"]["off"], ch["configs"]["on"]
+    by = {r[0]: r[1:] for r in rows}
+    assert by["mean round"][:2] == [f"{off['mean_round_us']:.1f} µs", f"{on['mean_round_us']:.1f} µs"]
+    assert by["server sends per round"][:2] == [f"{off['sends_per_round']:.2f}",
+                                                f"{on['sends_per_round']:.2f}"]
+    # The counts behind the targets: off sends one per frame; on at most 2 per
+    # client per task that writes.
+    assert off["sends_per_round"] == off["frames_per_round"] == 256
+    assert on["sends_per_round"] <= on["bound_design"]
+
+
+@needs_wirecheck
+def test_exits_by_signal_are_data_not_failures(real):
+    rep = real["json"]
+    rows = md_section_table(real["md"], "Scenarios: fixed vs legacy")  # batching first
+    by = {r[0]: r for r in rows}
+    assert by["`scenarios/batching/end-abort`"][11] == "SIGABRT / SIGABRT"
+    assert by["`scenarios/batching/signal-external`"][11] == "SIGTERM / SIGTERM"
+    assert by["`scenarios/batching/several-writes`"][11] == "0 / 0"
+    assert all(not p["errors"] for s in rep["scenarios"] for p in s["profiles"])
+    assert "0 failed to run" in real["md"]
+    assert "SIGABRT: `scenarios/batching/end-abort` (fixed and legacy)" in real["md"]
+    assert profile(rep, "end-abort", "")["fixed"]["exit"]["signal"] == "SIGABRT"
+
+
+@needs_wirecheck
+def test_batching_scenarios_compare_sends(real):
+    header, rows = md_section_table(real["md"], "Scenarios: fixed vs legacy", with_header=True)
+    assert header[2:5] == ["sends: fixed", "legacy", "legacy/fixed"]
+    row = next(r for r in rows if r[0] == "`scenarios/batching/several-writes`")
+    trace = {v: runner.run(REPO / "scenarios/batching/several-writes.wcs", variants=variants,
+                           binary=wirecheck_bin())
+             for v, variants in (("fixed", []), ("legacy", ["batch=off"]))}
+    sends = {v: sum(t["syscalls"].get(k, 0) for k in rpt.WRITE_KINDS) for v, t in trace.items()}
+    assert (num(row[2]), num(row[3])) == (sends["fixed"], sends["legacy"])
+    assert sends["fixed"] < sends["legacy"]  # the batch: one send fewer
+    assert row[4] == rpt.ratio_text(sends["legacy"] / sends["fixed"])
+    assert row[12].startswith("must-differ; differs in: peer, syscalls")
+    assert row[12].endswith("; holds")
+    half = md_section_table(real["md"], "Half-open EOF order (`half_open`): fixed "
+                            "`halfopen=end-first`, legacy `halfopen=poll-first`", with_header=True)
+    assert half[0][2] == "epoll_ctl MOD: fixed"
+    assert half[1][0][:5] == ["`scenarios/half-open/per-connection`", "-", "0", "1", "inf"]
+
+
+@needs_wirecheck
+def test_batching_plot_and_rerender(real, tmp_path):
+    out = real["out"]
+    assert {"batching.svg", "batching-end-abort.svg", "half-open-per-connection.svg"} \
+        <= set(real["json"]["files"])
+    root = ET.parse(out / "batching.svg").getroot()
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    text = (out / "batching.svg").read_text()
+    for words in ("Sends per round", "Time per round", "batch=on (fixed)", "batch=off (legacy)"):
+        assert words in text, words
+    assert "subject ended: fixed SIGABRT, legacy SIGABRT" in \
+        (out / "batching-end-abort.svg").read_text()
+    proc = run_report("--from-json", str(out / "report.json"), "--out", str(tmp_path), "-q")
+    assert proc.returncode == 0, proc.stderr
+    for name in real["json"]["files"]:
+        assert (tmp_path / name).read_bytes() == (out / name).read_bytes(), name
