@@ -38,18 +38,13 @@
  * error.
  */
 #ifndef _GNU_SOURCE
-/* pipe2, mkdtemp and getloadavg are GNU and BSD extensions that a strict
- * -std=c11 build hides without it. */
+/* clock_gettime and the other POSIX interfaces used here are hidden by a
+ * strict -std=c11 build without a feature macro. */
 #define _GNU_SOURCE
 #endif
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,11 +52,10 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_common.h"
 #include "fi.h"
 #include "rs.h"
 
@@ -69,13 +63,12 @@
 #define READ_CHUNK (256 * KIB)
 #define MAX_WRITE (256 * KIB)
 
-#define DEFAULT_BLOCKS 7
-#define DEFAULT_ROUNDS 200
-#define QUICK_BLOCKS 3
-#define QUICK_ROUNDS 40
+/* --blocks and --rounds when not given, without and with --quick. */
+static const struct bc_block_defaults block_defaults = {
+	.blocks = 7, .rounds = 200, .quick_blocks = 3, .quick_rounds = 40
+};
+
 #define WARMUP_ROUNDS 10
-#define MAX_BLOCKS 1000
-#define MAX_ROUNDS 100000
 
 /* The targets. */
 #define TARGET_RATIO 25.0
@@ -140,13 +133,6 @@ struct cell {
 	struct stat3 at_end;
 };
 
-struct options {
-	int blocks;
-	int rounds;
-	int json;
-	int unix_socket;
-};
-
 /* Sent to the peer before each (row, configuration) unit of a block. A
  * message with rounds 0 tells it to exit. */
 struct ctl_msg {
@@ -156,14 +142,13 @@ struct ctl_msg {
 
 struct peer {
 	pid_t pid;
-	int ctl;       /* write end of the control pipe */
-	char dir[64];
-	char path[128];
+	int ctl;          /* write end of the control pipe */
+	const char *path; /* the unix socket's, or NULL over TCP */
 	int port;
 };
 
 struct bench {
-	const struct options *o;
+	const struct bc_block_options *o;
 	struct peer *peer;
 	rs_loop *loop;
 	rs_socket *s;
@@ -188,154 +173,16 @@ struct bench {
 static struct cell cells[NROWS][NCONFIGS];
 static struct peer the_peer = { .pid = -1, .ctl = -1 };
 
-static void die(const char *fmt, ...)
-	__attribute__((noreturn, format(printf, 1, 2)));
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("batching: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
 /* ------------------------------------------------------------------------ */
 /* Small helpers.                                                           */
-
-static int write_full(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Returns 0 when len bytes were read, 1 on EOF before any, -1 otherwise. */
-static int read_full(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = read(fd, p + got, len - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n == 0 && got == 0)
-			return 1;
-		if (n <= 0)
-			return -1;
-		got += (size_t)n;
-	}
-	return 0;
-}
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-		die("clock_gettime: %s", strerror(errno));
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int set_nodelay(int fd)
-{
-	int one = 1;
-
-	return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return (a > b) - (a < b);
-}
-
-/* The median of n values (the mean of the middle two when n is even);
- * sorts v. */
-static double median(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
-}
 
 static double abs_double(double d)
 {
 	return d < 0.0 ? -d : d;
 }
 
-/* Every writing call the gate counted. */
-static uint64_t gate_writes(void)
-{
-	const struct fi_counters *c = fi_counters();
-
-	return c->calls[FI_SEND] + c->calls[FI_SENDTO] + c->calls[FI_SENDMSG] +
-	       c->calls[FI_WRITE] + c->calls[FI_WRITEV];
-}
-
 /* ------------------------------------------------------------------------ */
 /* The peer process.                                                        */
-
-static int listen_unix(struct peer *p)
-{
-	struct sockaddr_un sun;
-	int fd, n;
-
-	if (snprintf(p->dir, sizeof(p->dir), "/tmp/wirecheck-batching.XXXXXX") <
-		    0 ||
-	    mkdtemp(p->dir) == NULL)
-		die("mkdtemp: %s", strerror(errno));
-	n = snprintf(p->path, sizeof(p->path), "%s/sock", p->dir);
-	if (n < 0 || (size_t)n >= sizeof(p->path))
-		die("socket path too long");
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(p->path) >= sizeof(sun.sun_path))
-		die("socket path too long: %s", p->path);
-	memcpy(sun.sun_path, p->path, strlen(p->path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		die("socket(AF_UNIX): %s", strerror(errno));
-	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
-	    listen(fd, 1) != 0)
-		die("listen on %s: %s", p->path, strerror(errno));
-	return fd;
-}
-
-static int listen_tcp(struct peer *p)
-{
-	struct sockaddr_in sin;
-	socklen_t len = sizeof(sin);
-	int fd;
-
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		die("socket(AF_INET): %s", strerror(errno));
-	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0 ||
-	    listen(fd, 1) != 0 ||
-	    getsockname(fd, (struct sockaddr *)&sin, &len) != 0)
-		die("listen on 127.0.0.1: %s", strerror(errno));
-	p->port = ntohs(sin.sin_port);
-	return fd;
-}
 
 /* Reads one round: exactly round_bytes (the sender writes the next round
  * only after the reply, so more is an error), then replies 1 byte. */
@@ -396,14 +243,12 @@ static int peer_main(int lfd, int ctl, int tcp)
 		free(buf);
 		return 1;
 	}
-	if (close(lfd) != 0 || (tcp && set_nodelay(fd) != 0)) {
+	if (close(lfd) != 0 || (tcp && bc_set_nodelay(fd) != 0)) {
 		fprintf(stderr, "batching peer: setup: %s\n", strerror(errno));
 		status = 1;
 	}
 	while (status == 0) {
-		int rc = read_full(ctl, &m, sizeof(m));
-
-		if (rc != 0) {
+		if (bc_read_full(ctl, &m, sizeof(m)) != 0) {
 			fprintf(stderr, "batching peer: the sender is gone\n");
 			status = 1;
 			break;
@@ -421,42 +266,26 @@ static int peer_main(int lfd, int ctl, int tcp)
 	return status;
 }
 
-static void peer_cleanup(void)
-{
-	struct peer *p = &the_peer;
-
-	/* Only the parent registers this; the peer leaves with _exit. */
-	if (p->path[0] != '\0' && unlink(p->path) != 0)
-		perror("batching: unlink");
-	if (p->dir[0] != '\0' && rmdir(p->dir) != 0)
-		perror("batching: rmdir");
-	p->path[0] = '\0';
-	p->dir[0] = '\0';
-}
-
 /* Makes the listener and forks the peer, before anything is allocated. */
 static void peer_start(struct peer *p, int unix_socket)
 {
 	int ctl[2], lfd;
 
-	if (atexit(peer_cleanup) != 0)
-		die("atexit failed");
-	lfd = unix_socket ? listen_unix(p) : listen_tcp(p);
-	if (pipe2(ctl, O_CLOEXEC) != 0)
-		die("pipe2: %s", strerror(errno));
-	/* Whatever stdio holds would otherwise be written twice. */
-	if (fflush(stdout) != 0 || fflush(stderr) != 0)
-		die("fflush: %s", strerror(errno));
-	p->pid = fork();
-	if (p->pid < 0)
-		die("fork: %s", strerror(errno));
+	if (unix_socket) {
+		p->path = bc_socket_dir("/tmp/wirecheck-batching.XXXXXX");
+		lfd = bc_listen_unix(p->path, 1);
+	} else {
+		lfd = bc_listen_tcp(1, &p->port);
+	}
+	bc_pipe(ctl);
+	p->pid = bc_fork();
 	if (p->pid == 0) {
 		if (close(ctl[1]) != 0)
 			_exit(1);
 		_exit(peer_main(lfd, ctl[0], !unix_socket));
 	}
 	if (close(ctl[0]) != 0 || close(lfd) != 0)
-		die("close: %s", strerror(errno));
+		bc_die("close: %s", strerror(errno));
 	p->ctl = ctl[1];
 }
 
@@ -465,24 +294,17 @@ static void peer_send(const struct peer *p, uint64_t round_bytes,
 {
 	struct ctl_msg m = { round_bytes, rounds };
 
-	if (write_full(p->ctl, &m, sizeof(m)) != 0)
-		die("cannot reach the peer: %s", strerror(errno));
+	if (bc_write_full(p->ctl, &m, sizeof(m)) != 0)
+		bc_die("cannot reach the peer: %s", strerror(errno));
 }
 
 static void peer_stop(struct peer *p)
 {
-	int status;
-
 	if (close(p->ctl) != 0)
-		die("close: %s", strerror(errno));
+		bc_die("close: %s", strerror(errno));
 	p->ctl = -1;
-	while (waitpid(p->pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			die("waitpid: %s", strerror(errno));
-	}
+	bc_wait_child(p->pid, "peer");
 	p->pid = -1;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		die("the peer failed (status %d)", status);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -496,7 +318,7 @@ static void post_round(struct bench *b)
 	int rc = rs_loop_post(b->loop, round_task, b);
 
 	if (rc < 0)
-		die("rs_loop_post: %s", strerror(-rc));
+		bc_die("rs_loop_post: %s", strerror(-rc));
 }
 
 /* The end of a task: what was sent since the body's write calls is the
@@ -509,7 +331,7 @@ static void task_hook(rs_loop *loop, uint64_t task, enum rs_task_phase phase,
 	(void)loop;
 	(void)task;
 	if (phase == RS_TASK_END && b->in_round) {
-		b->at_end = (uint32_t)(gate_writes() - b->sends_body);
+		b->at_end = (uint32_t)(bc_gate_writes() - b->sends_body);
 		b->in_round = 0;
 	}
 }
@@ -520,7 +342,7 @@ static void write_done(rs_socket *s, int status, void *arg)
 
 	(void)s;
 	if (status != 0)
-		die("a write's callback failed: %s", strerror(-status));
+		bc_die("a write's callback failed: %s", strerror(-status));
 	b->callbacks++;
 }
 
@@ -535,8 +357,8 @@ static void round_task(rs_loop *loop, void *arg)
 	b->callbacks = 0;
 	b->in_round = 1;
 	b->at_end = 0;
-	b->t0 = now_us();
-	b->sends0 = gate_writes();
+	b->t0 = bc_clock_us(CLOCK_MONOTONIC);
+	b->sends0 = bc_gate_writes();
 	for (int i = 0; i < r->writes; i++) {
 		/* 0 asks to wait for drain; the PR's rounds write regardless,
 		 * and so does this one: the stack queues what the kernel
@@ -544,9 +366,9 @@ static void round_task(rs_loop *loop, void *arg)
 		int rc = rs_socket_write(b->s, b->payload, r->size, cb, b);
 
 		if (rc < 0)
-			die("rs_socket_write: %s", strerror(-rc));
+			bc_die("rs_socket_write: %s", strerror(-rc));
 	}
-	b->sends_body = gate_writes();
+	b->sends_body = bc_gate_writes();
 	b->in_call = (uint32_t)(b->sends_body - b->sends0);
 }
 
@@ -561,18 +383,18 @@ static void bench_finish(struct bench *b)
 static void on_data(rs_socket *s, const char *data, size_t len, void *arg)
 {
 	struct bench *b = arg;
-	double t1 = now_us();
-	uint64_t sends = gate_writes() - b->sends0;
+	double t1 = bc_clock_us(CLOCK_MONOTONIC);
+	uint64_t sends = bc_gate_writes() - b->sends0;
 	const struct row *r = &rows[b->row];
 
 	(void)s;
 	if (len != 1 || data[0] != ACK)
-		die("the peer replied %zu bytes, expected 1", len);
+		bc_die("the peer replied %zu bytes, expected 1", len);
 	if (b->in_round)
-		die("the reply came before the end of the writing task");
+		bc_die("the reply came before the end of the writing task");
 	if (r->callback && b->callbacks != r->writes)
-		die("%d of %d callbacks ran before the peer had every byte",
-		    b->callbacks, r->writes);
+		bc_die("%d of %d callbacks ran before the peer had every byte",
+		       b->callbacks, r->writes);
 	if (b->round >= WARMUP_ROUNDS) {
 		struct cell *c = &cells[b->row][b->config];
 		size_t i = (size_t)b->block * (size_t)b->o->rounds +
@@ -606,7 +428,7 @@ static void unit_start(struct bench *b)
 	r = &rows[b->row];
 	rc = rs_variant_set("batch", config_values[b->config]);
 	if (rc < 0)
-		die("rs_variant_set: %s", strerror(-rc));
+		bc_die("rs_variant_set: %s", strerror(-rc));
 	b->round = 0;
 	b->total_rounds = WARMUP_ROUNDS + b->o->rounds;
 	peer_send(b->peer, (uint64_t)r->writes * r->size,
@@ -618,8 +440,8 @@ static void on_connect(rs_socket *s, void *arg)
 {
 	struct bench *b = arg;
 
-	if (!b->o->unix_socket && set_nodelay(rs_socket_fd(s)) != 0)
-		die("setsockopt(TCP_NODELAY): %s", strerror(errno));
+	if (!b->o->unix_socket && bc_set_nodelay(rs_socket_fd(s)) != 0)
+		bc_die("setsockopt(TCP_NODELAY): %s", strerror(errno));
 	unit_start(b);
 }
 
@@ -627,14 +449,14 @@ static void on_end(rs_socket *s, void *arg)
 {
 	(void)s;
 	(void)arg;
-	die("the peer closed the connection in the middle of the rounds");
+	bc_die("the peer closed the connection in the middle of the rounds");
 }
 
 static void on_error(rs_socket *s, int code, const char *syscall, void *arg)
 {
 	(void)s;
 	(void)arg;
-	die("the socket failed: %s: %s", syscall, strerror(code));
+	bc_die("the socket failed: %s: %s", syscall, strerror(code));
 }
 
 static void on_close(rs_socket *s, int had_error, void *arg)
@@ -643,7 +465,7 @@ static void on_close(rs_socket *s, int had_error, void *arg)
 
 	(void)s;
 	if (!b->finished || had_error)
-		die("the socket closed before the last round");
+		bc_die("the socket closed before the last round");
 }
 
 static void bench_run(struct bench *b)
@@ -658,9 +480,7 @@ static void bench_run(struct bench *b)
 	int rc;
 
 	b->nunits = b->o->blocks * NROWS * NCONFIGS;
-	rc = rs_loop_new(&b->loop);
-	if (rc < 0)
-		die("rs_loop_new: %s", strerror(-rc));
+	b->loop = bc_loop_new();
 	rs_loop_set_hook(b->loop, task_hook, b);
 	rc = b->o->unix_socket
 		     ? rs_connect_unix(b->loop, b->peer->path, NULL, &events, b,
@@ -668,15 +488,11 @@ static void bench_run(struct bench *b)
 		     : rs_connect_tcp(b->loop, "127.0.0.1", b->peer->port, NULL,
 				      &events, b, &b->s);
 	if (rc < 0)
-		die("connect: %s", strerror(-rc));
-	rc = rs_loop_run(b->loop);
-	if (rc < 0)
-		die("rs_loop_run: %s", strerror(-rc));
-	rc = rs_loop_free(b->loop);
-	if (rc < 0)
-		die("rs_loop_free: %s", strerror(-rc));
+		bc_die("connect: %s", strerror(-rc));
+	bc_loop_run_free(b->loop);
+	b->loop = NULL;
 	if (!b->finished)
-		die("the loop ended before the last round");
+		bc_die("the loop ended before the last round");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -691,7 +507,7 @@ static void stat_add(struct stat3 *st, uint32_t v, size_t i)
 		st->max = v;
 }
 
-static void cells_alloc(const struct options *o)
+static void cells_alloc(const struct bc_block_options *o)
 {
 	size_t n = (size_t)o->blocks * (size_t)o->rounds;
 
@@ -702,7 +518,7 @@ static void cells_alloc(const struct options *o)
 			calloc((size_t)o->blocks, sizeof(double));
 		if (cells[r][c].samples == NULL ||
 		    cells[r][c].block_median_us == NULL)
-			die("out of memory");
+			bc_die("out of memory");
 	}
 }
 
@@ -715,13 +531,13 @@ static void cells_free(void)
 	}
 }
 
-static void cells_reduce(const struct options *o)
+static void cells_reduce(const struct bc_block_options *o)
 {
 	size_t n = (size_t)o->blocks * (size_t)o->rounds;
 	double *v = malloc(n * sizeof(double));
 
 	if (v == NULL)
-		die("out of memory");
+		bc_die("out of memory");
 	for (int r = 0; r < NROWS; r++)
 	for (int c = 0; c < NCONFIGS; c++) {
 		struct cell *x = &cells[r][c];
@@ -732,7 +548,7 @@ static void cells_reduce(const struct options *o)
 			for (int i = 0; i < o->rounds; i++)
 				v[i] = x->samples[base + (size_t)i].us;
 			x->block_median_us[k] =
-				median(v, (size_t)o->rounds);
+				bc_median(v, (size_t)o->rounds);
 		}
 		for (size_t i = 0; i < n; i++) {
 			v[i] = x->samples[i].us;
@@ -740,7 +556,7 @@ static void cells_reduce(const struct options *o)
 			stat_add(&x->in_call, x->samples[i].in_call, i);
 			stat_add(&x->at_end, x->samples[i].at_end, i);
 		}
-		x->median_us = median(v, n);
+		x->median_us = bc_median(v, n);
 		x->sends.mean /= (double)n;
 		x->in_call.mean /= (double)n;
 		x->at_end.mean /= (double)n;
@@ -760,7 +576,7 @@ static double ratio_off_off2(int r)
 
 /* The noise band of a row: the largest |off / off again - 1| among the
  * blocks' medians, what two runs of the same code disagree by. */
-static double noise_band(const struct options *o, int r)
+static double noise_band(const struct bc_block_options *o, int r)
 {
 	double band = 0.0;
 
@@ -799,16 +615,17 @@ static void verdict_set(struct verdict *v, int pass, const char *what,
 	v->pass = pass;
 	n = snprintf(v->what, sizeof(v->what), "%s", what);
 	if (n < 0 || (size_t)n >= sizeof(v->what))
-		die("target text too long");
+		bc_die("target text too long");
 	va_start(ap, fmt);
 	n = vsnprintf(v->measured, sizeof(v->measured), fmt, ap);
 	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof(v->measured))
-		die("target text too long");
+		bc_die("target text too long");
 }
 
 /* A 1.00x row: off/on within the row's noise band, and the same sends. */
-static void verdict_flat(const struct options *o, struct verdict *v, int r)
+static void verdict_flat(const struct bc_block_options *o, struct verdict *v,
+			 int r)
 {
 	double ratio = ratio_off_on(r), band = noise_band(o, r);
 	const struct cell *off = &cells[r][C_OFF], *on = &cells[r][C_ON];
@@ -822,14 +639,14 @@ static void verdict_flat(const struct options *o, struct verdict *v, int r)
 			 rows[r].label);
 
 	if (n < 0 || (size_t)n >= sizeof(what))
-		die("target text too long");
+		bc_die("target text too long");
 	verdict_set(v, abs_double(ratio - 1.0) <= band && same, what,
 		    "%.3fx, band 1 +- %.3f (largest abs(off/off again - 1) of "
 		    "the %d blocks); sends %.2f off, %.2f on",
 		    ratio, band, o->blocks, off->sends.mean, on->sends.mean);
 }
 
-static int targets_eval(const struct options *o, struct verdict *v)
+static int targets_eval(const struct bc_block_options *o, struct verdict *v)
 {
 	const struct cell *on = &cells[ROW_256][C_ON];
 	double ratio = ratio_off_on(ROW_256);
@@ -868,17 +685,15 @@ static void print_sends(const struct stat3 *st)
 		printf(" | %.1f", st->mean);
 }
 
-static void print_markdown(const struct options *o, int argc, char **argv,
-			   double load_start, double load_end, long ncpu)
+static void print_markdown(const struct bc_block_options *o, int argc,
+			   char **argv, const struct bc_machine *m)
 {
 	struct verdict v[NTARGETS];
 	int met;
 
 	printf("## Write batching: N writes in one task, per round\n\n");
-	printf("Command:");
-	for (int i = 0; i < argc; i++)
-		printf(" %s", argv[i]);
-	printf("\n\n%s. A round is one posted task that makes the writes; it "
+	bc_md_command(argc, argv);
+	printf("%s. A round is one posted task that makes the writes; it "
 	       "ends when the peer (a forked process, blocking recv of 256 "
 	       "KiB) has read every byte and the sender's on_data has its "
 	       "1-byte reply. %d blocks; in each, every row in every "
@@ -887,13 +702,11 @@ static void print_markdown(const struct options *o, int argc, char **argv,
 	       "CLOCK_MONOTONIC from the start of the writing task to the "
 	       "reply's on_data, median over the %d measured rounds of a "
 	       "cell. Sends: send+sendto+sendmsg+write+writev of fi_counters "
-	       "over the same span, per round (the mean when rounds differ). "
-	       "%ld CPUs, load average %.2f at the start and %.2f at the "
-	       "end.\n\n",
+	       "over the same span, per round (the mean when rounds differ). ",
 	       o->unix_socket ? "Unix socket"
 			      : "TCP over 127.0.0.1, TCP_NODELAY on both ends",
-	       o->blocks, WARMUP_ROUNDS, o->rounds, o->blocks * o->rounds,
-	       ncpu, load_start, load_end);
+	       o->blocks, WARMUP_ROUNDS, o->rounds, o->blocks * o->rounds);
+	bc_md_machine(m);
 	printf("| Writes in one task | sends off | sends off again | sends on "
 	       "| off | off again | on | off/on | off/off again |\n"
 	       "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -923,23 +736,7 @@ static void print_markdown(const struct options *o, int argc, char **argv,
 	for (int t = 0; t < NTARGETS; t++)
 		printf("| %s | %s | %s |\n", v[t].what, v[t].measured,
 		       v[t].pass ? "PASS" : "FAIL");
-	printf("\nTargets met: %d of %d.\n", met, NTARGETS);
-}
-
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
-	}
-	putchar('"');
+	bc_md_targets_met(met, NTARGETS);
 }
 
 static void json_stat(const char *name, const struct stat3 *st)
@@ -949,28 +746,24 @@ static void json_stat(const char *name, const struct stat3 *st)
 	       name, st->mean, st->min, st->max);
 }
 
-static void print_json(const struct options *o, int argc, char **argv,
-		       double load_start, double load_end, long ncpu)
+static void print_json(const struct bc_block_options *o, int argc, char **argv,
+		       const struct bc_machine *m)
 {
 	struct verdict v[NTARGETS];
 	int met = targets_eval(o, v);
 
-	printf("{\n  \"command\": [");
-	for (int i = 0; i < argc; i++) {
-		printf("%s", i ? ", " : "");
-		json_string(argv[i]);
-	}
-	printf("],\n  \"transport\": \"%s\",\n  \"blocks\": %d,\n"
+	bc_json_begin(argc, argv);
+	printf(",\n  \"transport\": \"%s\",\n  \"blocks\": %d,\n"
 	       "  \"rounds_per_block\": %d,\n  \"warmup_rounds_per_block\": "
 	       "%d,\n  \"time\": \"CLOCK_MONOTONIC, writing task start to "
-	       "the reply's on_data, microseconds, median over rounds\",\n"
-	       "  \"cpus\": %ld,\n  \"load_average_start\": %.2f,\n"
-	       "  \"load_average_end\": %.2f,\n  \"rows\": [\n",
+	       "the reply's on_data, microseconds, median over rounds\",\n",
 	       o->unix_socket ? "unix" : "tcp", o->blocks, o->rounds,
-	       WARMUP_ROUNDS, ncpu, load_start, load_end);
+	       WARMUP_ROUNDS);
+	bc_json_machine(m);
+	printf("  \"rows\": [\n");
 	for (int r = 0; r < NROWS; r++) {
 		printf("    {\"label\": ");
-		json_string(rows[r].label);
+		bc_json_string(rows[r].label);
 		printf(", \"writes\": %d, \"size\": %zu, \"callback\": %s, "
 		       "\"configs\": {",
 		       rows[r].writes, rows[r].size,
@@ -998,15 +791,14 @@ static void print_json(const struct options *o, int argc, char **argv,
 	printf("  ],\n  \"targets\": [\n");
 	for (int t = 0; t < NTARGETS; t++) {
 		printf("    {\"target\": ");
-		json_string(v[t].what);
+		bc_json_string(v[t].what);
 		printf(", \"measured\": ");
-		json_string(v[t].measured);
+		bc_json_string(v[t].measured);
 		printf(", \"pass\": %s}%s\n", v[t].pass ? "true" : "false",
 		       t + 1 < NTARGETS ? "," : "");
 	}
-	printf("  ],\n  \"targets_met\": %d,\n  \"targets_total\": %d,\n"
-	       "  \"all_targets_pass\": %s\n}\n",
-	       met, NTARGETS, met == NTARGETS ? "true" : "false");
+	printf("  ],\n");
+	bc_json_end_targets(met, NTARGETS);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1023,101 +815,54 @@ static int usage(void)
 		"  --rounds N  measured rounds per row and configuration in a "
 		"block\n"
 		"  --json      print JSON instead of Markdown\n",
-		QUICK_BLOCKS, QUICK_ROUNDS, DEFAULT_BLOCKS, DEFAULT_ROUNDS);
+		block_defaults.quick_blocks, block_defaults.quick_rounds,
+		block_defaults.blocks, block_defaults.rounds);
 	return 2;
 }
 
-static int parse_int(const char *s, int lo, int hi, int *out)
+static int parse_options(int argc, char **argv, struct bc_block_options *o)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-		return -EINVAL;
-	*out = (int)v;
-	return 0;
-}
-
-static int parse_options(int argc, char **argv, struct options *o)
-{
-	int quick = 0, blocks = 0, rounds = 0;
-
-	*o = (struct options){ 0 };
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			o->json = 1;
-		else if (strcmp(argv[i], "--unix") == 0)
-			o->unix_socket = 1;
-		else if (strcmp(argv[i], "--quick") == 0)
-			quick = 1;
-		else if (strcmp(argv[i], "--blocks") == 0 && i + 1 < argc) {
-			if (parse_int(argv[++i], 1, MAX_BLOCKS, &blocks) < 0)
-				return -EINVAL;
-		} else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
-			if (parse_int(argv[++i], 1, MAX_ROUNDS, &rounds) < 0)
-				return -EINVAL;
-		} else {
-			return -EINVAL;
-		}
-	}
-	/* --quick only changes defaults. */
-	o->blocks = blocks ? blocks : quick ? QUICK_BLOCKS : DEFAULT_BLOCKS;
-	o->rounds = rounds ? rounds : quick ? QUICK_ROUNDS : DEFAULT_ROUNDS;
-	return 0;
-}
-
-static double load_average(void)
-{
-	double l;
-
-	if (getloadavg(&l, 1) != 1)
-		die("getloadavg failed");
-	return l;
+	/* batching has no flag of its own. */
+	return bc_parse_block_options(argc, argv, &block_defaults, NULL, NULL,
+				      o);
 }
 
 int main(int argc, char **argv)
 {
-	struct options o;
+	struct bc_block_options o;
 	struct bench b;
-	double load_start, load_end;
-	long ncpu;
+	struct bc_machine m;
 
+	bc_set_prog("batching");
 	if (parse_options(argc, argv, &o) < 0)
 		return usage();
-	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	if (ncpu < 1)
-		die("sysconf(_SC_NPROCESSORS_ONLN): %s", strerror(errno));
+	m.cpus = bc_cpus_online();
 	/* A peer that died makes the control pipe's write fail with EPIPE,
-	 * which die() reports, instead of killing this process silently. */
-	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
-		die("signal(SIGPIPE): %s", strerror(errno));
+	 * which is reported, instead of killing this process silently. */
+	bc_ignore_sigpipe();
 	peer_start(&the_peer, o.unix_socket);
 	if (fi_init() != 0)
-		die("fi_init failed");
+		bc_die("fi_init failed");
 	memset(&b, 0, sizeof(b));
 	b.o = &o;
 	b.peer = &the_peer;
 	b.payload = malloc(MAX_WRITE);
 	if (b.payload == NULL)
-		die("out of memory");
+		bc_die("out of memory");
 	for (size_t i = 0; i < MAX_WRITE; i++)
 		b.payload[i] = (char)('a' + i % 26);
 	cells_alloc(&o);
-	load_start = load_average();
+	m.load_start = bc_load_average();
 	bench_run(&b);
-	load_end = load_average();
+	m.load_end = bc_load_average();
 	peer_stop(&the_peer);
 	cells_reduce(&o);
 	if (o.json)
-		print_json(&o, argc, argv, load_start, load_end, ncpu);
+		print_json(&o, argc, argv, &m);
 	else
-		print_markdown(&o, argc, argv, load_start, load_end, ncpu);
+		print_markdown(&o, argc, argv, &m);
 	cells_free();
 	free(b.payload);
-	/* A table cut short by a full disk or a closed pipe is a failure. */
-	if (fflush(stdout) != 0 || ferror(stdout))
-		die("cannot write the output");
+	bc_finish_output();
 	return 0;
 }

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_common.h"
 #include "rs.h"
 
 #define KIB ((size_t)1024)
@@ -213,24 +214,6 @@ static int checks_pass(const struct checks *c)
 /* ------------------------------------------------------------------------ */
 /* Output.                                                                  */
 
-/* Formats v with a comma every three digits, as the PR's tables do. */
-static const char *commas(char *buf, size_t len, uint64_t v)
-{
-	char digits[32];
-	int n = snprintf(digits, sizeof(digits), "%" PRIu64, v);
-	size_t o = 0;
-
-	/* 20 digits at most: digits[32] holds any uint64_t, n < 0 never. */
-
-	for (int i = 0; i < n && o + 2 < len; i++) {
-		if (i > 0 && (n - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = digits[i];
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
 static const char *size_name(char *buf, size_t len, size_t bytes)
 {
 	if (bytes % MIB == 0)
@@ -261,13 +244,13 @@ static void text_row(const struct row *r, const struct options *o)
 	printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |",
 	       size_name(p, sizeof(p), r->payload),
 	       size_name(c, sizeof(c), r->clamp),
-	       commas(a, sizeof(a), r->flushes),
-	       commas(b, sizeof(b), r->memmove_moved),
-	       commas(d, sizeof(d), r->closed_form),
-	       commas(e, sizeof(e), r->cursor_moved), factor,
-	       commas(f, sizeof(f), r->seed_flushes),
-	       commas(g, sizeof(g), r->seed_closed_form),
-	       r->seed_table ? commas(h, sizeof(h), r->seed_table) : "-");
+	       bc_commas(a, sizeof(a), r->flushes),
+	       bc_commas(b, sizeof(b), r->memmove_moved),
+	       bc_commas(d, sizeof(d), r->closed_form),
+	       bc_commas(e, sizeof(e), r->cursor_moved), factor,
+	       bc_commas(f, sizeof(f), r->seed_flushes),
+	       bc_commas(g, sizeof(g), r->seed_closed_form),
+	       r->seed_table ? bc_commas(h, sizeof(h), r->seed_table) : "-");
 	if (o->time)
 		printf(" %.1f | %.1f |", r->memmove_ms, r->cursor_ms);
 	printf("\n");
@@ -295,9 +278,10 @@ static void text_seed_note(const struct row *rows, size_t nrows)
 		       "C * (n - 2) = %s bytes: here the first writable "
 		       "event moves the (n - 2) * C bytes it leaves, where "
 		       "the seed had sent those C bytes before it queued.\n",
-		       commas(a, sizeof(a), r->memmove_moved),
-		       commas(b, sizeof(b), r->seed_table),
-		       commas(d, sizeof(d), r->memmove_moved - r->seed_table));
+		       bc_commas(a, sizeof(a), r->memmove_moved),
+		       bc_commas(b, sizeof(b), r->seed_table),
+		       bc_commas(d, sizeof(d),
+				 r->memmove_moved - r->seed_table));
 	}
 }
 
@@ -453,6 +437,7 @@ int main(int argc, char **argv)
 	size_t nrows;
 	int err;
 
+	bc_set_prog("bytes_moved");
 	if (parse_options(argc, argv, &o) < 0)
 		return usage();
 	err = rows_run(rows, &nrows, &o);
@@ -466,10 +451,6 @@ int main(int argc, char **argv)
 		print_json(rows, nrows, &c, &o);
 	else
 		print_text(rows, nrows, &c, &o);
-	/* A table cut short by a full disk or a closed pipe is a failure. */
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "bytes_moved: cannot write the output\n");
-		return 1;
-	}
+	bc_finish_output();
 	return checks_pass(&c) ? 0 : 1;
 }

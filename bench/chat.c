@@ -43,20 +43,14 @@
  * 1 when something failed (a frame, a connection), 2 on a usage error.
  */
 #ifndef _GNU_SOURCE
-/* pipe2, mkdtemp and getloadavg are GNU and BSD extensions that a strict
- * -std=c11 build hides without it. */
+/* MAP_ANONYMOUS is an extension that a strict -std=c11 build hides
+ * without it. */
 #define _GNU_SOURCE
 #endif
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,11 +58,10 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/types.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_common.h"
 #include "fi.h"
 #include "rs.h"
 
@@ -77,12 +70,12 @@
 #define MAX_MSGS 64
 #define FRAME 100
 
-#define DEFAULT_BLOCKS 8 /* per configuration */
-#define DEFAULT_ROUNDS 120
-#define QUICK_BLOCKS 2
-#define QUICK_ROUNDS 30
-#define MAX_BLOCKS 1000
-#define MAX_ROUNDS 100000
+/* --blocks (per configuration) and --rounds (per block) when not given,
+ * without and with --quick. */
+static const struct bc_block_defaults block_defaults = {
+	.blocks = 8, .rounds = 120, .quick_blocks = 2, .quick_rounds = 30
+};
+
 #define SLOWEST 4
 
 /* Frame types. */
@@ -162,123 +155,14 @@ struct server {
 };
 
 struct endpoint {
-	int unix_socket;
-	char dir[64];
-	char path[128];
+	const char *path; /* the unix socket's, or NULL over TCP */
 	int port;
 };
 
 static struct endpoint the_endpoint;
-static const char *prog = "chat";
-
-static void die(const char *fmt, ...)
-	__attribute__((noreturn, format(printf, 1, 2)));
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
 
 /* ------------------------------------------------------------------------ */
 /* Small helpers.                                                           */
-
-static int write_full(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int read_full(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int send_full(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int recv_full(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = recv(fd, p, len, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static double clock_us(clockid_t id)
-{
-	struct timespec ts;
-
-	if (clock_gettime(id, &ts) != 0)
-		die("clock_gettime: %s", strerror(errno));
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int set_nodelay(int fd)
-{
-	int one = 1;
-
-	return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return (a > b) - (a < b);
-}
 
 static void frame_make(unsigned char *f, char type, int sender, int seq,
 		       int round, int block)
@@ -297,14 +181,6 @@ static struct frame_hdr frame_read(const unsigned char *f)
 
 	memcpy(&h, f, sizeof(h));
 	return h;
-}
-
-static uint64_t gate_writes(void)
-{
-	const struct fi_counters *c = fi_counters();
-
-	return c->calls[FI_SEND] + c->calls[FI_SENDTO] + c->calls[FI_SENDMSG] +
-	       c->calls[FI_WRITE] + c->calls[FI_WRITEV];
 }
 
 /* The configuration of block b: pairs off,on then on,off, alternating. */
@@ -328,33 +204,10 @@ struct client_sock {
 
 static int client_connect(const struct endpoint *e)
 {
-	struct sockaddr_un sun;
-	struct sockaddr_in sin;
-	const struct sockaddr *sa;
-	socklen_t salen;
-	int fd;
+	int fd = bc_connect(e->path, e->port);
 
-	if (e->unix_socket) {
-		memset(&sun, 0, sizeof(sun));
-		sun.sun_family = AF_UNIX;
-		memcpy(sun.sun_path, e->path, strlen(e->path) + 1);
-		sa = (const struct sockaddr *)&sun;
-		salen = sizeof(sun);
-	} else {
-		memset(&sin, 0, sizeof(sin));
-		sin.sin_family = AF_INET;
-		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		sin.sin_port = htons((uint16_t)e->port);
-		sa = (const struct sockaddr *)&sin;
-		salen = sizeof(sin);
-	}
-	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		die("socket: %s", strerror(errno));
-	if (connect(fd, sa, salen) != 0)
-		die("connect: %s", strerror(errno));
-	if (!e->unix_socket && set_nodelay(fd) != 0)
-		die("setsockopt(TCP_NODELAY): %s", strerror(errno));
+	if (e->path == NULL && bc_set_nodelay(fd) != 0)
+		bc_die("setsockopt(TCP_NODELAY): %s", strerror(errno));
 	return fd;
 }
 
@@ -366,15 +219,16 @@ static void client_frame(struct client_sock *c, int self, int r, int b)
 
 	if (h.type != F_MSG || h.sender >= NCLIENTS || (int)h.round != r ||
 	    (int)h.block != b)
-		die("client %d: unexpected frame (type %d, sender %d, round "
-		    "%" PRIu32 ", block %" PRIu32 ") in round %d of block %d",
-		    self, h.type, h.sender, h.round, h.block, r, b);
+		bc_die("client %d: unexpected frame (type %d, sender %d, round "
+		       "%" PRIu32 ", block %" PRIu32 ") in round %d of block "
+		       "%d",
+		       self, h.type, h.sender, h.round, h.block, r, b);
 	if (h.seq != c->next_seq[h.sender])
-		die("client %d: message %d of client %d came before message "
-		    "%d", self, h.seq, h.sender, c->next_seq[h.sender]);
+		bc_die("client %d: message %d of client %d came before message "
+		       "%d", self, h.seq, h.sender, c->next_seq[h.sender]);
 	frame_make(want, F_MSG, h.sender, h.seq, r, b);
 	if (memcmp(want, c->buf, FRAME) != 0)
-		die("client %d: the bytes of a frame changed", self);
+		bc_die("client %d: the bytes of a frame changed", self);
 	c->next_seq[h.sender]++;
 	c->frames++;
 }
@@ -389,9 +243,9 @@ static void client_read(struct client_sock *c, int self, int r, int b,
 		n = recv(c->fd, tmp, tmplen, 0);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		die("client %d: recv: %s", self, strerror(errno));
+		bc_die("client %d: recv: %s", self, strerror(errno));
 	if (n == 0)
-		die("client %d: the server closed the connection", self);
+		bc_die("client %d: the server closed the connection", self);
 	for (size_t off = 0; off < (size_t)n;) {
 		size_t take = FRAME - c->have;
 
@@ -414,7 +268,7 @@ static double client_round(const struct options *o, struct client_sock *cs,
 	unsigned char out[MAX_MSGS * FRAME], tmp[64 * 1024];
 	struct pollfd p[NCLIENTS];
 	int left = NCLIENTS, per_round = NCLIENTS * o->msgs;
-	double t0 = clock_us(CLOCK_MONOTONIC);
+	double t0 = bc_clock_us(CLOCK_MONOTONIC);
 
 	for (int i = 0; i < NCLIENTS; i++) {
 		cs[i].frames = 0;
@@ -423,8 +277,8 @@ static double client_round(const struct options *o, struct client_sock *cs,
 	for (int i = 0; i < NCLIENTS; i++) {
 		for (int m = 0; m < o->msgs; m++)
 			frame_make(out + m * FRAME, F_MSG, i, m, r, b);
-		if (send_full(cs[i].fd, out, (size_t)o->msgs * FRAME) != 0)
-			die("client %d: send: %s", i, strerror(errno));
+		if (bc_write_full(cs[i].fd, out, (size_t)o->msgs * FRAME) != 0)
+			bc_die("client %d: send: %s", i, strerror(errno));
 	}
 	while (left > 0) {
 		int n = 0;
@@ -436,7 +290,7 @@ static double client_round(const struct options *o, struct client_sock *cs,
 		if (poll(p, (nfds_t)n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			die("poll: %s", strerror(errno));
+			bc_die("poll: %s", strerror(errno));
 		}
 		for (int k = 0; k < n; k++) {
 			int i;
@@ -447,17 +301,17 @@ static double client_round(const struct options *o, struct client_sock *cs,
 				continue;
 			client_read(&cs[i], i, r, b, tmp, sizeof(tmp));
 			if (cs[i].frames > per_round)
-				die("client %d: more frames than the round's",
-				    i);
+				bc_die("client %d: more frames than the "
+				       "round's", i);
 			if (cs[i].frames == per_round)
 				left--;
 		}
 	}
 	for (int i = 0; i < NCLIENTS; i++) {
 		if (cs[i].have != 0)
-			die("client %d: a partial frame after the round", i);
+			bc_die("client %d: a partial frame after the round", i);
 	}
-	return clock_us(CLOCK_MONOTONIC) - t0;
+	return bc_clock_us(CLOCK_MONOTONIC) - t0;
 }
 
 /* The clients' process. times: [block][round], shared with the parent. */
@@ -467,33 +321,33 @@ static int client_main(int port_fd, const struct options *o, double *times)
 	unsigned char f[FRAME];
 	int nblocks = o->blocks * NCONFIGS;
 
-	prog = "chat clients";
-	if (read_full(port_fd, &the_endpoint.port, sizeof(int)) != 0)
-		die("the server did not start");
+	bc_set_prog("chat clients");
+	if (bc_read_full(port_fd, &the_endpoint.port, sizeof(int)) != 0)
+		bc_die("the server did not start");
 	if (close(port_fd) != 0)
-		die("close: %s", strerror(errno));
+		bc_die("close: %s", strerror(errno));
 	memset(cs, 0, sizeof(cs));
 	for (int i = 0; i < NCLIENTS; i++) {
 		cs[i].fd = client_connect(&the_endpoint);
 		frame_make(f, F_HELLO, i, 0, 0, 0);
-		if (send_full(cs[i].fd, f, FRAME) != 0)
-			die("client %d: send: %s", i, strerror(errno));
+		if (bc_write_full(cs[i].fd, f, FRAME) != 0)
+			bc_die("client %d: send: %s", i, strerror(errno));
 	}
 	for (int b = 0; b < nblocks; b++) {
 		struct frame_hdr h;
 
-		if (recv_full(cs[0].fd, f, FRAME) != 0)
-			die("no go from the server for block %d", b);
+		if (bc_read_full(cs[0].fd, f, FRAME) != 0)
+			bc_die("no go from the server for block %d", b);
 		h = frame_read(f);
 		if (h.type != F_GO || (int)h.block != b)
-			die("unexpected frame instead of the go of block %d",
-			    b);
+			bc_die("unexpected frame instead of the go of block %d",
+			       b);
 		for (int r = 0; r < o->rounds; r++)
 			times[(size_t)b * (size_t)o->rounds + (size_t)r] =
 				client_round(o, cs, r, b);
 		frame_make(f, F_DONE, 0, 0, 0, b);
-		if (send_full(cs[0].fd, f, FRAME) != 0)
-			die("client 0: send: %s", strerror(errno));
+		if (bc_write_full(cs[0].fd, f, FRAME) != 0)
+			bc_die("client 0: send: %s", strerror(errno));
 	}
 	/* The server closes every connection after the last block. */
 	for (int i = 0; i < NCLIENTS; i++) {
@@ -503,10 +357,10 @@ static int client_main(int port_fd, const struct options *o, double *times)
 			n = recv(cs[i].fd, f, FRAME, 0);
 		while (n < 0 && errno == EINTR);
 		if (n != 0)
-			die("client %d: %s instead of the server's close", i,
-			    n < 0 ? strerror(errno) : "bytes");
+			bc_die("client %d: %s instead of the server's close", i,
+			       n < 0 ? strerror(errno) : "bytes");
 		if (close(cs[i].fd) != 0)
-			die("close: %s", strerror(errno));
+			bc_die("close: %s", strerror(errno));
 	}
 	return 0;
 }
@@ -519,7 +373,8 @@ static void server_write(struct conn *c, const unsigned char *f)
 	int rc = rs_socket_write(c->s, f, FRAME, NULL, NULL);
 
 	if (rc < 0)
-		die("rs_socket_write to client %d: %s", c->id, strerror(-rc));
+		bc_die("rs_socket_write to client %d: %s", c->id,
+		       strerror(-rc));
 }
 
 static void block_start(struct server *srv, int b)
@@ -532,29 +387,29 @@ static void block_start(struct server *srv, int b)
 	st->config = block_config(b);
 	rc = rs_variant_set("batch", config_keys[st->config]);
 	if (rc < 0)
-		die("rs_variant_set: %s", strerror(-rc));
+		bc_die("rs_variant_set: %s", strerror(-rc));
 	srv->block = b;
 	frame_make(f, F_GO, 0, 0, 0, b);
 	/* The go is not the block's: the counters start after it. It is the
 	 * first write of this task, so it is sent in the call. */
 	server_write(srv->by_id[0], f);
-	srv->sends0 = gate_writes();
-	srv->cpu0 = clock_us(CLOCK_THREAD_CPUTIME_ID);
+	srv->sends0 = bc_gate_writes();
+	srv->cpu0 = bc_clock_us(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static void block_finish(struct server *srv)
 {
 	struct block_stats *st = &srv->stats[srv->block];
 
-	st->sends = gate_writes() - srv->sends0;
-	st->cpu_us = clock_us(CLOCK_THREAD_CPUTIME_ID) - srv->cpu0;
+	st->sends = bc_gate_writes() - srv->sends0;
+	st->cpu_us = bc_clock_us(CLOCK_THREAD_CPUTIME_ID) - srv->cpu0;
 	uint64_t msgs = (uint64_t)srv->o->rounds * NCLIENTS * srv->o->msgs;
 
 	if (st->messages != msgs || st->frames != msgs * NCLIENTS)
-		die("block %d: %" PRIu64 " messages in and %" PRIu64
-		    " frames out, expected %" PRIu64 " and %" PRIu64,
-		    srv->block, st->messages, st->frames, msgs,
-		    msgs * NCLIENTS);
+		bc_die("block %d: %" PRIu64 " messages in and %" PRIu64
+		       " frames out, expected %" PRIu64 " and %" PRIu64,
+		       srv->block, st->messages, st->frames, msgs,
+		       msgs * NCLIENTS);
 	srv->block = -1;
 }
 
@@ -576,7 +431,7 @@ static int server_frame(struct conn *c, int broadcast_so_far)
 	case F_HELLO:
 		if (c->id >= 0 || h.sender >= NCLIENTS || h.seq != 0 ||
 		    srv->by_id[h.sender] != NULL)
-			die("a bad hello (client %d)", h.sender);
+			bc_die("a bad hello (client %d)", h.sender);
 		c->id = h.sender;
 		srv->by_id[h.sender] = c;
 		if (++srv->hellos == NCLIENTS) {
@@ -587,7 +442,8 @@ static int server_frame(struct conn *c, int broadcast_so_far)
 	case F_MSG:
 		if (srv->block < 0 || h.sender != c->id ||
 		    (int)h.block != srv->block || h.seq >= srv->o->msgs)
-			die("a message outside its block (client %d)", c->id);
+			bc_die("a message outside its block (client %d)",
+			       c->id);
 		for (int i = 0; i < NCLIENTS; i++)
 			server_write(&srv->conns[i], c->buf);
 		srv->stats[srv->block].messages++;
@@ -598,7 +454,7 @@ static int server_frame(struct conn *c, int broadcast_so_far)
 		 * has read every message: none can be in this read. */
 		if (c->id != 0 || srv->block < 0 ||
 		    (int)h.block != srv->block || broadcast_so_far != 0)
-			die("a bad done (client %d)", c->id);
+			bc_die("a bad done (client %d)", c->id);
 		block_finish(srv);
 		if ((int)h.block + 1 < srv->nblocks)
 			block_start(srv, (int)h.block + 1);
@@ -606,7 +462,8 @@ static int server_frame(struct conn *c, int broadcast_so_far)
 			server_finish(srv);
 		return 0;
 	default:
-		die("an unknown frame type %d from client %d", h.type, c->id);
+		bc_die("an unknown frame type %d from client %d", h.type,
+		       c->id);
 	}
 }
 
@@ -616,7 +473,7 @@ static void on_data(rs_socket *s, const char *data, size_t len, void *arg)
 {
 	struct conn *c = arg;
 	struct server *srv = c->srv;
-	uint64_t before = gate_writes();
+	uint64_t before = bc_gate_writes();
 	int k = 0;
 
 	(void)s;
@@ -637,7 +494,7 @@ static void on_data(rs_socket *s, const char *data, size_t len, void *arg)
 	if (k > 0) {
 		struct block_stats *st = &srv->stats[srv->block];
 
-		srv->mark_body = gate_writes();
+		srv->mark_body = bc_gate_writes();
 		srv->writing = 1;
 		st->tasks++;
 		st->in_call += srv->mark_body - before;
@@ -657,7 +514,7 @@ static void task_hook(rs_loop *loop, uint64_t task, enum rs_task_phase phase,
 	if (phase != RS_TASK_END || !srv->writing)
 		return;
 	srv->writing = 0;
-	srv->stats[srv->block].at_end += gate_writes() - srv->mark_body;
+	srv->stats[srv->block].at_end += bc_gate_writes() - srv->mark_body;
 }
 
 static void on_end(rs_socket *s, void *arg)
@@ -665,7 +522,7 @@ static void on_end(rs_socket *s, void *arg)
 	struct conn *c = arg;
 
 	(void)s;
-	die("client %d closed its connection before the end", c->id);
+	bc_die("client %d closed its connection before the end", c->id);
 }
 
 static void on_error(rs_socket *s, int code, const char *syscall, void *arg)
@@ -673,7 +530,7 @@ static void on_error(rs_socket *s, int code, const char *syscall, void *arg)
 	struct conn *c = arg;
 
 	(void)s;
-	die("client %d: %s: %s", c->id, syscall, strerror(code));
+	bc_die("client %d: %s: %s", c->id, syscall, strerror(code));
 }
 
 static void on_close(rs_socket *s, int had_error, void *arg)
@@ -682,7 +539,7 @@ static void on_close(rs_socket *s, int had_error, void *arg)
 
 	(void)s;
 	if (!c->srv->finished || had_error)
-		die("client %d's connection closed before the end", c->id);
+		bc_die("client %d's connection closed before the end", c->id);
 }
 
 static void on_connection(rs_listener *l, rs_socket *s, void *arg)
@@ -698,32 +555,19 @@ static void on_connection(rs_listener *l, rs_socket *s, void *arg)
 
 	(void)l;
 	if (srv->nconns == NCLIENTS)
-		die("more than %d connections", NCLIENTS);
+		bc_die("more than %d connections", NCLIENTS);
 	c = &srv->conns[srv->nconns++];
 	c->srv = srv;
 	c->s = s;
 	c->id = -1;
 	c->have = 0;
 	rs_socket_set_events(s, &events, c);
-	if (!srv->o->unix_socket && set_nodelay(rs_socket_fd(s)) != 0)
-		die("setsockopt(TCP_NODELAY): %s", strerror(errno));
+	if (!srv->o->unix_socket && bc_set_nodelay(rs_socket_fd(s)) != 0)
+		bc_die("setsockopt(TCP_NODELAY): %s", strerror(errno));
 }
 
 /* ------------------------------------------------------------------------ */
 /* The processes.                                                           */
-
-static void endpoint_cleanup(void)
-{
-	struct endpoint *e = &the_endpoint;
-
-	/* Only the server registers this; the clients leave with _exit. */
-	if (e->path[0] != '\0' && unlink(e->path) != 0 && errno != ENOENT)
-		perror("chat: unlink");
-	if (e->dir[0] != '\0' && rmdir(e->dir) != 0)
-		perror("chat: rmdir");
-	e->path[0] = '\0';
-	e->dir[0] = '\0';
-}
 
 /* Forks the clients before the server's loop exists; they wait for the
  * port (or the go of the unix path) on a pipe. Returns the pipe's write
@@ -732,33 +576,16 @@ static int clients_start(const struct options *o, double *times, pid_t *pid)
 {
 	int p[2];
 
-	if (pipe2(p, O_CLOEXEC) != 0)
-		die("pipe2: %s", strerror(errno));
-	if (fflush(stdout) != 0 || fflush(stderr) != 0)
-		die("fflush: %s", strerror(errno));
-	*pid = fork();
-	if (*pid < 0)
-		die("fork: %s", strerror(errno));
+	bc_pipe(p);
+	*pid = bc_fork();
 	if (*pid == 0) {
 		if (close(p[1]) != 0)
 			_exit(1);
 		_exit(client_main(p[0], o, times));
 	}
 	if (close(p[0]) != 0)
-		die("close: %s", strerror(errno));
+		bc_die("close: %s", strerror(errno));
 	return p[1];
-}
-
-static void clients_wait(pid_t pid)
-{
-	int status;
-
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			die("waitpid: %s", strerror(errno));
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		die("the clients failed (status %d)", status);
 }
 
 static void server_run(struct server *srv, int port_fd)
@@ -766,34 +593,28 @@ static void server_run(struct server *srv, int port_fd)
 	struct endpoint *e = &the_endpoint;
 	int rc;
 
-	rc = rs_loop_new(&srv->loop);
-	if (rc < 0)
-		die("rs_loop_new: %s", strerror(-rc));
+	srv->loop = bc_loop_new();
 	rs_loop_set_hook(srv->loop, task_hook, srv);
-	if (e->unix_socket)
+	if (e->path != NULL)
 		rc = rs_listen_unix(srv->loop, e->path, NULL, on_connection,
 				    srv, &srv->l);
 	else
 		rc = rs_listen_tcp(srv->loop, "127.0.0.1", 0, NULL,
 				   on_connection, srv, &srv->l);
 	if (rc < 0)
-		die("listen: %s", strerror(-rc));
-	if (!e->unix_socket) {
+		bc_die("listen: %s", strerror(-rc));
+	if (e->path == NULL) {
 		e->port = rs_listener_port(srv->l);
 		if (e->port < 0)
-			die("rs_listener_port: %s", strerror(-e->port));
+			bc_die("rs_listener_port: %s", strerror(-e->port));
 	}
-	if (write_full(port_fd, &e->port, sizeof(e->port)) != 0 ||
+	if (bc_write_full(port_fd, &e->port, sizeof(e->port)) != 0 ||
 	    close(port_fd) != 0)
-		die("cannot start the clients: %s", strerror(errno));
-	rc = rs_loop_run(srv->loop);
-	if (rc < 0)
-		die("rs_loop_run: %s", strerror(-rc));
-	rc = rs_loop_free(srv->loop);
-	if (rc < 0)
-		die("rs_loop_free: %s", strerror(-rc));
+		bc_die("cannot start the clients: %s", strerror(errno));
+	bc_loop_run_free(srv->loop);
+	srv->loop = NULL;
 	if (!srv->finished)
-		die("the loop ended before the last block");
+		bc_die("the loop ended before the last block");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -820,7 +641,7 @@ static void summarize(const struct options *o, const struct block_stats *st,
 	int nb = 0;
 
 	if (all == NULL || blk == NULL)
-		die("out of memory");
+		bc_die("out of memory");
 	memset(out, 0, sizeof(*out));
 	for (int b = 0; b < o->blocks * NCONFIGS; b++) {
 		const struct block_stats *s = &st[b];
@@ -834,7 +655,7 @@ static void summarize(const struct options *o, const struct block_stats *st,
 		memcpy(all + n, blk, per * sizeof(double));
 		n += per;
 		out->first_us += blk[0];
-		qsort(blk, per, sizeof(double), cmp_double);
+		bc_sort_doubles(blk, per);
 		for (int i = 0; i < k; i++)
 			slow += blk[per - 1 - (size_t)i];
 		out->slowest_us += slow / k;
@@ -848,11 +669,11 @@ static void summarize(const struct options *o, const struct block_stats *st,
 		out->frames += (double)s->frames;
 		out->messages += (double)s->messages;
 	}
-	qsort(all, n, sizeof(double), cmp_double);
+	/* The median first: it sorts, and the mean sums in that order. */
+	out->median_us = bc_median(all, n);
 	for (size_t i = 0; i < n; i++)
 		out->mean_us += all[i];
 	out->mean_us /= (double)n;
-	out->median_us = n % 2 ? all[n / 2] : (all[n / 2 - 1] + all[n / 2]) / 2;
 	out->first_us /= nb;
 	out->slowest_us /= nb;
 	out->rounds = n;
@@ -909,8 +730,7 @@ static int targets_eval(const struct summary *sm, struct verdict *v)
 }
 
 static void print_markdown(const struct options *o, int argc, char **argv,
-			   const struct summary *sm, double load_start,
-			   double load_end, long ncpu)
+			   const struct summary *sm, const struct bc_machine *m)
 {
 	const struct summary *off = &sm[C_OFF], *on = &sm[C_ON];
 	struct verdict v[NTARGETS];
@@ -918,10 +738,8 @@ static void print_markdown(const struct options *o, int argc, char **argv,
 
 	printf("## Chat server: every message broadcast to %d clients\n\n",
 	       NCLIENTS);
-	printf("Command:");
-	for (int i = 0; i < argc; i++)
-		printf(" %s", argv[i]);
-	printf("\n\n%s. Server: the reference stack's loop; a client "
+	bc_md_command(argc, argv);
+	printf("%s. Server: the reference stack's loop; a client "
 	       "socket's on_data (one task per readable event) writes each "
 	       "100-byte message frame to all %d client sockets, one write "
 	       "per frame and client. Clients: one forked process with %d "
@@ -932,15 +750,13 @@ static void print_markdown(const struct options *o, int argc, char **argv,
 	       "alternating (off,on / on,off), %zu rounds each. Round time: "
 	       "CLOCK_MONOTONIC in the client process, first send to last "
 	       "frame. Server sends: send+sendto+sendmsg+write+writev of "
-	       "fi_counters per round; server CPU: CLOCK_THREAD_CPUTIME_ID. "
-	       "%ld CPUs, load average %.2f at the start and %.2f at the "
-	       "end.\n\n",
+	       "fi_counters per round; server CPU: CLOCK_THREAD_CPUTIME_ID. ",
 	       o->unix_socket ? "Unix sockets"
 			      : "TCP over 127.0.0.1, TCP_NODELAY everywhere",
 	       NCLIENTS, NCLIENTS, o->msgs, FRAME, NCLIENTS * o->msgs,
 	       NCLIENTS * NCLIENTS * o->msgs, NCLIENTS * o->msgs, o->blocks,
-	       o->rounds,
-	       off->rounds, ncpu, load_start, load_end);
+	       o->rounds, off->rounds);
+	bc_md_machine(m);
 	printf("| | batch=off | batch=on | off/on |\n|---|---:|---:|---:|\n");
 	printf("| mean round | %.1f µs | %.1f µs | %.2fx |\n", off->mean_us,
 	       on->mean_us, off->mean_us / on->mean_us);
@@ -972,45 +788,24 @@ static void print_markdown(const struct options *o, int argc, char **argv,
 	for (int t = 0; t < NTARGETS; t++)
 		printf("| %s | %.2f | %.2f | %s |\n", v[t].what, v[t].bound,
 		       v[t].measured, v[t].pass ? "PASS" : "FAIL");
-	printf("\nTargets met: %d of %d.\n", met, NTARGETS);
-}
-
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
-	}
-	putchar('"');
+	bc_md_targets_met(met, NTARGETS);
 }
 
 static void print_json(const struct options *o, int argc, char **argv,
-		       const struct summary *sm, double load_start,
-		       double load_end, long ncpu)
+		       const struct summary *sm, const struct bc_machine *m)
 {
 	struct verdict v[NTARGETS];
 	int met = targets_eval(sm, v);
 
-	printf("{\n  \"command\": [");
-	for (int i = 0; i < argc; i++) {
-		printf("%s", i ? ", " : "");
-		json_string(argv[i]);
-	}
-	printf("],\n  \"transport\": \"%s\",\n  \"clients\": %d,\n"
+	bc_json_begin(argc, argv);
+	printf(",\n  \"transport\": \"%s\",\n  \"clients\": %d,\n"
 	       "  \"messages_per_client_per_round\": %d,\n"
 	       "  \"frame_bytes\": %d,\n  \"blocks_per_config\": %d,\n"
-	       "  \"rounds_per_block\": %d,\n  \"cpus\": %ld,\n"
-	       "  \"load_average_start\": %.2f,\n"
-	       "  \"load_average_end\": %.2f,\n  \"configs\": {\n",
+	       "  \"rounds_per_block\": %d,\n",
 	       o->unix_socket ? "unix" : "tcp", NCLIENTS, o->msgs, FRAME,
-	       o->blocks, o->rounds, ncpu, load_start, load_end);
+	       o->blocks, o->rounds);
+	bc_json_machine(m);
+	printf("  \"configs\": {\n");
 	for (int c = 0; c < NCONFIGS; c++) {
 		const struct summary *s = &sm[c];
 
@@ -1038,14 +833,13 @@ static void print_json(const struct options *o, int argc, char **argv,
 	       sm[C_OFF].mean_us / sm[C_ON].mean_us);
 	for (int t = 0; t < NTARGETS; t++) {
 		printf("    {\"target\": ");
-		json_string(v[t].what);
+		bc_json_string(v[t].what);
 		printf(", \"bound\": %.3f, \"measured\": %.3f, \"pass\": %s}%s\n",
 		       v[t].bound, v[t].measured, v[t].pass ? "true" : "false",
 		       t + 1 < NTARGETS ? "," : "");
 	}
-	printf("  ],\n  \"targets_met\": %d,\n  \"targets_total\": %d,\n"
-	       "  \"all_targets_pass\": %s\n}\n",
-	       met, NTARGETS, met == NTARGETS ? "true" : "false");
+	printf("  ],\n");
+	bc_json_end_targets(met, NTARGETS);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1065,79 +859,37 @@ static int usage(void)
 		"send (default %d,\n"
 		"              at most %d)\n"
 		"  --json      print JSON instead of Markdown\n",
-		QUICK_BLOCKS, QUICK_ROUNDS, DEFAULT_BLOCKS, DEFAULT_ROUNDS,
+		block_defaults.quick_blocks, block_defaults.quick_rounds,
+		block_defaults.blocks, block_defaults.rounds,
 		DEFAULT_MSGS, MAX_MSGS);
 	return 2;
 }
 
-static int parse_int(const char *s, int lo, int hi, int *out)
+/* --messages N, chat's own flag (see bc_flag_fn); ctx is the int it sets. */
+static int messages_flag(int argc, char **argv, int *i, void *ctx)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+	if (strcmp(argv[*i], "--messages") != 0)
+		return 0;
+	if (*i + 1 >= argc || bc_parse_int(argv[*i + 1], 1, MAX_MSGS, ctx) < 0)
 		return -EINVAL;
-	*out = (int)v;
-	return 0;
+	(*i)++;
+	return 1;
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	int quick = 0, blocks = 0, rounds = 0;
+	struct bc_block_options run;
+	int msgs = DEFAULT_MSGS;
 
-	*o = (struct options){ .msgs = DEFAULT_MSGS };
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			o->json = 1;
-		else if (strcmp(argv[i], "--unix") == 0)
-			o->unix_socket = 1;
-		else if (strcmp(argv[i], "--quick") == 0)
-			quick = 1;
-		else if (strcmp(argv[i], "--blocks") == 0 && i + 1 < argc) {
-			if (parse_int(argv[++i], 1, MAX_BLOCKS, &blocks) < 0)
-				return -EINVAL;
-		} else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
-			if (parse_int(argv[++i], 1, MAX_ROUNDS, &rounds) < 0)
-				return -EINVAL;
-		} else if (strcmp(argv[i], "--messages") == 0 && i + 1 < argc) {
-			if (parse_int(argv[++i], 1, MAX_MSGS, &o->msgs) < 0)
-				return -EINVAL;
-		} else {
-			return -EINVAL;
-		}
-	}
-	o->blocks = blocks ? blocks : quick ? QUICK_BLOCKS : DEFAULT_BLOCKS;
-	o->rounds = rounds ? rounds : quick ? QUICK_ROUNDS : DEFAULT_ROUNDS;
+	if (bc_parse_block_options(argc, argv, &block_defaults, messages_flag,
+				   &msgs, &run) < 0)
+		return -EINVAL;
+	*o = (struct options){ .msgs = msgs,
+			       .blocks = run.blocks,
+			       .rounds = run.rounds,
+			       .json = run.json,
+			       .unix_socket = run.unix_socket };
 	return 0;
-}
-
-static double load_average(void)
-{
-	double l;
-
-	if (getloadavg(&l, 1) != 1)
-		die("getloadavg failed");
-	return l;
-}
-
-static void endpoint_setup(struct endpoint *e, int unix_socket)
-{
-	int n;
-
-	e->unix_socket = unix_socket;
-	if (!unix_socket)
-		return;
-	if (atexit(endpoint_cleanup) != 0)
-		die("atexit failed");
-	if (snprintf(e->dir, sizeof(e->dir), "/tmp/wirecheck-chat.XXXXXX") < 0 ||
-	    mkdtemp(e->dir) == NULL)
-		die("mkdtemp: %s", strerror(errno));
-	n = snprintf(e->path, sizeof(e->path), "%s/sock", e->dir);
-	if (n < 0 || (size_t)n >= sizeof(e->path) ||
-	    (size_t)n >= sizeof(((struct sockaddr_un *)0)->sun_path))
-		die("socket path too long");
 }
 
 int main(int argc, char **argv)
@@ -1145,51 +897,50 @@ int main(int argc, char **argv)
 	struct options o;
 	struct server srv;
 	struct summary sm[NCONFIGS];
-	double *times, load_start, load_end;
+	struct bc_machine m;
+	double *times;
 	size_t ntimes;
-	long ncpu;
 	pid_t pid;
 	int port_fd;
 
+	bc_set_prog("chat");
 	if (parse_options(argc, argv, &o) < 0)
 		return usage();
-	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	if (ncpu < 1)
-		die("sysconf(_SC_NPROCESSORS_ONLN): %s", strerror(errno));
+	m.cpus = bc_cpus_online();
 	/* A pipe to clients that died fails with EPIPE (reported), instead
-	 * of killing this process silently. */
-	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
-		die("signal(SIGPIPE): %s", strerror(errno));
-	endpoint_setup(&the_endpoint, o.unix_socket);
+	 * of killing this process silently. The clients' process inherits
+	 * this, so its writes to a server that died fail the same way. */
+	bc_ignore_sigpipe();
+	if (o.unix_socket)
+		the_endpoint.path = bc_socket_dir("/tmp/wirecheck-chat.XXXXXX");
 	ntimes = (size_t)o.blocks * NCONFIGS * (size_t)o.rounds;
 	times = mmap(NULL, ntimes * sizeof(double), PROT_READ | PROT_WRITE,
 		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (times == MAP_FAILED)
-		die("mmap: %s", strerror(errno));
+		bc_die("mmap: %s", strerror(errno));
 	port_fd = clients_start(&o, times, &pid);
 	if (fi_init() != 0)
-		die("fi_init failed");
+		bc_die("fi_init failed");
 	memset(&srv, 0, sizeof(srv));
 	srv.o = &o;
 	srv.block = -1;
 	srv.nblocks = o.blocks * NCONFIGS;
 	srv.stats = calloc((size_t)srv.nblocks, sizeof(*srv.stats));
 	if (srv.stats == NULL)
-		die("out of memory");
-	load_start = load_average();
+		bc_die("out of memory");
+	m.load_start = bc_load_average();
 	server_run(&srv, port_fd);
-	clients_wait(pid);
-	load_end = load_average();
+	bc_wait_child(pid, "clients");
+	m.load_end = bc_load_average();
 	for (int c = 0; c < NCONFIGS; c++)
 		summarize(&o, srv.stats, times, c, &sm[c]);
 	if (o.json)
-		print_json(&o, argc, argv, sm, load_start, load_end, ncpu);
+		print_json(&o, argc, argv, sm, &m);
 	else
-		print_markdown(&o, argc, argv, sm, load_start, load_end, ncpu);
+		print_markdown(&o, argc, argv, sm, &m);
 	free(srv.stats);
 	if (munmap(times, ntimes * sizeof(double)) != 0)
-		die("munmap: %s", strerror(errno));
-	if (fflush(stdout) != 0 || ferror(stdout))
-		die("cannot write the output");
+		bc_die("munmap: %s", strerror(errno));
+	bc_finish_output();
 	return 0;
 }

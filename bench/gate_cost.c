@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_common.h"
 #include "fi.h"
 
 enum variant { DIRECT, DISARMED, ARMED, VARIANT_COUNT };
@@ -106,15 +107,6 @@ __attribute__((noinline)) static void run_calls(struct bench *b,
 	}
 }
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-		abort();
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 /* Times one batch of a variant, arming its rule around it, then drains.
  * Returns the batch's ns. */
 static double batch_run(struct bench *b, enum variant v)
@@ -123,9 +115,9 @@ static double batch_run(struct bench *b, enum variant v)
 
 	if (v == ARMED && bench_arm(b) != 0)
 		exit(1);
-	t0 = now_ns();
+	t0 = bc_clock_us(CLOCK_MONOTONIC);
 	run_calls(b, v, BATCH);
-	t = now_ns() - t0;
+	t = (bc_clock_us(CLOCK_MONOTONIC) - t0) * 1e3;
 	if (v == ARMED)
 		fi_disarm_all();
 	bench_drain(b);
@@ -150,19 +142,7 @@ static void round_run(struct bench *b, int round, double *out)
 		out[v] = total[v] / (BATCH * BATCHES_PER_ROUND);
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return (a > b) - (a < b);
-}
-
-static double median(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return v[n / 2];
-}
-
+/* ROUNDS is odd, so a median is one round's figure, not a mean of two. */
 static double ns[VARIANT_COUNT][ROUNDS];
 static double diff[VARIANT_COUNT][ROUNDS];
 
@@ -184,7 +164,7 @@ static int run_timed(struct bench *b)
 	printf("%-9s %12s %18s\n", "variant", "median ns", "median diff ns");
 	for (int v = 0; v < VARIANT_COUNT; v++)
 		printf("%-9s %12.1f %+18.1f\n", variant_names[v],
-		       median(ns[v], ROUNDS), median(diff[v], ROUNDS));
+		       bc_median(ns[v], ROUNDS), bc_median(diff[v], ROUNDS));
 	return 0;
 }
 
@@ -228,6 +208,7 @@ int main(int argc, char **argv)
 	int v = -1, r;
 	char *end;
 
+	bc_set_prog("gate_cost");
 	if (argc > 3)
 		return usage();
 	if (argc >= 2 && strcmp(argv[1], "all") != 0) {

@@ -54,20 +54,17 @@
  * 2 on a usage error.
  */
 #ifndef _GNU_SOURCE
-/* pipe2, mkdtemp and getloadavg are GNU and BSD extensions that a strict
- * -std=c11 build hides without it. */
+/* clock_gettime, the CPU-time clocks and the other POSIX interfaces used
+ * here are hidden by a strict -std=c11 build without a feature macro. */
 #define _GNU_SOURCE
 #endif
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <malloc.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,11 +72,10 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/types.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_common.h"
 #include "fi.h"
 #include "rs.h"
 
@@ -159,111 +155,23 @@ struct reader {
 	pid_t pid;
 	int ctl;    /* write end of a pipe: closing it tells the reader to exit */
 	int result; /* read end of a pipe: one uint64_t count per connection */
-	char dir[64];
-	char path[128];
-	int port;
+	const char *path; /* of the unix listener */
+	int port;         /* of the TCP listener */
 };
 
 static struct cell cells[NTRANSPORTS][NMODES][MAX_SIZES][NSENDERS];
 
-/* The reader of this process, for the clean-up at exit. */
+/* The reader of this process. */
 static struct reader the_reader = { .pid = -1, .ctl = -1, .result = -1 };
-
-static void die(const char *fmt, ...)
-	__attribute__((noreturn, format(printf, 1, 2)));
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("sender_cpu: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
 
 /* ------------------------------------------------------------------------ */
 /* Small helpers.                                                           */
-
-static int write_full(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Returns 0 when len bytes were read, -1 on EOF or an error. */
-static int read_full(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 /* User plus system CPU time of this thread, in ms (see the top comment
  * for why this clock and not getrusage). */
 static double cpu_ms(void)
 {
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		die("clock_gettime: %s", strerror(errno));
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return (a > b) - (a < b);
-}
-
-/* The median of n values (the mean of the middle two when n is even). */
-static double median(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
-}
-
-/* Writes v with thousands separators ("1,234,567"). */
-static const char *commas(char *buf, size_t len, uint64_t v)
-{
-	char digits[32];
-	size_t nd, j = 0;
-	int n = snprintf(digits, sizeof(digits), "%" PRIu64, v);
-
-	if (n < 0 || (size_t)n >= sizeof(digits) || len < 28)
-		abort();
-	nd = (size_t)n;
-	for (size_t i = 0; i < nd; i++) {
-		if (i > 0 && (nd - i) % 3 == 0)
-			buf[j++] = ',';
-		buf[j++] = digits[i];
-	}
-	buf[j] = '\0';
-	return buf;
+	return bc_clock_us(CLOCK_THREAD_CPUTIME_ID) / 1e3;
 }
 
 /* Writes ms with one decimal and thousands separators ("1,107.1"). */
@@ -274,7 +182,7 @@ static const char *fmt_ms(char *buf, size_t len, double ms)
 	int n;
 
 	n = snprintf(buf, len, "%s.%" PRIu64,
-		     commas(whole, sizeof(whole), tenths / 10), tenths % 10);
+		     bc_commas(whole, sizeof(whole), tenths / 10), tenths % 10);
 	if (n < 0 || (size_t)n >= len)
 		abort();
 	return buf;
@@ -290,45 +198,6 @@ static uint64_t predicted_moves(size_t payload, size_t clamp)
 
 /* ------------------------------------------------------------------------ */
 /* The reader process.                                                      */
-
-static int listen_unix(const char *path)
-{
-	struct sockaddr_un sun;
-	int fd;
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sun.sun_path))
-		die("socket path too long: %s", path);
-	memcpy(sun.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		die("socket(AF_UNIX): %s", strerror(errno));
-	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
-	    listen(fd, 8) != 0)
-		die("listen on %s: %s", path, strerror(errno));
-	return fd;
-}
-
-static int listen_tcp(int *port)
-{
-	struct sockaddr_in sin;
-	socklen_t len = sizeof(sin);
-	int fd;
-
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		die("socket(AF_INET): %s", strerror(errno));
-	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0 ||
-	    listen(fd, 8) != 0 ||
-	    getsockname(fd, (struct sockaddr *)&sin, &len) != 0)
-		die("listen on 127.0.0.1: %s", strerror(errno));
-	*port = ntohs(sin.sin_port);
-	return fd;
-}
 
 /*
  * Reads one connection until EOF. Returns the count, or UINT64_MAX when recv
@@ -394,7 +263,7 @@ static int reader_main(int unix_fd, int tcp_fd, int ctl, int result)
 			}
 			total = reader_drain(fd, buf);
 			if (close(fd) != 0 ||
-			    write_full(result, &total, sizeof(total)) != 0)
+			    bc_write_full(result, &total, sizeof(total)) != 0)
 				status = 1;
 		}
 	}
@@ -404,19 +273,6 @@ static int reader_main(int unix_fd, int tcp_fd, int ctl, int result)
 	return status;
 }
 
-static void reader_cleanup(void)
-{
-	struct reader *r = &the_reader;
-
-	/* Only the parent registers this; the reader leaves with _exit. */
-	if (r->path[0] != '\0' && unlink(r->path) != 0)
-		perror("sender_cpu: unlink");
-	if (r->dir[0] != '\0' && rmdir(r->dir) != 0)
-		perror("sender_cpu: rmdir");
-	r->path[0] = '\0';
-	r->dir[0] = '\0';
-}
-
 /*
  * Makes both listeners and forks the reader. It is forked before the payload
  * is allocated, so that the fork copies little and the sender shares no large
@@ -424,26 +280,14 @@ static void reader_cleanup(void)
  */
 static void reader_start(struct reader *r)
 {
-	int ctl[2], result[2], unix_fd, tcp_fd, n;
+	int ctl[2], result[2], unix_fd, tcp_fd;
 
-	if (snprintf(r->dir, sizeof(r->dir), "/tmp/sender_cpu.XXXXXX") < 0 ||
-	    mkdtemp(r->dir) == NULL)
-		die("mkdtemp: %s", strerror(errno));
-	n = snprintf(r->path, sizeof(r->path), "%s/sock", r->dir);
-	if (n < 0 || (size_t)n >= sizeof(r->path))
-		die("socket path too long");
-	if (atexit(reader_cleanup) != 0)
-		die("atexit failed");
-	unix_fd = listen_unix(r->path);
-	tcp_fd = listen_tcp(&r->port);
-	if (pipe2(ctl, O_CLOEXEC) != 0 || pipe2(result, O_CLOEXEC) != 0)
-		die("pipe2: %s", strerror(errno));
-	/* Whatever stdio holds would otherwise be written twice. */
-	if (fflush(stdout) != 0 || fflush(stderr) != 0)
-		die("fflush: %s", strerror(errno));
-	r->pid = fork();
-	if (r->pid < 0)
-		die("fork: %s", strerror(errno));
+	r->path = bc_socket_dir("/tmp/sender_cpu.XXXXXX");
+	unix_fd = bc_listen_unix(r->path, 8);
+	tcp_fd = bc_listen_tcp(8, &r->port);
+	bc_pipe(ctl);
+	bc_pipe(result);
+	r->pid = bc_fork();
 	if (r->pid == 0) {
 		/* The child keeps the read end of ctl and the write end of
 		 * result; closing the others lets each side see EOF. */
@@ -453,7 +297,7 @@ static void reader_start(struct reader *r)
 	}
 	if (close(ctl[0]) != 0 || close(result[1]) != 0 ||
 	    close(unix_fd) != 0 || close(tcp_fd) != 0)
-		die("close: %s", strerror(errno));
+		bc_die("close: %s", strerror(errno));
 	r->ctl = ctl[1];
 	r->result = result[0];
 }
@@ -463,30 +307,23 @@ static void reader_expect(const struct reader *r, size_t len)
 {
 	uint64_t got;
 
-	if (read_full(r->result, &got, sizeof(got)) != 0)
-		die("the reader exited before it reported a count");
+	if (bc_read_full(r->result, &got, sizeof(got)) != 0)
+		bc_die("the reader exited before it reported a count");
 	if (got == UINT64_MAX)
-		die("the reader's recv failed: aborting");
+		bc_die("the reader's recv failed: aborting");
 	if (got != len)
-		die("the reader counted %" PRIu64 " bytes, the payload is "
-		    "%zu: aborting",
-		    got, len);
+		bc_die("the reader counted %" PRIu64 " bytes, the payload is "
+		       "%zu: aborting",
+		       got, len);
 }
 
 static void reader_stop(struct reader *r)
 {
-	int status;
-
 	if (close(r->ctl) != 0 || close(r->result) != 0)
-		die("close: %s", strerror(errno));
+		bc_die("close: %s", strerror(errno));
 	r->ctl = -1;
 	r->result = -1;
-	while (waitpid(r->pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			die("waitpid: %s", strerror(errno));
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		die("the reader failed (status %d)", status);
+	bc_wait_child(r->pid, "reader");
 	r->pid = -1;
 }
 
@@ -533,7 +370,7 @@ static void heap_prefault(size_t len)
 	char *p = malloc(len);
 
 	if (p == NULL)
-		die("cannot allocate %zu bytes", len);
+		bc_die("cannot allocate %zu bytes", len);
 	memset(p, 0, len);
 	free(p);
 }
@@ -622,42 +459,37 @@ static void stack_run(const struct reader *rd, enum transport t, enum mode m,
 
 	rc = rs_variant_set("queue", snd == S_CURSOR ? "cursor" : "memmove");
 	if (rc < 0)
-		die("rs_variant_set: %s", strerror(-rc));
+		bc_die("rs_variant_set: %s", strerror(-rc));
 	/* Armed before the connect, which is no write and so never clamped;
 	 * fi_arm resets the rule's counts each time. */
 	if (m == M_CLAMPED && fi_arm(rule) < 0)
-		die("cannot arm %s", CLAMP_RULE);
-	rc = rs_loop_new(&loop);
-	if (rc < 0)
-		die("rs_loop_new: %s", strerror(-rc));
+		bc_die("cannot arm %s", CLAMP_RULE);
+	loop = bc_loop_new();
 	rc = t == T_UNIX ? rs_connect_unix(loop, rd->path, NULL, &events, &r, &s)
 			 : rs_connect_tcp(loop, "127.0.0.1", rd->port, NULL,
 					  &events, &r, &s);
 	if (rc < 0)
-		die("rs_connect_%s: %s", transport_names[t], strerror(-rc));
-	rc = rs_loop_run(loop);
-	if (rc < 0)
-		die("rs_loop_run: %s", strerror(-rc));
+		bc_die("rs_connect_%s: %s", transport_names[t], strerror(-rc));
+	bc_loop_run_free(loop);
+	/* After the free, which makes no write (it closes the epoll fd and
+	 * frees memory), so the rule covered every write of the run. */
 	if (m == M_CLAMPED)
 		fi_disarm_all();
-	rc = rs_loop_free(loop);
-	if (rc < 0)
-		die("rs_loop_free: %s", strerror(-rc));
 	if (r.end_rc < 0)
-		die("rs_socket_end: %s", strerror(-r.end_rc));
+		bc_die("rs_socket_end: %s", strerror(-r.end_rc));
 	if (r.error != 0)
-		die("%s sender: %s failed: %s", sender_names[snd],
-		    r.error_syscall, strerror(r.error));
+		bc_die("%s sender: %s failed: %s", sender_names[snd],
+		       r.error_syscall, strerror(r.error));
 	if (!r.finished || r.status != 0)
-		die("%s sender: end()'s callback %s (status %d)",
-		    sender_names[snd], r.finished ? "failed" : "never ran",
-		    r.status);
+		bc_die("%s sender: end()'s callback %s (status %d)",
+		       sender_names[snd], r.finished ? "failed" : "never ran",
+		       r.status);
 	/* A clamp that did not apply would make a clamped figure look good:
 	 * at most CLAMP bytes per send means at least len / CLAMP sends. */
 	if (m == M_CLAMPED && r.out.sends < len / CLAMP)
-		die("%s sender: %" PRIu64 " sends for %zu bytes: the clamp "
-		    "did not apply",
-		    sender_names[snd], r.out.sends, len);
+		bc_die("%s sender: %" PRIu64 " sends for %zu bytes: the clamp "
+		       "did not apply",
+		       sender_names[snd], r.out.sends, len);
 	r.out.cpu_ms = r.t1 - r.t0;
 	*out = r.out;
 }
@@ -669,34 +501,11 @@ static void stack_run(const struct reader *rd, enum transport t, enum mode m,
  * non-blocking for the measured sends. */
 static int floor_connect(const struct reader *rd, enum transport t)
 {
-	struct sockaddr_un sun;
-	struct sockaddr_in sin;
-	const struct sockaddr *sa;
-	socklen_t salen;
-	int fd, flags;
+	int fd = bc_connect(t == T_UNIX ? rd->path : NULL, rd->port);
+	int flags = fcntl(fd, F_GETFL);
 
-	if (t == T_UNIX) {
-		memset(&sun, 0, sizeof(sun));
-		sun.sun_family = AF_UNIX;
-		memcpy(sun.sun_path, rd->path, strlen(rd->path) + 1);
-		sa = (const struct sockaddr *)&sun;
-		salen = sizeof(sun);
-	} else {
-		memset(&sin, 0, sizeof(sin));
-		sin.sin_family = AF_INET;
-		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		sin.sin_port = htons((uint16_t)rd->port);
-		sa = (const struct sockaddr *)&sin;
-		salen = sizeof(sin);
-	}
-	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		die("socket: %s", strerror(errno));
-	if (connect(fd, sa, salen) != 0)
-		die("connect (%s): %s", transport_names[t], strerror(errno));
-	flags = fcntl(fd, F_GETFL);
 	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0)
-		die("fcntl: %s", strerror(errno));
+		bc_die("fcntl: %s", strerror(errno));
 	return fd;
 }
 
@@ -764,17 +573,17 @@ static void floor_run(const struct reader *rd, enum transport t, enum mode m,
 	 * and its registration are. Level-triggered is right here: the loop
 	 * waits only after EAGAIN, when the socket is not writable. */
 	if (ep < 0)
-		die("epoll_create1: %s", strerror(errno));
+		bc_die("epoll_create1: %s", strerror(errno));
 	ev.data.fd = fd;
 	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0)
-		die("epoll_ctl: %s", strerror(errno));
+		bc_die("epoll_ctl: %s", strerror(errno));
 	t0 = cpu_ms();
 	rc = floor_send(fd, ep, payload, len, m == M_CLAMPED ? CLAMP : 0, &s);
 	t1 = cpu_ms();
 	if (rc < 0)
-		die("floor sender: %s", strerror(-rc));
+		bc_die("floor sender: %s", strerror(-rc));
 	if (close(ep) != 0 || close(fd) != 0)
-		die("close: %s", strerror(errno));
+		bc_die("close: %s", strerror(errno));
 	s.cpu_ms = t1 - t0;
 	*out = s;
 }
@@ -818,7 +627,7 @@ static void cells_plan(const struct options *o)
 			c->samples = calloc((size_t)o->rounds,
 					    sizeof(*c->samples));
 			if (c->samples == NULL)
-				die("out of memory");
+				bc_die("out of memory");
 		}
 	}
 }
@@ -871,7 +680,7 @@ static void cells_reduce(const struct options *o)
 	double *v = calloc((size_t)o->rounds, sizeof(*v));
 
 	if (v == NULL)
-		die("out of memory");
+		bc_die("out of memory");
 	for (int t = 0; t < NTRANSPORTS; t++)
 	for (int m = 0; m < NMODES; m++)
 	for (size_t i = 0; i < o->nsizes; i++)
@@ -882,16 +691,16 @@ static void cells_reduce(const struct options *o)
 			continue;
 		for (size_t k = 0; k < c->n; k++)
 			v[k] = c->samples[k].cpu_ms;
-		c->cpu_ms = median(v, c->n);
+		c->cpu_ms = bc_median(v, c->n);
 		for (size_t k = 0; k < c->n; k++)
 			v[k] = (double)c->samples[k].sends;
-		c->sends = median(v, c->n);
+		c->sends = bc_median(v, c->n);
 		for (size_t k = 0; k < c->n; k++)
 			v[k] = (double)c->samples[k].waits;
-		c->waits = median(v, c->n);
+		c->waits = bc_median(v, c->n);
 		for (size_t k = 0; k < c->n; k++)
 			v[k] = (double)c->samples[k].moved;
-		c->moved = median(v, c->n);
+		c->moved = bc_median(v, c->n);
 	}
 	free(v);
 }
@@ -960,7 +769,7 @@ static void md_cpu_table(const struct options *o, int m)
 
 			if (c->skipped)
 				printf(" | skipped (predicted %s bytes moved)",
-				       commas(b, sizeof(b), c->predicted));
+				       bc_commas(b, sizeof(b), c->predicted));
 			else
 				printf(" | %s", fmt_ms(a, sizeof(a), c->cpu_ms));
 		}
@@ -978,14 +787,21 @@ static void md_cpu_table(const struct options *o, int m)
 	printf("\n");
 }
 
-static void md_ratio_table(const struct options *o)
+/* The head of a table with three label columns (lead names them) and one
+ * right-aligned column per size. */
+static void md_label_table_head(const struct options *o, const char *lead)
 {
-	printf("### Ratios to the floor (median / median)\n\n");
-	md_size_header(o, "Mode | Transport | Ratio");
+	md_size_header(o, lead);
 	printf(" |\n|---|---|---");
 	for (size_t i = 0; i < o->nsizes; i++)
 		printf("|---:");
 	printf("|\n");
+}
+
+static void md_ratio_table(const struct options *o)
+{
+	printf("### Ratios to the floor (median / median)\n\n");
+	md_label_table_head(o, "Mode | Transport | Ratio");
 	for (int m = 0; m < NMODES; m++)
 	for (int t = 0; t < NTRANSPORTS; t++)
 	for (int s = 0; s < S_FLOOR; s++) {
@@ -1013,11 +829,7 @@ static void md_calls_table(const struct options *o)
 
 	printf("### Per run (medians): send calls / epoll_wait calls / bytes "
 	       "the queue moved\n\n");
-	md_size_header(o, "Mode | Transport | Sender");
-	printf(" |\n|---|---|---");
-	for (size_t i = 0; i < o->nsizes; i++)
-		printf("|---:");
-	printf("|\n");
+	md_label_table_head(o, "Mode | Transport | Sender");
 	for (int m = 0; m < NMODES; m++)
 	for (int t = 0; t < NTRANSPORTS; t++)
 	for (int s = 0; s < NSENDERS; s++) {
@@ -1031,11 +843,11 @@ static void md_calls_table(const struct options *o)
 				continue;
 			}
 			printf(" | %s / %s / %s",
-			       commas(a, sizeof(a), (uint64_t)x->sends),
-			       commas(b, sizeof(b), (uint64_t)x->waits),
+			       bc_commas(a, sizeof(a), (uint64_t)x->sends),
+			       bc_commas(b, sizeof(b), (uint64_t)x->waits),
 			       s == S_FLOOR ? "-"
-					    : commas(c, sizeof(c),
-						     (uint64_t)x->moved));
+					    : bc_commas(c, sizeof(c),
+							(uint64_t)x->moved));
 		}
 		printf(" |\n");
 	}
@@ -1070,7 +882,7 @@ static int md_targets(const struct options *o, int *total)
 		met += pass;
 		(*total)++;
 	}
-	printf("\nTargets met: %d of %d.\n", met, *total);
+	bc_md_targets_met(met, *total);
 	return met;
 }
 
@@ -1087,15 +899,13 @@ static const char *heap_description(const char *heap)
 }
 
 static void print_markdown(const struct options *o, int argc, char **argv,
-			   double load_start, double load_end, long ncpu)
+			   const struct bc_machine *mach)
 {
 	int total;
 
 	printf("## Sender CPU: end(payload) to its callback, ms\n\n");
-	printf("Command:");
-	for (int i = 0; i < argc; i++)
-		printf(" %s", argv[i]);
-	printf("\n\nCPU time of the sending thread (user + system, "
+	bc_md_command(argc, argv);
+	printf("CPU time of the sending thread (user + system, "
 	       "clock_gettime(CLOCK_THREAD_CPUTIME_ID)) from end() to its "
 	       "completion "
 	       "callback (the floor: from its first send to its shutdown). "
@@ -1105,11 +915,9 @@ static void print_markdown(const struct options *o, int argc, char **argv,
 	       "until EOF); every run's byte count matched the payload. "
 	       "Clamped mode: the gate rule %s for the stack, a 4096-byte "
 	       "send length for the floor. memmove cells predicted to move "
-	       "more than 20 GB (C(n-1)(n-2)/2) are skipped. Heap: %s. %ld "
-	       "CPUs, load average %.2f at the start and %.2f at the "
-	       "end.\n\n",
-	       o->rounds, CLAMP_RULE, heap_description(o->heap), ncpu,
-	       load_start, load_end);
+	       "more than 20 GB (C(n-1)(n-2)/2) are skipped. Heap: %s. ",
+	       o->rounds, CLAMP_RULE, heap_description(o->heap));
+	bc_md_machine(mach);
 	for (int m = 0; m < NMODES; m++)
 		md_cpu_table(o, m);
 	md_ratio_table(o);
@@ -1119,22 +927,6 @@ static void print_markdown(const struct options *o, int argc, char **argv,
 
 /* ------------------------------------------------------------------------ */
 /* JSON.                                                                    */
-
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
-	}
-	putchar('"');
-}
 
 static void json_number_or_null(double v)
 {
@@ -1176,26 +968,21 @@ static void json_cell(const struct options *o, int t, int m, size_t i, int s)
 }
 
 static void print_json(const struct options *o, int argc, char **argv,
-		       double load_start, double load_end, long ncpu)
+		       const struct bc_machine *mach)
 {
 	int first = 1, met = 0, total = 0;
 
-	printf("{\n  \"command\": [");
-	for (int i = 0; i < argc; i++) {
-		printf("%s", i ? ", " : "");
-		json_string(argv[i]);
-	}
-	printf("],\n  \"rounds\": %d,\n  \"sizes\": [", o->rounds);
+	bc_json_begin(argc, argv);
+	printf(",\n  \"rounds\": %d,\n  \"sizes\": [", o->rounds);
 	for (size_t i = 0; i < o->nsizes; i++)
 		printf("%s%zu", i ? ", " : "", o->sizes[i]);
 	printf("],\n  \"clamp\": %zu,\n  \"clamp_rule\": \"%s\",\n"
 	       "  \"skip_threshold_bytes\": %" PRIu64 ",\n"
 	       "  \"cpu_clock\": \"CLOCK_THREAD_CPUTIME_ID (user+system)\",\n"
-	       "  \"heap\": \"%s\",\n"
-	       "  \"cpus\": %ld,\n  \"load_average_start\": %.2f,\n"
-	       "  \"load_average_end\": %.2f,\n  \"cells\": [\n",
-	       CLAMP, CLAMP_RULE, SKIP_BYTES, o->heap,
-	       ncpu, load_start, load_end);
+	       "  \"heap\": \"%s\",\n",
+	       CLAMP, CLAMP_RULE, SKIP_BYTES, o->heap);
+	bc_json_machine(mach);
+	printf("  \"cells\": [\n");
 	for (int t = 0; t < NTRANSPORTS; t++)
 	for (int m = 0; m < NMODES; m++)
 	for (size_t i = 0; i < o->nsizes; i++)
@@ -1222,9 +1009,8 @@ static void print_json(const struct options *o, int argc, char **argv,
 		met += pass;
 		total++;
 	}
-	printf("\n  ],\n  \"targets_met\": %d,\n  \"targets_total\": %d,\n"
-	       "  \"all_targets_pass\": %s\n}\n",
-	       met, total, met == total ? "true" : "false");
+	printf("\n  ],\n");
+	bc_json_end_targets(met, total);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1303,15 +1089,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			sizes_given = 1;
 		} else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
-			char *end;
-			long v;
-
-			errno = 0;
-			v = strtol(argv[++i], &end, 10);
-			if (errno != 0 || *end != '\0' || v < 1 ||
-			    v > MAX_ROUNDS)
+			if (bc_parse_int(argv[++i], 1, MAX_ROUNDS,
+					 &o->rounds) < 0)
 				return -EINVAL;
-			o->rounds = (int)v;
 			rounds_given = 1;
 		} else {
 			return -EINVAL;
@@ -1334,40 +1114,29 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-static double load_average(void)
-{
-	double l;
-
-	if (getloadavg(&l, 1) != 1)
-		die("getloadavg failed");
-	return l;
-}
-
 int main(int argc, char **argv)
 {
 	struct options o;
 	struct bench b;
 	char err[256];
-	double load_start, load_end;
-	long ncpu;
+	struct bc_machine m;
 	char *payload;
 
+	bc_set_prog("sender_cpu");
 	if (parse_options(argc, argv, &o) < 0)
 		return usage();
-	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	if (ncpu < 1)
-		die("sysconf(_SC_NPROCESSORS_ONLN): %s", strerror(errno));
+	m.cpus = bc_cpus_online();
 	if (fi_init() != 0)
-		die("fi_init failed");
+		bc_die("fi_init failed");
 	if (fi_rule_parse(CLAMP_RULE, &b.rule, err, sizeof(err)) != 0)
-		die("%s", err);
+		bc_die("%s", err);
 	reader_start(&the_reader);
 	o.heap = heap_setup(&o);
 	/* The payload of the PR's sender: Buffer.alloc(N, 0x61). Written
 	 * once here, so that its pages are resident before any run. */
 	payload = malloc(o.sizes[o.nsizes - 1]);
 	if (payload == NULL)
-		die("cannot allocate %zu bytes", o.sizes[o.nsizes - 1]);
+		bc_die("cannot allocate %zu bytes", o.sizes[o.nsizes - 1]);
 	memset(payload, 0x61, o.sizes[o.nsizes - 1]);
 	/* After the payload, so that the faulted-in block is the heap's top
 	 * and the queue's allocations are carved from it. */
@@ -1376,20 +1145,18 @@ int main(int argc, char **argv)
 	b.o = &o;
 	b.rd = &the_reader;
 	b.payload = payload;
-	load_start = load_average();
+	m.load_start = bc_load_average();
 	cells_plan(&o);
 	warm_up(&b);
 	rounds_run(&b);
-	load_end = load_average();
+	m.load_end = bc_load_average();
 	reader_stop(&the_reader);
 	cells_reduce(&o);
 	if (o.json)
-		print_json(&o, argc, argv, load_start, load_end, ncpu);
+		print_json(&o, argc, argv, &m);
 	else
-		print_markdown(&o, argc, argv, load_start, load_end, ncpu);
+		print_markdown(&o, argc, argv, &m);
 	free(payload);
-	/* A table cut short by a full disk or a closed pipe is a failure. */
-	if (fflush(stdout) != 0 || ferror(stdout))
-		die("cannot write the output");
+	bc_finish_output();
 	return 0;
 }

@@ -1,0 +1,465 @@
+/*
+ * bench_common.c: the helpers that the benchmarks in bench/ share; the
+ * contracts are in bench_common.h.
+ */
+#ifndef _GNU_SOURCE
+/* pipe2, mkdtemp and getloadavg are GNU and BSD extensions that a strict
+ * -std=c11 build hides without it. */
+#define _GNU_SOURCE
+#endif
+
+#include "bench_common.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------ */
+/* Messages.                                                                */
+
+static const char *prog = "bench";
+
+void bc_set_prog(const char *name)
+{
+	prog = name;
+}
+
+void bc_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Whole reads and writes.                                                  */
+
+/*
+ * The loop of both directions: exactly one of out and in is NULL. A whole
+ * read and a whole write retry the same way (after EINTR and after a short
+ * count) and fail the same way (on 0 or an error), so one loop serves both
+ * and only the call differs.
+ */
+static int transfer_full(int fd, const char *out, char *in, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = in != NULL ? read(fd, in + done, len - done)
+				       : write(fd, out + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+int bc_write_full(int fd, const void *buf, size_t len)
+{
+	return transfer_full(fd, buf, NULL, len);
+}
+
+int bc_read_full(int fd, void *buf, size_t len)
+{
+	return transfer_full(fd, NULL, buf, len);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Clocks and statistics.                                                   */
+
+double bc_clock_us(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts) != 0)
+		bc_die("clock_gettime: %s", strerror(errno));
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+void bc_sort_doubles(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+}
+
+double bc_median(double *v, size_t n)
+{
+	bc_sort_doubles(v, n);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Text.                                                                    */
+
+const char *bc_commas(char *buf, size_t len, uint64_t v)
+{
+	char digits[32];
+	size_t nd, j = 0;
+	int n = snprintf(digits, sizeof(digits), "%" PRIu64, v);
+
+	/* A short buffer would cut a figure in a table without a sign, so the
+	 * contract's bound is checked rather than trusted. */
+	if (n < 0 || (size_t)n >= sizeof(digits) || len < BC_COMMAS_LEN)
+		abort();
+	nd = (size_t)n;
+	for (size_t i = 0; i < nd; i++) {
+		if (i > 0 && (nd - i) % 3 == 0)
+			buf[j++] = ',';
+		buf[j++] = digits[i];
+	}
+	buf[j] = '\0';
+	return buf;
+}
+
+int bc_parse_int(const char *s, int lo, int hi, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The flags of the benchmarks that run blocks of rounds.                   */
+
+/*
+ * Takes the value of --blocks or --rounds, argv[*i + 1], into *value when it
+ * is a whole number in [1, max]. Returns 1 with *i moved onto it, or -EINVAL.
+ */
+static int take_count(int argc, char **argv, int *i, int max, int *value)
+{
+	if (*i + 1 >= argc || bc_parse_int(argv[*i + 1], 1, max, value) < 0)
+		return -EINVAL;
+	(*i)++;
+	return 1;
+}
+
+int bc_parse_block_options(int argc, char **argv,
+			   const struct bc_block_defaults *d, bc_flag_fn *other,
+			   void *ctx, struct bc_block_options *o)
+{
+	int quick = 0, blocks = 0, rounds = 0;
+
+	*o = (struct bc_block_options){ 0 };
+	for (int i = 1; i < argc; i++) {
+		int rc = 1;
+
+		if (strcmp(argv[i], "--json") == 0)
+			o->json = 1;
+		else if (strcmp(argv[i], "--unix") == 0)
+			o->unix_socket = 1;
+		else if (strcmp(argv[i], "--quick") == 0)
+			quick = 1;
+		else if (strcmp(argv[i], "--blocks") == 0)
+			rc = take_count(argc, argv, &i, BC_MAX_BLOCKS, &blocks);
+		else if (strcmp(argv[i], "--rounds") == 0)
+			rc = take_count(argc, argv, &i, BC_MAX_ROUNDS, &rounds);
+		else
+			rc = other != NULL ? other(argc, argv, &i, ctx) : 0;
+		if (rc <= 0)
+			return -EINVAL;
+	}
+	/* A given count is never 0 (take_count's range starts at 1), so 0
+	 * means "not given". */
+	o->blocks = blocks ? blocks : quick ? d->quick_blocks : d->blocks;
+	o->rounds = rounds ? rounds : quick ? d->quick_rounds : d->rounds;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The machine.                                                             */
+
+long bc_cpus_online(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1)
+		bc_die("sysconf(_SC_NPROCESSORS_ONLN): %s", strerror(errno));
+	return n;
+}
+
+double bc_load_average(void)
+{
+	double l;
+
+	if (getloadavg(&l, 1) != 1)
+		bc_die("getloadavg failed");
+	return l;
+}
+
+void bc_ignore_sigpipe(void)
+{
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+		bc_die("signal(SIGPIPE): %s", strerror(errno));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sockets.                                                                 */
+
+/* The directory of bc_socket_dir(); empty strings when there is none. */
+static char sock_dir[64];
+static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+
+static void socket_dir_remove(void)
+{
+	/* The socket file exists only once something has bound the path: a
+	 * run that failed before its listener did has no file to remove,
+	 * which is no error. */
+	if (sock_path[0] != '\0' && unlink(sock_path) != 0 && errno != ENOENT)
+		fprintf(stderr, "%s: unlink: %s\n", prog, strerror(errno));
+	if (sock_dir[0] != '\0' && rmdir(sock_dir) != 0)
+		fprintf(stderr, "%s: rmdir: %s\n", prog, strerror(errno));
+	sock_path[0] = '\0';
+	sock_dir[0] = '\0';
+}
+
+const char *bc_socket_dir(const char *tmpl)
+{
+	int n;
+
+	if (sock_dir[0] != '\0')
+		bc_die("bc_socket_dir called twice");
+	/* Registered first, so that no exit after mkdtemp leaves the
+	 * directory behind. */
+	if (atexit(socket_dir_remove) != 0)
+		bc_die("atexit failed");
+	n = snprintf(sock_dir, sizeof(sock_dir), "%s", tmpl);
+	if (n < 0 || (size_t)n >= sizeof(sock_dir))
+		bc_die("socket directory template too long: %s", tmpl);
+	if (mkdtemp(sock_dir) == NULL) {
+		sock_dir[0] = '\0';
+		bc_die("mkdtemp: %s", strerror(errno));
+	}
+	/* sock_path has the size of sun_path, so a path that fits here fits
+	 * in a sockaddr_un with its NUL. */
+	n = snprintf(sock_path, sizeof(sock_path), "%s/sock", sock_dir);
+	if (n < 0 || (size_t)n >= sizeof(sock_path)) {
+		sock_path[0] = '\0';
+		bc_die("socket path too long");
+	}
+	return sock_path;
+}
+
+/* Fills *sun with path; returns 0, or -1 when path does not fit. */
+static int unix_address(struct sockaddr_un *sun, const char *path)
+{
+	size_t len = strlen(path);
+
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	if (len >= sizeof(sun->sun_path))
+		return -1;
+	memcpy(sun->sun_path, path, len + 1);
+	return 0;
+}
+
+/* 127.0.0.1:port; port 0 asks bind for an ephemeral one. */
+static void loopback_address(struct sockaddr_in *sin, int port)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin->sin_port = htons((uint16_t)port);
+}
+
+int bc_listen_unix(const char *path, int backlog)
+{
+	struct sockaddr_un sun;
+	int fd;
+
+	if (unix_address(&sun, path) != 0)
+		bc_die("socket path too long: %s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		bc_die("socket(AF_UNIX): %s", strerror(errno));
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
+	    listen(fd, backlog) != 0)
+		bc_die("listen on %s: %s", path, strerror(errno));
+	return fd;
+}
+
+int bc_listen_tcp(int backlog, int *port)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	int fd;
+
+	loopback_address(&sin, 0);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		bc_die("socket(AF_INET): %s", strerror(errno));
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0 ||
+	    listen(fd, backlog) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &len) != 0)
+		bc_die("listen on 127.0.0.1: %s", strerror(errno));
+	*port = ntohs(sin.sin_port);
+	return fd;
+}
+
+int bc_connect(const char *unix_path, int port)
+{
+	struct sockaddr_un sun;
+	struct sockaddr_in sin;
+	const struct sockaddr *sa;
+	socklen_t salen;
+	int fd;
+
+	if (unix_path != NULL) {
+		if (unix_address(&sun, unix_path) != 0)
+			bc_die("socket path too long: %s", unix_path);
+		sa = (const struct sockaddr *)&sun;
+		salen = sizeof(sun);
+	} else {
+		loopback_address(&sin, port);
+		sa = (const struct sockaddr *)&sin;
+		salen = sizeof(sin);
+	}
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		bc_die("socket: %s", strerror(errno));
+	if (connect(fd, sa, salen) != 0)
+		bc_die("connect (%s): %s", unix_path != NULL ? "unix" : "tcp",
+		       strerror(errno));
+	return fd;
+}
+
+int bc_set_nodelay(int fd)
+{
+	int one = 1;
+
+	return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Processes.                                                               */
+
+void bc_pipe(int p[2])
+{
+	if (pipe2(p, O_CLOEXEC) != 0)
+		bc_die("pipe2: %s", strerror(errno));
+}
+
+pid_t bc_fork(void)
+{
+	pid_t pid;
+
+	/* Whatever stdio holds would otherwise be written twice. */
+	if (fflush(stdout) != 0 || fflush(stderr) != 0)
+		bc_die("fflush: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		bc_die("fork: %s", strerror(errno));
+	return pid;
+}
+
+void bc_wait_child(pid_t pid, const char *what)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			bc_die("waitpid: %s", strerror(errno));
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		bc_die("the %s failed (status %d)", what, status);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reports.                                                                 */
+
+void bc_md_command(int argc, char **argv)
+{
+	printf("Command:");
+	for (int i = 0; i < argc; i++)
+		printf(" %s", argv[i]);
+	printf("\n\n");
+}
+
+void bc_md_machine(const struct bc_machine *m)
+{
+	printf("%ld CPUs, load average %.2f at the start and %.2f at the "
+	       "end.\n\n",
+	       m->cpus, m->load_start, m->load_end);
+}
+
+void bc_md_targets_met(int met, int total)
+{
+	printf("\nTargets met: %d of %d.\n", met, total);
+}
+
+void bc_json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+void bc_json_begin(int argc, char **argv)
+{
+	printf("{\n  \"command\": [");
+	for (int i = 0; i < argc; i++) {
+		printf("%s", i ? ", " : "");
+		bc_json_string(argv[i]);
+	}
+	printf("]");
+}
+
+void bc_json_machine(const struct bc_machine *m)
+{
+	printf("  \"cpus\": %ld,\n  \"load_average_start\": %.2f,\n"
+	       "  \"load_average_end\": %.2f,\n",
+	       m->cpus, m->load_start, m->load_end);
+}
+
+void bc_json_end_targets(int met, int total)
+{
+	printf("  \"targets_met\": %d,\n  \"targets_total\": %d,\n"
+	       "  \"all_targets_pass\": %s\n}\n",
+	       met, total, met == total ? "true" : "false");
+}
+
+void bc_finish_output(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout))
+		bc_die("cannot write the output");
+}

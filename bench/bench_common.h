@@ -1,0 +1,317 @@
+/*
+ * bench_common.h: the helpers that the benchmarks in bench/ share, so that
+ * each program keeps only what it measures and how it reports it.
+ *
+ * Every function that can fail either says so in its return value or ends
+ * the process through bc_die(), as its contract below states; none fails
+ * silently. A benchmark is a short-lived program whose figures mean nothing
+ * once a setup step has failed, so dying with a message is the right answer
+ * to a failure there, and the helpers that die save each caller the check.
+ *
+ * The helpers print and die under the name given to bc_set_prog(), so that a
+ * message says which program (or which of its processes) wrote it.
+ */
+#ifndef WIRECHECK_BENCH_COMMON_H
+#define WIRECHECK_BENCH_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "fi.h"
+#include "rs.h"
+
+/* ------------------------------------------------------------------------ */
+/* Messages.                                                                */
+
+/*
+ * Sets the name that bc_die() and the helpers' messages start with. name
+ * must stay valid for the life of the process (a string literal does). A
+ * forked process may set its own name, so that its messages can be told from
+ * the parent's. Until it is called, the name is "bench".
+ */
+void bc_set_prog(const char *name);
+
+/*
+ * Prints "<name>: <message>\n" on stderr and exits with status 1, which the
+ * benchmarks document as "something failed". Functions registered with
+ * atexit run, so a temporary socket directory is removed.
+ */
+void bc_die(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
+
+/* ------------------------------------------------------------------------ */
+/* Whole reads and writes.                                                  */
+
+/*
+ * Writes all len bytes of buf to fd, retrying after EINTR and after a short
+ * write. Returns 0 when every byte was written, -1 otherwise, with errno set
+ * by the failed write (a write that returns 0 also gives -1). On a socket it
+ * can raise SIGPIPE; see bc_ignore_sigpipe().
+ */
+int bc_write_full(int fd, const void *buf, size_t len);
+
+/*
+ * Reads exactly len bytes from fd into buf, retrying after EINTR and after a
+ * short read. Returns 0 when all len bytes were read, -1 on end of file
+ * before the last byte or on an error (errno is then set by the failed read).
+ * On a stream socket it is recv(fd, buf, len, 0) in full.
+ */
+int bc_read_full(int fd, void *buf, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* Clocks and statistics.                                                   */
+
+/*
+ * The time of clock id (CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID, ...) in
+ * microseconds. Dies when clock_gettime fails, since a benchmark without its
+ * clock has nothing to report.
+ */
+double bc_clock_us(clockid_t id);
+
+/* Sorts v[0..n) in ascending order. n may be 0. */
+void bc_sort_doubles(double *v, size_t n);
+
+/*
+ * The median of v[0..n), the mean of the middle two values when n is even.
+ * Sorts v as a side effect. n must be at least 1.
+ */
+double bc_median(double *v, size_t n);
+
+/* ------------------------------------------------------------------------ */
+/* Text.                                                                    */
+
+/* The buffer that bc_commas() needs at the least: 20 digits, 6 commas, NUL. */
+#define BC_COMMAS_LEN ((size_t)27)
+
+/*
+ * Writes v in decimal with a comma every three digits ("1,234,567") into buf
+ * and returns buf. len must be at least BC_COMMAS_LEN, so that any uint64_t
+ * fits; a smaller buffer is a programming error and aborts.
+ */
+const char *bc_commas(char *buf, size_t len, uint64_t v);
+
+/*
+ * Parses s as a whole decimal int in [lo, hi] into *out. Returns 0, or
+ * -EINVAL (with *out unchanged) when s is empty, has trailing characters, or
+ * is out of range.
+ */
+int bc_parse_int(const char *s, int lo, int hi, int *out);
+
+/* ------------------------------------------------------------------------ */
+/* The flags of the benchmarks that run blocks of rounds.                   */
+
+/* The bounds of --blocks N and --rounds N. */
+#define BC_MAX_BLOCKS 1000
+#define BC_MAX_ROUNDS 100000
+
+/* The options that bc_parse_block_options() gives. */
+struct bc_block_options {
+	int blocks;      /* --blocks N, else the default */
+	int rounds;      /* --rounds N, else the default */
+	int json;        /* --json: JSON instead of Markdown */
+	int unix_socket; /* --unix: a unix socket instead of TCP */
+};
+
+/* A program's defaults for --blocks and --rounds, without and with --quick. */
+struct bc_block_defaults {
+	int blocks;
+	int rounds;
+	int quick_blocks;
+	int quick_rounds;
+};
+
+/*
+ * A program's own flag for bc_parse_block_options(): looks at argv[*i]
+ * (*i < argc) and returns 1 when it took it, with *i moved onto the last
+ * argument it consumed, 0 when argv[*i] is not its flag (with *i
+ * unchanged), or -EINVAL when its value is missing or invalid.
+ */
+typedef int bc_flag_fn(int argc, char **argv, int *i, void *ctx);
+
+/*
+ * Parses argv[1..argc) into *o: --json, --unix, --quick, --blocks N (1 to
+ * BC_MAX_BLOCKS), --rounds N (1 to BC_MAX_ROUNDS), and, through other with
+ * ctx, the program's own flags (other may be NULL when it has none).
+ * --quick only changes the defaults taken from d, so that it combines with
+ * --blocks and --rounds in any order. Returns 0, or -EINVAL on an unknown
+ * flag or a missing or invalid value, with *o then unspecified.
+ */
+int bc_parse_block_options(int argc, char **argv,
+			   const struct bc_block_defaults *d, bc_flag_fn *other,
+			   void *ctx, struct bc_block_options *o);
+
+/* ------------------------------------------------------------------------ */
+/* The machine.                                                             */
+
+/* The CPUs online, at least 1. Dies when sysconf cannot tell. */
+long bc_cpus_online(void);
+
+/* The 1-minute load average. Dies when getloadavg fails. */
+double bc_load_average(void);
+
+/*
+ * Ignores SIGPIPE in this process and the children it forks afterwards, so
+ * that a write to a peer that died fails with EPIPE, which the caller reports,
+ * instead of killing the process without a word. Dies when signal fails.
+ */
+void bc_ignore_sigpipe(void);
+
+/* What the reports say about the machine a run used. */
+struct bc_machine {
+	long cpus;
+	double load_start; /* the load average before the measured work */
+	double load_end;   /* and after it */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Sockets.                                                                 */
+
+/*
+ * Makes a private directory from tmpl (a mkdtemp template, such as
+ * "/tmp/name.XXXXXX") for one unix socket, and returns the socket's path,
+ * "<dir>/sock", which fits in sun_path. The directory and the socket file
+ * (when something has bound it) are removed at exit. Call it at most once per
+ * process, before fork, so that the children share the path. A child forked
+ * afterwards inherits the removal too: it runs if the child leaves through
+ * exit (as bc_die does), so a child that succeeds should leave with _exit.
+ * Dies on failure.
+ */
+const char *bc_socket_dir(const char *tmpl);
+
+/*
+ * A listening unix socket at path, with the given backlog, close-on-exec.
+ * Dies on failure.
+ */
+int bc_listen_unix(const char *path, int backlog);
+
+/*
+ * A listening TCP socket on an ephemeral port of 127.0.0.1, with the given
+ * backlog, close-on-exec; *port gets the port. Dies on failure.
+ */
+int bc_listen_tcp(int backlog, int *port);
+
+/*
+ * A blocking stream socket, close-on-exec, connected to the unix socket at
+ * unix_path, or when unix_path is NULL to 127.0.0.1:port. Dies on failure.
+ */
+int bc_connect(const char *unix_path, int port);
+
+/* Sets TCP_NODELAY on fd. Returns setsockopt's result: 0, or -1 and errno. */
+int bc_set_nodelay(int fd);
+
+/* ------------------------------------------------------------------------ */
+/* Processes.                                                               */
+
+/* pipe2(p, O_CLOEXEC). Dies on failure. */
+void bc_pipe(int p[2]);
+
+/*
+ * Flushes stdout and stderr, then forks. Returns 0 in the child and the
+ * child's pid in the parent. Dies on failure. The child must leave with
+ * _exit (or bc_die), never by returning into the parent's code.
+ */
+pid_t bc_fork(void);
+
+/*
+ * Waits for the child pid, retrying after EINTR, and dies with "the <what>
+ * failed (status N)" unless it exited with status 0.
+ */
+void bc_wait_child(pid_t pid, const char *what);
+
+/* ------------------------------------------------------------------------ */
+/* The fault gate.                                                          */
+
+/*
+ * Every writing call the gate has counted in this process: send, sendto,
+ * sendmsg, write and writev of fi_counters(). fi_init() must have run.
+ *
+ * It is defined here, inline, rather than in bench_common.c, so that only a
+ * program that calls it links the gate: bytes_moved, which never does, then
+ * does not load libfiu. The stack's helpers below are inline for the same
+ * reason: gate_cost, which has no stack, links none of it.
+ */
+static inline uint64_t bc_gate_writes(void)
+{
+	const struct fi_counters *c = fi_counters();
+
+	return c->calls[FI_SEND] + c->calls[FI_SENDTO] + c->calls[FI_SENDMSG] +
+	       c->calls[FI_WRITE] + c->calls[FI_WRITEV];
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reports. All print on stdout; bc_finish_output() checks that it worked.  */
+
+/* Prints "Command: argv[0] argv[1] ...", then a blank line. */
+void bc_md_command(int argc, char **argv);
+
+/*
+ * Prints "N CPUs, load average X at the start and Y at the end.", then a
+ * blank line: the end of a report's opening paragraph.
+ */
+void bc_md_machine(const struct bc_machine *m);
+
+/* Prints a blank line, then "Targets met: MET of TOTAL.". */
+void bc_md_targets_met(int met, int total);
+
+/* Prints s as a JSON string, quoted, with '"', '\\' and controls escaped. */
+void bc_json_string(const char *s);
+
+/*
+ * Opens a JSON report: prints "{", a new line, and the member "command", the
+ * command line as an array of strings, with no comma or new line after it.
+ */
+void bc_json_begin(int argc, char **argv);
+
+/*
+ * Prints the members "cpus", "load_average_start" and "load_average_end" of
+ * a JSON report, each on its own line and followed by a comma.
+ */
+void bc_json_machine(const struct bc_machine *m);
+
+/*
+ * Closes a JSON report once the caller has closed its "targets" array (with
+ * "  ],\n"): prints the members "targets_met", "targets_total" and
+ * "all_targets_pass", each on its own line, then "}" and a new line.
+ */
+void bc_json_end_targets(int met, int total);
+
+/*
+ * Flushes stdout and dies when anything written to it failed: a report cut
+ * short by a full disk or a closed pipe is a failure, not a result.
+ */
+void bc_finish_output(void);
+
+/* ------------------------------------------------------------------------ */
+/* The reference stack's loop.                                              */
+
+/* A new loop of the reference stack. Dies when rs_loop_new fails. */
+static inline rs_loop *bc_loop_new(void)
+{
+	rs_loop *loop;
+	int rc = rs_loop_new(&loop);
+
+	if (rc < 0)
+		bc_die("rs_loop_new: %s", strerror(-rc));
+	return loop;
+}
+
+/*
+ * Runs loop until it has nothing left to do, then frees it, so loop is gone
+ * on return. Dies when either step fails: a loop that stopped early or
+ * could not be freed still holds work, and the run's figures are not whole.
+ */
+static inline void bc_loop_run_free(rs_loop *loop)
+{
+	int rc = rs_loop_run(loop);
+
+	if (rc < 0)
+		bc_die("rs_loop_run: %s", strerror(-rc));
+	rc = rs_loop_free(loop);
+	if (rc < 0)
+		bc_die("rs_loop_free: %s", strerror(-rc));
+}
+
+#endif /* WIRECHECK_BENCH_COMMON_H */
