@@ -30,28 +30,13 @@ cmake --build --preset default -j"$(nproc)"
 
 [ "${1:-}" = "--no-run" ] && exit 0
 
-echo "setup: running the bundled scenarios (traces in build/traces/)"
-mkdir -p build/traces
+# The main job: every bundled scenario (queue, batching, half-open), each
+# under every profile of its matrix and both strategies, against its golden;
+# then the report (Markdown, JSON, SVG) of the scenarios and benchmarks.
+echo "setup: the scenario suite against its goldens"
 status=0
-for f in scenarios/queue/*.wcs; do
-  name=$(basename "$f" .wcs)
-  for variant in cursor memmove; do
-    out="build/traces/$name.$variant.json"
-    if build/bin/wirecheck run "$f" --clamp-send 4096 --variant "queue=$variant" --trace "$out"; then
-      /usr/bin/python3 - "$out" "$name" "$variant" <<'PY'
-import json, sys
-t = json.load(open(sys.argv[1]))
-ex = t["exit"]
-end = f"exit {ex['code']}" if "code" in ex else f"signal {ex.get('signal')}"
-sc = t["syscalls"]
-print(f"  {sys.argv[2]:26} {sys.argv[3]:8} peer {t['peer']['bytes']:>8} B  "
-      f"send {sc['send']:>4}  sendmsg {sc['sendmsg']:>3}  "
-      f"moved {t['queue']['bytes_moved'] if t['queue'] else '?':>10}  {end}")
-PY
-    else
-      echo "  $name ($variant): wirecheck failed" >&2
-      status=1
-    fi
-  done
-done
+/usr/bin/python3 -m pytest -n 2 -q scenarios || status=1
+echo "setup: the report (reports/out/report.md)"
+PYTHONPATH=python /usr/bin/python3 -m wirecheck.report -q || status=1
+[ -f reports/out/report.md ] && sed -n '1,25p' reports/out/report.md
 exit $status
