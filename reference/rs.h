@@ -178,12 +178,16 @@ struct rs_socket_events {
 	void (*on_connect)(rs_socket *s, void *arg);
 	/* Bytes arrived; data is valid only during the call. */
 	void (*on_data)(rs_socket *s, const char *data, size_t len, void *arg);
-	/* The peer ended its side (FIN). */
+	/* The peer ended its side (FIN). Runs before the stack changes the
+	 * socket's poll (halfopen=end-first); without allow_half_open the
+	 * stack ends the socket after it, and writes fail with EPIPE. */
 	void (*on_end)(rs_socket *s, void *arg);
 	/* Every byte written has been taken by the kernel after a write that
-	 * returned 0 (wait for drain). */
+	 * returned 0 (wait for drain); runs before the callbacks of the writes
+	 * that completed with it, and never once end() was called (node 20). */
 	void (*on_drain)(rs_socket *s, void *arg);
-	/* end() was called and the kernel has every byte; our FIN is sent. */
+	/* end() was called and the kernel has every byte; our FIN is sent.
+	 * Runs after end()'s callback (node 20's order). */
 	void (*on_finish)(rs_socket *s, void *arg);
 	/* The socket failed: code is a positive errno, syscall the call that
 	 * failed ("send", "recv", "connect", "write" for a write after end). */
@@ -247,6 +251,10 @@ void rs_socket_set_events(rs_socket *s, const struct rs_socket_events *ev,
 /*
  * Writes len bytes (copied when the kernel does not take them at once).
  * cb, when given, runs once the kernel has them, never inside this call.
+ * With batching on (the default), a write of at most RS_BATCH_MAX_WRITE bytes
+ * without cb, after the socket's first write of this task, is held in the
+ * socket's batch and sent at the end of the task; held bytes do not count in
+ * writable_length or bytes_written until then.
  * Returns 1 when writable_length stays under the high-water mark (keep
  * writing), 0 when the caller should wait for on_drain, or -errno when the
  * socket cannot write: -EPIPE after end() or the peer's end without
@@ -279,7 +287,8 @@ void rs_socket_pause(rs_socket *s);
 void rs_socket_resume(rs_socket *s);
 /* Bytes the kernel has taken so far. */
 uint64_t rs_socket_bytes_written(const rs_socket *s);
-/* Bytes written but not yet taken by the kernel (queued or corked). */
+/* Bytes written but not yet taken by the kernel (queued or corked; bytes
+ * held in the batch are not counted until the end of the task). */
 size_t rs_socket_writable_length(const rs_socket *s);
 /* The socket's fd, or -1 once closed. */
 int rs_socket_fd(const rs_socket *s);
