@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The benchmarks: bytes moved by the queue (cursor vs memmove, with the closed
-# form), and the cost of the fault gate per send (timed medians of interleaved
-# rounds, and callgrind instruction counts, which do not depend on load).
+# form), the cost of the fault gate per send (timed medians of interleaved
+# rounds, and callgrind instruction counts, which do not depend on load), the
+# sender CPU of end(P), write batching (the seed's table and a chat server),
+# and the half-open syscalls per connection.
 #   bench/run.sh            everything (a few minutes)
-#   bench/run.sh --quick    payloads up to 8 MiB, fewer callgrind calls
+#   bench/run.sh --quick    smaller payloads and fewer rounds
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --no-run
@@ -29,4 +31,31 @@ for v in direct disarmed armed; do
   ir=$(awk '/^summary:/ {print $2}' "$out")
   rm -f "$out"
   awk -v v="$v" -v ir="$ir" -v n="$calls" 'BEGIN { printf "   %-9s %8.1f instructions per call\n", v, ir / n }'
+done
+
+q=""; [ "$quick" = "--quick" ] && q="--quick"
+echo
+echo "== Sender CPU of end(P): refstack cursor and memmove against a plain send loop"
+echo "   command: build/bin/sender_cpu $q"
+build/bin/sender_cpu $q
+
+echo
+echo "== Write batching: the seed's table (reference-prs/000)"
+echo "   command: build/bin/batching $q"
+build/bin/batching $q
+
+echo
+echo "== Write batching: a broadcast chat server, 8 clients"
+echo "   command: build/bin/chat $q"
+build/bin/chat $q
+
+echo
+echo "== Half-open: syscalls per connection, (N=300 - N=100) / 200"
+for v in end-first poll-first; do
+  echo "   command: build/bin/wirecheck per-connection scenarios/half-open/per-connection.wcs --from 100 --to 300 --variant halfopen=$v"
+  build/bin/wirecheck per-connection scenarios/half-open/per-connection.wcs \
+    --from 100 --to 300 --variant "halfopen=$v" 2>/dev/null |
+    /usr/bin/python3 -c 'import json, sys
+pc = json.load(sys.stdin)["per_connection"]
+print("   " + ", ".join(f"{k} {pc[k]:.2f}" for k in ("epoll_ctl.mod", "epoll_ctl.add", "epoll_ctl.del", "send", "recv", "shutdown")))'
 done
