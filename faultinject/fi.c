@@ -886,8 +886,14 @@ static int close_slow(int fd)
 	ssize_t r;
 
 	count_fd(FI_CLOSE, fd);
-	if (gate_begin(FI_CLOSE, fd, &p, &r))
+	if (gate_begin(FI_CLOSE, fd, &p, &r)) {
+		/* Linux releases the fd even when close() fails, so an injected
+		 * failure still closes it: a gate that kept the fd open would
+		 * model a kernel that does not exist (and leave epoll pointing
+		 * at a socket the stack has freed). */
+		(void)close(fd);
 		return (int)r;
+	}
 	return (int)gate_end(FI_CLOSE, &p, close(fd));
 }
 

@@ -622,13 +622,23 @@ static void child_exec(struct run *r, int ctl, int ev, int shm)
 	int i = 0;
 
 	/* Move the three fds out of the way, then to 3, 4, 5. */
-	ctl = fcntl(ctl, F_DUPFD, 10);
-	ev = fcntl(ev, F_DUPFD, 10);
-	shm = fcntl(shm, F_DUPFD, 10);
+	ctl = fcntl(ctl, F_DUPFD_CLOEXEC, 10);
+	ev = fcntl(ev, F_DUPFD_CLOEXEC, 10);
+	shm = fcntl(shm, F_DUPFD_CLOEXEC, 10);
 	if (ctl < 0 || ev < 0 || shm < 0 || dup2(ctl, WC_FD_CTL) < 0 ||
 	    dup2(ev, WC_FD_EVENTS) < 0 || dup2(shm, WC_FD_SHM) < 0)
 		_exit(126);
 	(void)unsetenv("WIRECHECK_FAULTS");
+	/* The harness ignores SIGPIPE, and an ignored signal stays ignored
+	 * across execve: the subject starts with every signal at its default
+	 * and none blocked, as a program started from a shell would. */
+	{
+		sigset_t none;
+
+		(void)signal(SIGPIPE, SIG_DFL);
+		(void)sigemptyset(&none);
+		(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	}
 	/* No core files: whether a crash dumps core would then depend on the
 	 * machine's ulimit, and the trace's exit.core must not. */
 	{
@@ -739,7 +749,9 @@ static void reap(struct run *r, int flags)
 static void on_timeout(struct run *r)
 {
 	r->timed_out = 1;
-	(void)kill(r->pid, SIGKILL);
+	/* Once reaped, the pid may belong to another process. */
+	if (!r->exited)
+		(void)kill(r->pid, SIGKILL);
 	reap(r, 0);
 	/* What the peer had by then, without waiting for more. */
 	for (int i = 0; i < r->sc->connections; i++)

@@ -193,7 +193,9 @@ static void wait_go(void)
 
 static void sync_point(const char *point)
 {
-	char buf[8192];
+	/* 21 digits and a space per connection, for the most connections a
+	 * scenario can have (1024), and the point. */
+	static char buf[1024 * 22 + 64];
 	size_t off;
 
 	off = (size_t)snprintf(buf, sizeof(buf), "sync %s", point);

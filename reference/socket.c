@@ -163,7 +163,8 @@ static void sock_poll_update(rs_socket *s)
 	rc = rs__io_epoll_ctl(s->loop->epfd,
 			      s->unregistered ? EPOLL_CTL_ADD : EPOLL_CTL_MOD,
 			      s->fd, want, &s->handle);
-	s->unregistered = 0;
+	if (rc == 0)
+		s->unregistered = 0;
 	if (rc < 0) {
 		sock_fail(s, -rc, "epoll_ctl");
 		return;
@@ -426,15 +427,38 @@ const struct rs_queue *rs_socket_queue(const rs_socket *s)
 	return &s->queue;
 }
 
+struct late_cb {
+	rs_socket *s;
+	rs_write_cb cb;
+	void *arg;
+	int status;
+};
+
+static void late_cb_task(rs_loop *loop, void *arg)
+{
+	struct late_cb l = *(struct late_cb *)arg;
+
+	(void)loop;
+	free(arg);
+	l.cb(l.s, l.status, l.arg);
+}
+
 /* A write the socket cannot take: the callback fails, then error, close. */
 static int sock_write_refused(rs_socket *s, int code, rs_write_cb cb,
 			      void *arg)
 {
 	if (s->destroyed) {
-		/* Closed already: only the callback learns of it. */
-		if (cb)
-			must(wreq_push(&s->reqs, (struct wreq){ 0, cb, arg }),
-			     "write request");
+		/* Closed already (its close task may have run): the callback
+		 * learns of it in a microtask of its own, before the socket is
+		 * freed at the end of the iteration. */
+		if (cb) {
+			struct late_cb *l = malloc(sizeof(*l));
+
+			if (!l)
+				must(-ENOMEM, "late callback");
+			*l = (struct late_cb){ s, cb, arg, -code };
+			must(rs_microtask(s->loop, late_cb_task, l), "microtask");
+		}
 		return -code;
 	}
 	if (cb)
@@ -537,6 +561,10 @@ int rs_socket_end(rs_socket *s, const void *data, size_t len, rs_write_cb cb,
 		err = 0;
 	if (err < 0)
 		return sock_write_refused(s, -err, cb, arg);
+	/* The callback is the socket's before any byte is sent: if that send
+	 * fails, the close reports the error to it. */
+	s->end_cb = cb;
+	s->end_arg = arg;
 	if (len > 0)
 		(void)sock_write(s, data, len, NULL, NULL);
 	if (s->batched)
@@ -544,8 +572,6 @@ int rs_socket_end(rs_socket *s, const void *data, size_t len, rs_write_cb cb,
 	if (s->destroyed)
 		return 0;
 	s->ending = 1;
-	s->end_cb = cb;
-	s->end_arg = arg;
 	if (s->corked)
 		sock_uncork_all(s);
 	sock_schedule_settle(s);
@@ -615,7 +641,8 @@ static void sock_settle(rs_loop *loop, void *arg)
 
 	(void)loop;
 	s->settle_queued = 0;
-	if (s->need_drain && !s->ending && rs_socket_writable_length(s) == 0) {
+	if (s->need_drain && !s->ending && !s->destroyed &&
+	    rs_socket_writable_length(s) == 0) {
 		s->need_drain = 0;
 		if (s->ev.on_drain)
 			s->ev.on_drain(s, s->arg);
@@ -626,7 +653,7 @@ static void sock_settle(rs_loop *loop, void *arg)
 
 		r.cb(s, 0, r.arg);
 	}
-	if (!s->destroyed && s->ending && !s->finished &&
+	if (!s->destroyed && s->ending && !s->finished && !s->connecting &&
 	    rs_socket_writable_length(s) == 0)
 		sock_finish(s);
 }
@@ -746,6 +773,9 @@ static void sock_connected(rs_socket *s)
 		sock_flush(s);
 	else
 		sock_poll_update(s);
+	/* An end() made while connecting finishes now that it can. */
+	if (!s->destroyed && s->ending)
+		sock_schedule_settle(s);
 }
 
 /*
@@ -845,15 +875,6 @@ void rs_socket_set_events(rs_socket *s, const struct rs_socket_events *ev,
 	s->arg = arg;
 }
 
-static void sock_connect_done_task(rs_loop *loop, void *arg)
-{
-	rs_socket *s = arg;
-
-	(void)loop;
-	if (!s->destroyed)
-		sock_connected(s);
-}
-
 static int sock_connect(rs_loop *loop, int domain, const struct sockaddr *sa,
 			socklen_t salen, const struct rs_socket_options *opts,
 			const struct rs_socket_events *ev, void *arg,
@@ -884,20 +905,17 @@ static int sock_connect(rs_loop *loop, int domain, const struct sockaddr *sa,
 	rc = rs__io_setbuf(fd, s->opts.rcvbuf, s->opts.sndbuf);
 	if (rc == 0)
 		rc = rs__io_connect(fd, sa, salen);
-	if (rc == -EINPROGRESS || rc == -EAGAIN) {
+	/* EAGAIN from connect is a failure (a unix listener's backlog is
+	 * full, or no TCP port is left), not a connect in progress. A connect
+	 * that completed at once (a unix socket) waits for its writable event
+	 * like one in progress: on_connect then runs in a task of its own,
+	 * never inside this call, and nothing outside the socket's own poll
+	 * refers to it (a posted task could outlive a destroyed socket). */
+	if (rc == 0 || rc == -EINPROGRESS) {
 		s->connecting = 1;
-		rc = 0;
-	}
-	if (rc == 0) {
-		s->poll = EPOLLIN | (s->connecting ? EPOLLOUT : 0);
+		s->poll = EPOLLIN | EPOLLOUT;
 		rc = rs__io_epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, s->poll,
 				      &s->handle);
-	}
-	if (rc == 0 && !s->connecting) {
-		/* Connected at once (a unix socket): on_connect still runs
-		 * later, never inside this call. */
-		s->connecting = 1;
-		rc = rs_loop_post(loop, sock_connect_done_task, s);
 	}
 	if (rc < 0) {
 		(void)rs__io_close(fd);
