@@ -1252,6 +1252,13 @@ def targets_text(b: dict) -> str:
             + failed_targets_text(b.get("targets") or []))
 
 
+def bench_command(report: dict, name: str):
+    """The command line a bench ran with: as the report ran it, else as the
+    bench's own JSON says (a --bench-json file)."""
+    run = (report["bench"]["runs"].get(name) or {}).get("command")
+    return run or (report["bench"].get(name) or {}).get("command")
+
+
 def not_run_text(report: dict, name: str) -> str:
     bench = report["bench"]
     if not bench["ran"]:
@@ -1271,7 +1278,7 @@ def batching_markdown(report: dict) -> list[str]:
     L = ["", "## Write batching: N writes in one task, per round", ""]
     if not bt:
         return L + [not_run_text(report, "batching")]
-    cmd = (report["bench"]["runs"].get("batching") or {}).get("command") or bt.get("command")
+    cmd = bench_command(report, "batching")
     transport = ("TCP on 127.0.0.1, TCP_NODELAY on both ends" if bt.get("transport") == "tcp"
                  else bt.get("transport"))
     L += [f"`{' '.join(cmd or ['batching'])}`: the seed's table (reference-prs/000, \"Numbers\"), "
@@ -1325,7 +1332,7 @@ def chat_markdown(report: dict) -> list[str]:
     L = ["", "## Chat server: every message broadcast to every client", ""]
     if not ch:
         return L + [not_run_text(report, "chat")]
-    cmd = (report["bench"]["runs"].get("chat") or {}).get("command") or ch.get("command")
+    cmd = bench_command(report, "chat")
     off, on = ch["configs"]["off"], ch["configs"]["on"]
     L += [f"`{' '.join(cmd or ['chat'])}`: the seed's application (reference-prs/000) on the "
           f"reference stack over {ch.get('transport')}: {ch.get('clients')} clients, each "
@@ -1478,7 +1485,7 @@ def render_markdown(report: dict) -> str:
     L += ["", "## Sender CPU: end(P) to its callback", ""]
     if cpu:
         sizes = sorted({pt["payload"] for s in cpu for pt in s["points"]})
-        cmd = (report["bench"]["runs"].get("sender_cpu") or {}).get("command") or sc.get("command")
+        cmd = bench_command(report, "sender_cpu")
         L += [f"`{' '.join(cmd or ['sender_cpu'])}`: CPU ms of the "
               f"sending thread, median of {sc.get('rounds')} rounds; floor is a plain "
               f"send loop. Load average {sc.get('load_average_start')} at the start, "
