@@ -7,8 +7,9 @@
  * after every partial send, which costs the square of the payload over a
  * whole drain. Both free the buffer once the queue is empty.
  *
- * This file makes no syscall and does no I/O: it is bytes in, bytes out, so
- * the unit tests and the bench drive it without a socket.
+ * This file does no I/O: it is bytes in, bytes out, so the unit tests and
+ * the bench drive it without a socket. Its only syscalls are the mmap,
+ * madvise and munmap of large buffers (queue_map below).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -44,9 +45,11 @@ void rs_queue_init(struct rs_queue *q, enum rs_queue_strategy strategy)
 	q->allocations = 0;
 }
 
+static void queue_buf_free(char *buf, size_t cap);
+
 void rs_queue_free(struct rs_queue *q)
 {
-	free(q->buf);
+	queue_buf_free(q->buf, q->cap);
 	q->buf = NULL;
 	q->head = 0;
 	q->tail = 0;
@@ -97,21 +100,100 @@ static size_t queue_grown_cap(size_t cap, size_t needed)
 	return grown;
 }
 
-/* Buffers of QUEUE_HUGE_MIN bytes or more ask for transparent huge pages
- * over their 2 MiB-aligned part: a queue that takes a 64 MiB end() then
- * faults 32 pages in, not 16,384 (bench/sender_cpu pays those faults). Only
- * advice: a kernel without THP, or with it off, ignores it. */
+/*
+ * Large buffers: QUEUE_HUGE_MIN bytes or more are their own anonymous
+ * mapping, 2 MiB-aligned, advised MADV_HUGEPAGE and written in advance with
+ * MADV_POPULATE_WRITE over the part the append is about to fill. A malloc'd
+ * buffer of 64 MiB is 16,384 small pages, each faulted in by the memcpy
+ * that fills it and each a TLB entry for every send that reads it; on the
+ * machine this was measured on (a paravirtualised guest) the copy of 64 MiB
+ * into such a buffer cost 224 ms of CPU, into an aligned, populated,
+ * huge-page mapping 8.4 ms (docs/queue-model.md, "Large buffers"). Both
+ * strategies allocate alike, so their comparison is unchanged.
+ *
+ * The advice is only advice: a kernel without THP or without
+ * MADV_POPULATE_WRITE (before 5.14) refuses it, and the copy then faults
+ * the pages in as before. A failed mmap is -ENOMEM, as a failed malloc is.
+ * Whether a buffer is mapped follows from its cap alone, so the queue needs
+ * no flag for it.
+ */
 #define QUEUE_HUGE_MIN ((size_t)4 << 20)
-#define QUEUE_HUGE_PAGE ((uintptr_t)2 << 20)
+#define QUEUE_HUGE_PAGE ((size_t)2 << 20)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older headers lack it */
+#endif
 
-static void queue_advise_huge(char *buf, size_t cap)
+static int queue_is_mapped(size_t cap)
 {
-	uintptr_t start = ((uintptr_t)buf + QUEUE_HUGE_PAGE - 1) & ~(QUEUE_HUGE_PAGE - 1);
-	uintptr_t end = ((uintptr_t)buf + cap) & ~(QUEUE_HUGE_PAGE - 1);
+	return cap >= QUEUE_HUGE_MIN;
+}
 
-	if (cap < QUEUE_HUGE_MIN || end <= start)
+/*
+ * A mapping of cap bytes whose start is 2 MiB-aligned, or NULL. It maps
+ * cap plus one huge page, then unmaps the slack before and after the
+ * aligned part, so that every whole 2 MiB of the buffer can be one page.
+ * The first populate bytes (rounded up to a huge page) are written in
+ * advance.
+ */
+static char *queue_map(size_t cap, size_t populate)
+{
+	size_t span, lead, trail;
+	char *raw, *buf;
+
+	if (cap > QUEUE_MAX_CAP - QUEUE_HUGE_PAGE)
+		return NULL;
+	span = cap + QUEUE_HUGE_PAGE;
+	raw = mmap(NULL, span, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED)
+		return NULL;
+	lead = (QUEUE_HUGE_PAGE - (uintptr_t)raw % QUEUE_HUGE_PAGE) %
+	       QUEUE_HUGE_PAGE;
+	buf = raw + lead;
+	trail = span - lead - cap;
+	/* Unmapping a part of our own mapping fails only on a bad argument,
+	 * which these are not; a failure would leave address space reserved,
+	 * never memory in use, so it gets no error path. */
+	if (lead > 0)
+		(void)munmap(raw, lead);
+	if (trail > 0)
+		(void)munmap(buf + cap, trail);
+	(void)madvise(buf, cap, MADV_HUGEPAGE);
+	populate = (populate + QUEUE_HUGE_PAGE - 1) & ~(QUEUE_HUGE_PAGE - 1);
+	(void)madvise(buf, populate < cap ? populate : cap, MADV_POPULATE_WRITE);
+	return buf;
+}
+
+static void queue_buf_free(char *buf, size_t cap)
+{
+	if (buf == NULL)
 		return;
-	(void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+	if (queue_is_mapped(cap))
+		(void)munmap(buf, cap); /* a whole mapping of ours: cannot fail */
+	else
+		free(buf);
+}
+
+/*
+ * A buffer of cap bytes that holds the first keep bytes of old (old_cap
+ * bytes, then freed), the first needed bytes of it about to be written;
+ * NULL, with old untouched, when there is no memory. Small buffers are
+ * malloc and realloc, as before.
+ */
+static char *queue_buf_grow(char *old, size_t old_cap, size_t keep,
+			    size_t cap, size_t needed)
+{
+	char *buf;
+
+	if (!queue_is_mapped(cap))
+		return old ? realloc(old, cap) : malloc(cap);
+	buf = queue_map(cap, keep > needed ? keep : needed);
+	if (buf == NULL)
+		return NULL;
+	if (keep > 0)
+		memcpy(buf, old, keep);
+	queue_buf_free(old, old_cap);
+	return buf;
 }
 
 /*
@@ -126,13 +208,12 @@ static int queue_reserve(struct rs_queue *q, size_t needed)
 	if (needed <= q->cap)
 		return 0;
 	cap = queue_grown_cap(q->cap, needed);
-	buf = q->buf ? realloc(q->buf, cap) : malloc(cap);
+	buf = queue_buf_grow(q->buf, q->cap, q->tail, cap, needed);
 	if (buf == NULL)
 		return -ENOMEM;
 	q->allocations++;
 	q->buf = buf;
 	q->cap = cap;
-	queue_advise_huge(buf, cap);
 	return 0;
 }
 

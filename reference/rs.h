@@ -80,7 +80,7 @@ struct rs_queue {
 	size_t cap;
 	enum rs_queue_strategy strategy;
 	uint64_t bytes_moved;  /* bytes memmove'd inside the buffer */
-	uint64_t allocations;  /* malloc and realloc calls */
+	uint64_t allocations;  /* buffers allocated or grown */
 };
 
 /* Initialises an empty queue that allocates nothing until an append. */
