@@ -237,8 +237,8 @@ static inline uint64_t bc_gate_writes(void)
 {
 	const struct fi_counters *c = fi_counters();
 
-	return c->calls[FI_SEND] + c->calls[FI_SENDTO] + c->calls[FI_SENDMSG] +
-	       c->calls[FI_WRITE] + c->calls[FI_WRITEV];
+	return fi_calls(c, FI_SEND) + fi_calls(c, FI_SENDTO) + fi_calls(c, FI_SENDMSG) +
+	       fi_calls(c, FI_WRITE) + fi_calls(c, FI_WRITEV);
 }
 
 /* ------------------------------------------------------------------------ */

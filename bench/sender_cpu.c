@@ -397,12 +397,12 @@ static uint64_t gate_sends(void)
 {
 	const struct fi_counters *c = fi_counters();
 
-	return c->calls[FI_SEND] + c->calls[FI_SENDMSG];
+	return fi_calls(c, FI_SEND) + fi_calls(c, FI_SENDMSG);
 }
 
 static uint64_t gate_waits(void)
 {
-	return fi_counters()->calls[FI_EPOLL_WAIT];
+	return fi_calls(fi_counters(), FI_EPOLL_WAIT);
 }
 
 /* end()'s callback: the measured interval stops here, before anything else. */

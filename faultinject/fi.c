@@ -1,8 +1,9 @@
 /*
  * fi.c: the fault gate's wrappers, its rules and its libfiu failpoints.
  *
- * Every wrapper counts its call, then makes one compare of the fd against a
- * limit that is 0 while the gate is armed (fast_fd_limit). With no rule
+ * Every wrapper makes one compare of the fd against a limit that is 0 while
+ * the gate is armed (fi__fast_fd_limit), then counts its call per fd. The
+ * hot ones are inline in fi.h. With no rule
  * armed that is all the gate costs: the compare almost always passes, and
  * libfiu (a lock and a hash lookup per fiu_fail) is never asked. With rules
  * armed, the slow path asks libfiu only about the failpoints fi_arm enabled
@@ -41,25 +42,13 @@
 #include "fi_internal.h"
 
 /*
- * The libc functions the wrappers call, declared again so that GCC calls
- * them through their GOT entry instead of a PLT stub: that saves the stub's
- * jump, one of the dozen instructions a disarmed call costs. The binding
- * does not change (an LD_PRELOAD library or a sanitizer's interceptor still
- * wins), it is only made when the program loads instead of at the first
- * call. GCC on x86-64 only: that is where it was measured, and clang has
- * -fno-plt but not the attribute, which -Werror would reject.
+ * The libc functions of the out-of-line wrappers, declared again as fi.h
+ * declares those of the inline ones: called through their GOT entry, not a
+ * PLT stub (see fi.h).
  */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define NO_PLT(f) extern __typeof__(f) f __attribute__((noplt))
-NO_PLT(send);
-NO_PLT(sendto);
-NO_PLT(sendmsg);
-NO_PLT(write);
-NO_PLT(writev);
-NO_PLT(recv);
-NO_PLT(read);
 NO_PLT(epoll_ctl);
-NO_PLT(epoll_wait);
 NO_PLT(accept4);
 NO_PLT(connect);
 NO_PLT(shutdown);
@@ -71,23 +60,14 @@ NO_PLT(close);
 /* State. Single-threaded by contract (fi.h), so plain statics.             */
 
 static struct fi_counters own_counters;
-static struct fi_counters *counters = &own_counters;
+struct fi_counters *fi__counters = &own_counters;
 
 /* Non-zero after fi_remote_control(): ask libfiu about every failpoint that
  * could apply, since only libfiu knows what fiu-ctrl enabled. */
 static int gate_remote;
 
-/*
- * The wrappers take their fast path for the fds below this limit: FI_MAX_FD
- * while the gate is disarmed, 0 while it is armed (a rule is armed, or
- * fiu-ctrl may have enabled a failpoint under remote control). It folds two
- * tests into one compare, "does fd have per-fd counters" and "is the gate
- * disarmed", which saves the disarmed gate a load and a branch per call.
- * Every other call (armed gate, or an fd without per-fd counters) takes the
- * out-of-line slow path, which counts the fd itself and then decides. It is
- * unsigned so that the same compare sends a negative fd there too.
- */
-static unsigned fast_fd_limit = FI_MAX_FD;
+/* See fi.h: FI_MAX_FD while disarmed, 0 while armed. */
+unsigned fi__fast_fd_limit = FI_MAX_FD;
 
 static struct fi_rule rules[FI_MAX_RULES];
 static const char *rule_failpoint[FI_MAX_RULES];
@@ -130,71 +110,53 @@ struct plan {
 
 struct fi_counters *fi_counters(void)
 {
-	return counters;
+	return fi__counters;
 }
 
 void fi_counters_attach(struct fi_counters *shared)
 {
-	counters = shared != NULL ? shared : &own_counters;
+	fi__counters = shared != NULL ? shared : &own_counters;
 }
 
 void fi_counters_reset(void)
 {
-	memset(counters, 0, sizeof(*counters));
+	memset(fi__counters, 0, sizeof(*fi__counters));
 }
 
 /* Arms the gate when a rule is armed or fiu-ctrl may enable failpoints,
  * since then every call must take the slow path; disarms it otherwise. */
 static void gate_set_armed(int armed)
 {
-	fast_fd_limit = armed ? 0 : FI_MAX_FD;
+	fi__fast_fd_limit = armed ? 0 : FI_MAX_FD;
 }
 
-/*
- * Returns the per-fd counter of a kind for an fd below FI_MAX_FD. The offset
- * of the fd's row is computed in 32 bits, which cannot overflow there (the
- * whole per_fd array is 52 KiB). On x86-64 a 32-bit result is already
- * zero-extended, so the fast path needs no extension of fd before using it
- * as an index, and GCC makes the multiply one imul instead of two lea.
- */
-static inline uint32_t *per_fd_slot(struct fi_counters *c, unsigned fd,
-				    enum fi_sys kind)
-{
-	uint32_t row = fd * (uint32_t)sizeof(c->per_fd[0]);
-
-	return (uint32_t *)((char *)c->per_fd + row) + kind;
-}
-
-/*
- * The count of the fast path: counts the call, then, when fd is below
- * fast_fd_limit (it has per-fd counters and the gate is disarmed), counts it
- * per fd and returns 1. Returns 0 without the per-fd count otherwise: the
- * caller then takes its slow path, whose count_fd does it.
- */
-static inline int count_fast(enum fi_sys kind, int fd)
-{
-	struct fi_counters *c = counters;
-
-	c->calls[kind]++;
-	if (__builtin_expect((unsigned)fd >= fast_fd_limit, 0))
-		return 0;
-	(*per_fd_slot(c, (unsigned)fd, kind))++;
-	return 1;
-}
-
-/* The per-fd count of the slow path, for any fd: an fd out of range, such
- * as -1 or one above FI_MAX_FD, has no per-fd counters. */
+/* The count of the slow path, for any fd: an fd out of range, such as -1
+ * or one above FI_MAX_FD, has no per-fd counters. */
 static void count_fd(enum fi_sys kind, int fd)
 {
 	if ((unsigned)fd < FI_MAX_FD)
-		(*per_fd_slot(counters, (unsigned)fd, kind))++;
+		fi__counters->fd_calls[kind][fd]++;
+	else
+		fi__counters->other_fd_calls[kind]++;
+}
+
+uint64_t fi_calls(const struct fi_counters *c, enum fi_sys kind)
+{
+	uint64_t n;
+
+	if ((unsigned)kind >= FI_SYS_COUNT)
+		return 0;
+	n = c->other_fd_calls[kind];
+	for (size_t fd = 0; fd < FI_MAX_FD; fd++)
+		n += c->fd_calls[kind][fd];
+	return n;
 }
 
 /* epoll_ctl is also counted by op, for the ops the kernel knows. */
 static inline void count_ctl(int op)
 {
 	if (op >= EPOLL_CTL_ADD && op <= EPOLL_CTL_MOD)
-		counters->ctl_ops[op]++;
+		fi__counters->ctl_ops[op]++;
 }
 
 /* The per-fd counts of epoll_ctl's slow path (see fi_epoll_ctl). */
@@ -203,20 +165,17 @@ static void count_ctl_fd(int op, int fd)
 	count_fd(FI_EPOLL_CTL, fd);
 	if ((unsigned)fd < FI_MAX_FD && op >= EPOLL_CTL_ADD &&
 	    op <= EPOLL_CTL_MOD)
-		counters->per_fd_ctl[fd][op]++;
+		fi__counters->per_fd_ctl[fd][op]++;
 }
 
-/* Turns a kernel result into the gate's convention: the value, or -errno.
- * EAGAIN is counted here since it is the one failure the stack expects. */
-static inline ssize_t kernel_result(enum fi_sys kind, ssize_t r)
+/* See fi.h. EAGAIN is counted here since it is the one failure the stack
+ * expects, and the only one whose count depends on timing. */
+ssize_t fi__failed(enum fi_sys kind)
 {
-	int e;
+	int e = errno;
 
-	if (r >= 0)
-		return r;
-	e = errno;
 	if (e == EAGAIN || e == EWOULDBLOCK)
-		counters->wouldblock[kind]++;
+		fi__counters->wouldblock[kind]++;
 	return -e;
 }
 
@@ -597,7 +556,7 @@ static int gate_begin(enum fi_sys kind, int fd, struct plan *p, ssize_t *ret)
 	    raise((int)p->param[FI_ACT_SIGNAL]) == 0)
 		p->changed = 1;
 	if (p->actions & (ACT_BIT(FI_ACT_ERRNO) | ACT_BIT(FI_ACT_ZERO))) {
-		counters->injected[kind]++;
+		fi__counters->injected[kind]++;
 		*ret = (p->actions & ACT_BIT(FI_ACT_ERRNO))
 			       ? -(ssize_t)p->param[FI_ACT_ERRNO]
 			       : 0;
@@ -611,8 +570,8 @@ static int gate_begin(enum fi_sys kind, int fd, struct plan *p, ssize_t *ret)
 static ssize_t gate_end(enum fi_sys kind, const struct plan *p, ssize_t r)
 {
 	if (p->changed)
-		counters->injected[kind]++;
-	return kernel_result(kind, r);
+		fi__counters->injected[kind]++;
+	return fi__result(kind, r);
 }
 
 static size_t plan_clamp(struct plan *p, size_t len)
@@ -692,15 +651,15 @@ static const struct iovec *plan_clamp_iov(struct plan *p,
  * the disarmed gate's instructions per call (callgrind, bench/gate_cost.c).
  *
  * A wrapper calls its slow path when the gate is armed, and also, disarmed,
- * for an fd without per-fd counters (see fast_fd_limit). So each slow path
- * first does the per-fd count the wrapper left to it, and must behave as a
+ * for an fd without per-fd counters (see fi__fast_fd_limit). So each slow
+ * path first makes the count the wrapper left to it, and must behave as a
  * plain call when the gate is disarmed: it does, since then no rule is
  * armed, the pre-filter finds no failpoint to ask, and the plan is empty.
  */
 #define SLOW_PATH __attribute__((noinline, cold))
 
 SLOW_PATH
-static ssize_t send_slow(int fd, const void *buf, size_t len, int flags)
+ssize_t fi__send_slow(int fd, const void *buf, size_t len, int flags)
 {
 	struct plan p;
 	ssize_t r;
@@ -713,7 +672,7 @@ static ssize_t send_slow(int fd, const void *buf, size_t len, int flags)
 }
 
 SLOW_PATH
-static ssize_t sendto_slow(int fd, const void *buf, size_t len, int flags,
+ssize_t fi__sendto_slow(int fd, const void *buf, size_t len, int flags,
 			   const struct sockaddr *addr, socklen_t addrlen)
 {
 	struct plan p;
@@ -728,7 +687,7 @@ static ssize_t sendto_slow(int fd, const void *buf, size_t len, int flags,
 }
 
 SLOW_PATH
-static ssize_t sendmsg_slow(int fd, const struct msghdr *msg, int flags)
+ssize_t fi__sendmsg_slow(int fd, const struct msghdr *msg, int flags)
 {
 	struct iovec copy[IOV_MAX];
 	struct msghdr m;
@@ -750,7 +709,7 @@ static ssize_t sendmsg_slow(int fd, const struct msghdr *msg, int flags)
 }
 
 SLOW_PATH
-static ssize_t write_slow(int fd, const void *buf, size_t len)
+ssize_t fi__write_slow(int fd, const void *buf, size_t len)
 {
 	struct plan p;
 	ssize_t r;
@@ -763,7 +722,7 @@ static ssize_t write_slow(int fd, const void *buf, size_t len)
 }
 
 SLOW_PATH
-static ssize_t writev_slow(int fd, const struct iovec *iov, int iovcnt)
+ssize_t fi__writev_slow(int fd, const struct iovec *iov, int iovcnt)
 {
 	struct iovec copy[IOV_MAX];
 	const struct iovec *v = iov;
@@ -784,7 +743,7 @@ static ssize_t writev_slow(int fd, const struct iovec *iov, int iovcnt)
 }
 
 SLOW_PATH
-static ssize_t recv_slow(int fd, void *buf, size_t len, int flags)
+ssize_t fi__recv_slow(int fd, void *buf, size_t len, int flags)
 {
 	struct plan p;
 	ssize_t r;
@@ -797,7 +756,7 @@ static ssize_t recv_slow(int fd, void *buf, size_t len, int flags)
 }
 
 SLOW_PATH
-static ssize_t read_slow(int fd, void *buf, size_t len)
+ssize_t fi__read_slow(int fd, void *buf, size_t len)
 {
 	struct plan p;
 	ssize_t r;
@@ -810,7 +769,7 @@ static ssize_t read_slow(int fd, void *buf, size_t len)
 }
 
 SLOW_PATH
-static int epoll_wait_slow(int epfd, struct epoll_event *evs, int maxevents,
+int fi__epoll_wait_slow(int epfd, struct epoll_event *evs, int maxevents,
 			   int timeout)
 {
 	struct plan p;
@@ -901,114 +860,51 @@ static int close_slow(int fd)
 /* The wrappers.                                                            */
 
 /*
- * The fast path is count_fast and the call: with the gate disarmed and an fd
- * below FI_MAX_FD, a wrapper loads the counters pointer, adds to calls[kind],
- * compares fd with fast_fd_limit, adds to the per-fd counter and calls the
- * kernel. The call cannot be a tail call, since its -1 and errno must turn
- * into -errno: that costs the stack alignment around the call and one test
- * of the result, and kernel_result's errno work runs only on a failure.
+ * The wrappers of fi.h's inline fast path are in fi.h; these are the calls
+ * a connection makes a few times in its life, or once per poll change.
  */
-
-ssize_t fi_send(int fd, const void *buf, size_t len, int flags)
-{
-	if (!count_fast(FI_SEND, fd))
-		return send_slow(fd, buf, len, flags);
-	return kernel_result(FI_SEND, send(fd, buf, len, flags));
-}
-
-ssize_t fi_sendto(int fd, const void *buf, size_t len, int flags,
-		  const struct sockaddr *addr, socklen_t addrlen)
-{
-	if (!count_fast(FI_SENDTO, fd))
-		return sendto_slow(fd, buf, len, flags, addr, addrlen);
-	return kernel_result(FI_SENDTO,
-			     sendto(fd, buf, len, flags, addr, addrlen));
-}
-
-ssize_t fi_sendmsg(int fd, const struct msghdr *msg, int flags)
-{
-	if (!count_fast(FI_SENDMSG, fd))
-		return sendmsg_slow(fd, msg, flags);
-	return kernel_result(FI_SENDMSG, sendmsg(fd, msg, flags));
-}
-
-ssize_t fi_write(int fd, const void *buf, size_t len)
-{
-	if (!count_fast(FI_WRITE, fd))
-		return write_slow(fd, buf, len);
-	return kernel_result(FI_WRITE, write(fd, buf, len));
-}
-
-ssize_t fi_writev(int fd, const struct iovec *iov, int iovcnt)
-{
-	if (!count_fast(FI_WRITEV, fd))
-		return writev_slow(fd, iov, iovcnt);
-	return kernel_result(FI_WRITEV, writev(fd, iov, iovcnt));
-}
-
-ssize_t fi_recv(int fd, void *buf, size_t len, int flags)
-{
-	if (!count_fast(FI_RECV, fd))
-		return recv_slow(fd, buf, len, flags);
-	return kernel_result(FI_RECV, recv(fd, buf, len, flags));
-}
-
-ssize_t fi_read(int fd, void *buf, size_t len)
-{
-	if (!count_fast(FI_READ, fd))
-		return read_slow(fd, buf, len);
-	return kernel_result(FI_READ, read(fd, buf, len));
-}
 
 /*
  * The per-fd counters of epoll_ctl are the watched fd's, not the epoll
  * fd's: the question they answer is how often a socket's poll changed.
- * count_fast and count_ctl count what needs no fd; the per-fd counts are
- * done here on the fast path, and by count_ctl_fd on the slow one.
+ * count_ctl counts the op; fi__count_fast counts the call on the watched
+ * fd; the per-fd count of the op is done here on the fast path, and by
+ * count_ctl_fd on the slow one.
  */
 int fi_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	count_ctl(op);
-	if (!count_fast(FI_EPOLL_CTL, fd))
+	if (!fi__count_fast(FI_EPOLL_CTL, fd))
 		return epoll_ctl_slow(epfd, op, fd, ev);
 	if (op >= EPOLL_CTL_ADD && op <= EPOLL_CTL_MOD)
-		counters->per_fd_ctl[fd][op]++;
-	return (int)kernel_result(FI_EPOLL_CTL, epoll_ctl(epfd, op, fd, ev));
-}
-
-int fi_epoll_wait(int epfd, struct epoll_event *evs, int maxevents,
-		  int timeout)
-{
-	if (!count_fast(FI_EPOLL_WAIT, epfd))
-		return epoll_wait_slow(epfd, evs, maxevents, timeout);
-	return (int)kernel_result(FI_EPOLL_WAIT,
-				  epoll_wait(epfd, evs, maxevents, timeout));
+		fi__counters->per_fd_ctl[fd][op]++;
+	return (int)fi__result(FI_EPOLL_CTL, epoll_ctl(epfd, op, fd, ev));
 }
 
 int fi_accept(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags)
 {
-	if (!count_fast(FI_ACCEPT, fd))
+	if (!fi__count_fast(FI_ACCEPT, fd))
 		return accept_slow(fd, addr, addrlen, flags);
-	return (int)kernel_result(FI_ACCEPT, accept4(fd, addr, addrlen, flags));
+	return (int)fi__result(FI_ACCEPT, accept4(fd, addr, addrlen, flags));
 }
 
 int fi_connect(int fd, const struct sockaddr *addr, socklen_t addrlen)
 {
-	if (!count_fast(FI_CONNECT, fd))
+	if (!fi__count_fast(FI_CONNECT, fd))
 		return connect_slow(fd, addr, addrlen);
-	return (int)kernel_result(FI_CONNECT, connect(fd, addr, addrlen));
+	return (int)fi__result(FI_CONNECT, connect(fd, addr, addrlen));
 }
 
 int fi_shutdown(int fd, int how)
 {
-	if (!count_fast(FI_SHUTDOWN, fd))
+	if (!fi__count_fast(FI_SHUTDOWN, fd))
 		return shutdown_slow(fd, how);
-	return (int)kernel_result(FI_SHUTDOWN, shutdown(fd, how));
+	return (int)fi__result(FI_SHUTDOWN, shutdown(fd, how));
 }
 
 int fi_close(int fd)
 {
-	if (!count_fast(FI_CLOSE, fd))
+	if (!fi__count_fast(FI_CLOSE, fd))
 		return close_slow(fd);
-	return (int)kernel_result(FI_CLOSE, close(fd));
+	return (int)fi__result(FI_CLOSE, close(fd));
 }

@@ -2,7 +2,8 @@
  * fi.h: the wirecheck fault gate.
  *
  * Every syscall the reference stack makes goes through one of the fi_*
- * wrappers below. A wrapper counts the call (per kind, per fd and in total),
+ * wrappers below. A wrapper counts the call per kind and fd (totals are
+ * their sums),
  * then, only when some rule is armed, asks libfiu whether a failpoint named
  * "wirecheck/<target>/<action>" fires for it, and applies the action.
  *
@@ -23,6 +24,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 /* The syscall kinds the gate counts; the order is the order of fi_sys_name(). */
 enum fi_sys {
@@ -81,11 +83,17 @@ struct fi_rule {
 
 /* Counters of one process. epoll_ctl is also split by op (ADD, MOD, DEL). */
 struct fi_counters {
-	uint64_t calls[FI_SYS_COUNT];       /* every call, injected or not */
+	/* Calls on an fd without per-fd counters (negative, or FI_MAX_FD or
+	 * more). A kind's total is this plus its fd_calls: fi_calls(). */
+	uint64_t other_fd_calls[FI_SYS_COUNT];
 	uint64_t wouldblock[FI_SYS_COUNT];  /* calls the kernel answered EAGAIN */
 	uint64_t injected[FI_SYS_COUNT];    /* calls an action changed */
 	uint64_t ctl_ops[4];                /* epoll_ctl by op: [1]=ADD [2]=DEL [3]=MOD */
-	uint32_t per_fd[FI_MAX_FD][FI_SYS_COUNT];
+	/* Every call, injected or not, per fd and kind-major: fd_calls[kind]
+	 * [fd]. With the kind a constant in each wrapper, the fast path's
+	 * count is one add to an address the fd indexes directly, and the
+	 * totals are sums, made when they are read (fi_calls). */
+	uint64_t fd_calls[FI_SYS_COUNT][FI_MAX_FD];
 	uint32_t per_fd_ctl[FI_MAX_FD][4];
 };
 
@@ -149,26 +157,188 @@ struct fi_counters *fi_counters(void);
 void fi_counters_attach(struct fi_counters *shared);
 /* Zeroes the counters in use. */
 void fi_counters_reset(void);
+/* Every call of a kind, injected or not: the sum of its per-fd counts and
+ * of its calls on fds without them. */
+uint64_t fi_calls(const struct fi_counters *c, enum fi_sys kind);
 
 /*
  * The wrappers. Each counts, applies armed rules, and returns the syscall's
  * result or -errno. A "short" clamp on writev/sendmsg clamps the total across
  * the iovecs (the vector is trimmed in a copy; the caller's is not changed).
+ *
+ * The wrappers of the calls a socket makes per byte or per event (send,
+ * sendto, sendmsg, write, writev, recv, read, epoll_wait) are inline below:
+ * with the gate disarmed they cost the caller the count, one compare and
+ * one branch, and the test of the result that the caller makes anyway
+ * (docs/ARCHITECTURE.md, "The gate's fast path"). The rest are functions.
  */
-ssize_t fi_send(int fd, const void *buf, size_t len, int flags);
-ssize_t fi_sendto(int fd, const void *buf, size_t len, int flags,
-		  const struct sockaddr *addr, socklen_t addrlen);
-ssize_t fi_sendmsg(int fd, const struct msghdr *msg, int flags);
-ssize_t fi_write(int fd, const void *buf, size_t len);
-ssize_t fi_writev(int fd, const struct iovec *iov, int iovcnt);
-ssize_t fi_recv(int fd, void *buf, size_t len, int flags);
-ssize_t fi_read(int fd, void *buf, size_t len);
+static inline ssize_t fi_send(int fd, const void *buf, size_t len,
+			      int flags);
+static inline ssize_t fi_sendto(int fd, const void *buf, size_t len,
+				int flags, const struct sockaddr *addr,
+				socklen_t addrlen);
+static inline ssize_t fi_sendmsg(int fd, const struct msghdr *msg,
+				 int flags);
+static inline ssize_t fi_write(int fd, const void *buf, size_t len);
+static inline ssize_t fi_writev(int fd, const struct iovec *iov,
+				int iovcnt);
+static inline ssize_t fi_recv(int fd, void *buf, size_t len, int flags);
+static inline ssize_t fi_read(int fd, void *buf, size_t len);
+static inline int fi_epoll_wait(int epfd, struct epoll_event *evs,
+				int maxevents, int timeout);
 int fi_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev);
-int fi_epoll_wait(int epfd, struct epoll_event *evs, int maxevents,
-		  int timeout);
 int fi_accept(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags);
 int fi_connect(int fd, const struct sockaddr *addr, socklen_t addrlen);
 int fi_shutdown(int fd, int how);
 int fi_close(int fd);
+
+/* ------------------------------------------------------------------------ */
+/* The inline fast path. Everything named fi__ is the gate's, not an API.  */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FI__HIDDEN __attribute__((visibility("hidden")))
+#define FI__COLD __attribute__((cold))
+#define FI__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define FI__HIDDEN
+#define FI__COLD
+#define FI__UNLIKELY(x) (x)
+#endif
+
+/*
+ * The libc calls of the inline wrappers, declared again so that GCC calls
+ * them through their GOT entry instead of a PLT stub, which saves the
+ * stub's jump. The binding is the same (an LD_PRELOAD library or a
+ * sanitizer's interceptor still wins); it is only made when the program
+ * loads instead of at the first call. GCC on x86-64 only: that is where it
+ * was measured, and clang has -fno-plt but not the attribute. Every file
+ * that includes this header gets it, the bench's direct send included, so
+ * that the gate and the call it is measured against call libc alike.
+ */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define FI__NO_PLT(f) extern __typeof__(f) f __attribute__((noplt))
+FI__NO_PLT(send);
+FI__NO_PLT(sendto);
+FI__NO_PLT(sendmsg);
+FI__NO_PLT(write);
+FI__NO_PLT(writev);
+FI__NO_PLT(recv);
+FI__NO_PLT(read);
+FI__NO_PLT(epoll_wait);
+#undef FI__NO_PLT
+#endif
+
+/* The counters in use (fi_counters() returns it). */
+extern struct fi_counters *fi__counters FI__HIDDEN;
+/*
+ * The fast path serves the fds below this limit: FI_MAX_FD while the gate
+ * is disarmed, 0 while it is armed (a rule, or fiu-ctrl under remote
+ * control). It folds "does fd have per-fd counters" and "is the gate
+ * disarmed" into one compare; unsigned, so a negative fd fails it too.
+ */
+extern unsigned fi__fast_fd_limit FI__HIDDEN;
+
+/* A failed kernel call of a kind: counts EAGAIN, returns -errno. */
+ssize_t fi__failed(enum fi_sys kind) FI__HIDDEN FI__COLD;
+
+/* The slow paths: an armed gate, or an fd without per-fd counters. The
+ * total is counted already; each counts the fd, then applies the rules. */
+ssize_t fi__send_slow(int fd, const void *buf, size_t len,
+		      int flags) FI__HIDDEN FI__COLD;
+ssize_t fi__sendto_slow(int fd, const void *buf, size_t len, int flags,
+			const struct sockaddr *addr,
+			socklen_t addrlen) FI__HIDDEN FI__COLD;
+ssize_t fi__sendmsg_slow(int fd, const struct msghdr *msg,
+			 int flags) FI__HIDDEN FI__COLD;
+ssize_t fi__write_slow(int fd, const void *buf,
+		       size_t len) FI__HIDDEN FI__COLD;
+ssize_t fi__writev_slow(int fd, const struct iovec *iov,
+			int iovcnt) FI__HIDDEN FI__COLD;
+ssize_t fi__recv_slow(int fd, void *buf, size_t len,
+		      int flags) FI__HIDDEN FI__COLD;
+ssize_t fi__read_slow(int fd, void *buf, size_t len) FI__HIDDEN FI__COLD;
+int fi__epoll_wait_slow(int epfd, struct epoll_event *evs, int maxevents,
+			int timeout) FI__HIDDEN FI__COLD;
+
+/*
+ * Counts a call when the fast path serves fd and returns 1; returns 0
+ * without counting otherwise, and the caller's slow path counts it.
+ */
+static inline int fi__count_fast(enum fi_sys kind, int fd)
+{
+	if (FI__UNLIKELY((unsigned)fd >= fi__fast_fd_limit))
+		return 0;
+	fi__counters->fd_calls[kind][(unsigned)fd]++;
+	return 1;
+}
+
+/* A kernel result in the gate's convention: the value, or -errno. The
+ * test is the caller's own "did it fail", which the compiler then makes
+ * once. */
+static inline ssize_t fi__result(enum fi_sys kind, ssize_t r)
+{
+	return FI__UNLIKELY(r < 0) ? fi__failed(kind) : r;
+}
+
+static inline ssize_t fi_send(int fd, const void *buf, size_t len, int flags)
+{
+	if (FI__UNLIKELY(!fi__count_fast(FI_SEND, fd)))
+		return fi__send_slow(fd, buf, len, flags);
+	return fi__result(FI_SEND, send(fd, buf, len, flags));
+}
+
+static inline ssize_t fi_sendto(int fd, const void *buf, size_t len,
+				int flags, const struct sockaddr *addr,
+				socklen_t addrlen)
+{
+	if (FI__UNLIKELY(!fi__count_fast(FI_SENDTO, fd)))
+		return fi__sendto_slow(fd, buf, len, flags, addr, addrlen);
+	return fi__result(FI_SENDTO,
+			  sendto(fd, buf, len, flags, addr, addrlen));
+}
+
+static inline ssize_t fi_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	if (FI__UNLIKELY(!fi__count_fast(FI_SENDMSG, fd)))
+		return fi__sendmsg_slow(fd, msg, flags);
+	return fi__result(FI_SENDMSG, sendmsg(fd, msg, flags));
+}
+
+static inline ssize_t fi_write(int fd, const void *buf, size_t len)
+{
+	if (FI__UNLIKELY(!fi__count_fast(FI_WRITE, fd)))
+		return fi__write_slow(fd, buf, len);
+	return fi__result(FI_WRITE, write(fd, buf, len));
+}
+
+static inline ssize_t fi_writev(int fd, const struct iovec *iov, int iovcnt)
+{
+	if (FI__UNLIKELY(!fi__count_fast(FI_WRITEV, fd)))
+		return fi__writev_slow(fd, iov, iovcnt);
+	return fi__result(FI_WRITEV, writev(fd, iov, iovcnt));
+}
+
+static inline ssize_t fi_recv(int fd, void *buf, size_t len, int flags)
+{
+	if (FI__UNLIKELY(!fi__count_fast(FI_RECV, fd)))
+		return fi__recv_slow(fd, buf, len, flags);
+	return fi__result(FI_RECV, recv(fd, buf, len, flags));
+}
+
+static inline ssize_t fi_read(int fd, void *buf, size_t len)
+{
+	if (FI__UNLIKELY(!fi__count_fast(FI_READ, fd)))
+		return fi__read_slow(fd, buf, len);
+	return fi__result(FI_READ, read(fd, buf, len));
+}
+
+static inline int fi_epoll_wait(int epfd, struct epoll_event *evs,
+				int maxevents, int timeout)
+{
+	if (FI__UNLIKELY(!fi__count_fast(FI_EPOLL_WAIT, epfd)))
+		return fi__epoll_wait_slow(epfd, evs, maxevents, timeout);
+	return (int)fi__result(FI_EPOLL_WAIT,
+			       epoll_wait(epfd, evs, maxevents, timeout));
+}
 
 #endif

@@ -889,10 +889,10 @@ static json_t *syscalls_json(const struct fi_counters *c, int timing)
 		if (k == FI_EPOLL_WAIT)
 			continue;
 		json_object_set_new(o, fi_sys_name(k),
-				    json_integer((json_int_t)(c->calls[k] - c->wouldblock[k])));
+				    json_integer((json_int_t)(fi_calls(c, k) - c->wouldblock[k])));
 	}
 	if (timing)
-		json_object_set_new(o, "epoll_wait", json_integer((json_int_t)c->calls[FI_EPOLL_WAIT]));
+		json_object_set_new(o, "epoll_wait", json_integer((json_int_t)fi_calls(c, FI_EPOLL_WAIT)));
 	else
 		for (int op = 1; op < 4; op++)
 			json_object_set_new(o, ops[op], json_integer((json_int_t)c->ctl_ops[op]));

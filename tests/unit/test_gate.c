@@ -482,7 +482,7 @@ static void test_after_repeat_fd(void **state)
 	assert_int_equal(drain(b_fd, buf, sizeof(buf)), 3);
 	assert_int_equal(drain(a_fd, buf, sizeof(buf)), 1);
 	assert_int_equal(fi_counters()->injected[FI_SEND], 2);
-	assert_int_equal(fi_counters()->calls[FI_SEND], 6);
+	assert_int_equal(fi_calls(fi_counters(), FI_SEND), 6);
 }
 
 static void test_repeat_forever(void **state)
@@ -617,7 +617,7 @@ static void test_errno_sends_nothing(void **state)
 	assert_int_equal(fi_send(a_fd, "hello", 5, MSG_NOSIGNAL), -ECONNRESET);
 	assert_int_equal(drain(b_fd, in, sizeof(in)), 0);
 	assert_int_equal(fi_counters()->injected[FI_SEND], 1);
-	assert_int_equal(fi_counters()->calls[FI_SEND], 1);
+	assert_int_equal(fi_calls(fi_counters(), FI_SEND), 1);
 	assert_int_equal(fi_counters()->wouldblock[FI_SEND], 0);
 }
 
@@ -842,15 +842,16 @@ static void test_counters_calls(void **state)
 	assert_int_equal(fi_recv(b_fd, in, sizeof(in), 0), 2);
 	/* A bad fd is counted as a call, and has no per-fd counter. */
 	assert_int_equal(fi_send(-1, "z", 1, MSG_NOSIGNAL), -EBADF);
-	assert_int_equal(c->calls[FI_SEND], 4);
-	assert_int_equal(c->calls[FI_RECV], 1);
-	assert_int_equal(c->per_fd[a_fd][FI_SEND], 2);
-	assert_int_equal(c->per_fd[b_fd][FI_SEND], 1);
-	assert_int_equal(c->per_fd[b_fd][FI_RECV], 1);
+	assert_int_equal(fi_calls(c, FI_SEND), 4);
+	assert_int_equal(fi_calls(c, FI_RECV), 1);
+	assert_int_equal(c->fd_calls[FI_SEND][a_fd], 2);
+	assert_int_equal(c->fd_calls[FI_SEND][b_fd], 1);
+	assert_int_equal(c->fd_calls[FI_RECV][b_fd], 1);
+	assert_int_equal(c->other_fd_calls[FI_SEND], 1);
 	assert_int_equal(c->wouldblock[FI_SEND], 0);
 	fi_counters_reset();
-	assert_int_equal(c->calls[FI_SEND], 0);
-	assert_int_equal(c->per_fd[a_fd][FI_SEND], 0);
+	assert_int_equal(fi_calls(c, FI_SEND), 0);
+	assert_int_equal(c->fd_calls[FI_SEND][a_fd], 0);
 }
 
 static void test_counters_wouldblock(void **state)
@@ -868,7 +869,7 @@ static void test_counters_wouldblock(void **state)
 	} while (r > 0 && sends < 10000);
 	assert_int_equal(r, -EAGAIN);
 	assert_int_equal(fi_counters()->wouldblock[FI_SEND], 1);
-	assert_int_equal(fi_counters()->calls[FI_SEND], sends);
+	assert_int_equal(fi_calls(fi_counters(), FI_SEND), sends);
 	assert_int_equal(fi_counters()->injected[FI_SEND], 0);
 	/* An injected EAGAIN is injected, not a kernel wouldblock. */
 	arm("send:errno=EAGAIN");
@@ -892,7 +893,7 @@ static void test_counters_epoll_ctl(void **state)
 	assert_int_equal(fi_epoll_ctl(ep, EPOLL_CTL_ADD, b_fd, &ev), 0);
 	assert_int_equal(fi_epoll_ctl(ep, 99, b_fd, &ev), -EINVAL);
 	assert_int_equal(fi_epoll_wait(ep, evs, 4, 0), 0);
-	assert_int_equal(c->calls[FI_EPOLL_CTL], 6);
+	assert_int_equal(fi_calls(c, FI_EPOLL_CTL), 6);
 	assert_int_equal(c->ctl_ops[EPOLL_CTL_ADD], 2);
 	assert_int_equal(c->ctl_ops[EPOLL_CTL_MOD], 2);
 	assert_int_equal(c->ctl_ops[EPOLL_CTL_DEL], 1);
@@ -900,11 +901,11 @@ static void test_counters_epoll_ctl(void **state)
 	assert_int_equal(c->per_fd_ctl[a_fd][EPOLL_CTL_MOD], 2);
 	assert_int_equal(c->per_fd_ctl[a_fd][EPOLL_CTL_DEL], 1);
 	assert_int_equal(c->per_fd_ctl[b_fd][EPOLL_CTL_ADD], 1);
-	assert_int_equal(c->per_fd[a_fd][FI_EPOLL_CTL], 4);
-	assert_int_equal(c->per_fd[b_fd][FI_EPOLL_CTL], 2);
-	assert_int_equal(c->per_fd[ep][FI_EPOLL_WAIT], 1);
+	assert_int_equal(c->fd_calls[FI_EPOLL_CTL][a_fd], 4);
+	assert_int_equal(c->fd_calls[FI_EPOLL_CTL][b_fd], 2);
+	assert_int_equal(c->fd_calls[FI_EPOLL_WAIT][ep], 1);
 	assert_int_equal(fi_close(ep), 0);
-	assert_int_equal(c->calls[FI_CLOSE], 1);
+	assert_int_equal(fi_calls(c, FI_CLOSE), 1);
 }
 
 static void test_counters_attach(void **state)
@@ -918,8 +919,8 @@ static void test_counters_attach(void **state)
 	assert_int_equal(send1(), 1);
 	fi_counters_attach(NULL);
 	assert_ptr_not_equal(fi_counters(), shared);
-	assert_int_equal(shared->calls[FI_SEND], 1);
-	assert_int_equal(fi_counters()->calls[FI_SEND], 0);
+	assert_int_equal(fi_calls(shared, FI_SEND), 1);
+	assert_int_equal(fi_calls(fi_counters(), FI_SEND), 0);
 	free(shared);
 }
 
