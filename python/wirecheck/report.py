@@ -917,9 +917,11 @@ def plot_batching(bt: dict, path: Path, extra_formats=()) -> None:
     plt.close(fig)
 
 
-SENDER_COLORS = {"cursor": FIXED_COLOR, "memmove": LEGACY_COLOR, "floor": "0.4"}
+SENDER_COLORS = {"cursor": FIXED_COLOR, "memmove": LEGACY_COLOR, "floor": "0.4",
+                 "copy": "0.7"}
 SENDER_LABELS = {"cursor": "cursor (fixed)", "memmove": "memmove (legacy)",
-                 "floor": "floor (plain send loop)"}
+                 "floor": "floor (plain send loop)",
+                 "copy": "copy alone (the queue's copy of P, no socket)"}
 MODE_TITLES = {"clamp_4k": "every send clamped to 4 KiB", "unclamped": "unclamped"}
 
 
@@ -1492,7 +1494,7 @@ def render_markdown(report: dict) -> str:
               f"{sc.get('load_average_end')} at the end. Timings are noisy on a shared "
               f"machine; the slope is the point.", ""]
         rows = []
-        order = {"clamp_4k": 0, "unclamped": 1, "cursor": 0, "memmove": 1, "floor": 2,
+        order = {"clamp_4k": 0, "unclamped": 1, "cursor": 0, "memmove": 1, "floor": 2, "copy": 3,
                  "unix": 0, "tcp": 1}
         for s in sorted(cpu, key=lambda s: (order.get(s["mode"], 9), order.get(s["transport"], 9),
                                             order.get(s["sender"], 9))):

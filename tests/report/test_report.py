@@ -411,7 +411,7 @@ def test_real_benchmarks_at_small_sizes(tmp_path):
         assert seed[key]["fixed_bytes_moved"] == 0
     assert rep["bench"]["runs"]["sender_cpu"]["command"][-2:] == ["--sizes", "1,2"]
     cpu = rep["scaling"]["sender_cpu"]
-    assert {s["sender"] for s in cpu} == {"cursor", "memmove", "floor"}
+    assert {s["sender"] for s in cpu} == {"cursor", "memmove", "floor", "copy"}
     assert all(pt["payload"] in (MIB, 2 * MIB) for s in cpu for pt in s["points"])
     assert (tmp_path / "scaling-sender-cpu.svg").is_file()
 
