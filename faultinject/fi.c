@@ -23,6 +23,9 @@
  */
 #include <errno.h>
 #include <limits.h>
+#ifdef FI_PRELOAD
+#include <pthread.h>
+#endif
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,7 +49,8 @@
  * declares those of the inline ones: called through their GOT entry, not a
  * PLT stub (see fi.h).
  */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+	!defined(FI_PRELOAD)
 #define NO_PLT(f) extern __typeof__(f) f __attribute__((noplt))
 NO_PLT(epoll_ctl);
 NO_PLT(accept4);
@@ -135,9 +139,9 @@ static void gate_set_armed(int armed)
 static void count_fd(enum fi_sys kind, int fd)
 {
 	if ((unsigned)fd < FI_MAX_FD)
-		fi__counters->fd_calls[kind][fd]++;
+		FI__INC(fi__counters->fd_calls[kind][fd]);
 	else
-		fi__counters->other_fd_calls[kind]++;
+		FI__INC(fi__counters->other_fd_calls[kind]);
 }
 
 uint64_t fi_calls(const struct fi_counters *c, enum fi_sys kind)
@@ -156,7 +160,7 @@ uint64_t fi_calls(const struct fi_counters *c, enum fi_sys kind)
 static inline void count_ctl(int op)
 {
 	if (op >= EPOLL_CTL_ADD && op <= EPOLL_CTL_MOD)
-		fi__counters->ctl_ops[op]++;
+		FI__INC(fi__counters->ctl_ops[op]);
 }
 
 /* The per-fd counts of epoll_ctl's slow path (see fi_epoll_ctl). */
@@ -165,7 +169,7 @@ static void count_ctl_fd(int op, int fd)
 	count_fd(FI_EPOLL_CTL, fd);
 	if ((unsigned)fd < FI_MAX_FD && op >= EPOLL_CTL_ADD &&
 	    op <= EPOLL_CTL_MOD)
-		fi__counters->per_fd_ctl[fd][op]++;
+		FI__INC(fi__counters->per_fd_ctl[fd][op]);
 }
 
 /* See fi.h. EAGAIN is counted here since it is the one failure the stack
@@ -175,7 +179,7 @@ ssize_t fi__failed(enum fi_sys kind)
 	int e = errno;
 
 	if (e == EAGAIN || e == EWOULDBLOCK)
-		fi__counters->wouldblock[kind]++;
+		FI__INC(fi__counters->wouldblock[kind]);
 	return -e;
 }
 
@@ -545,9 +549,34 @@ static void plan_make(struct plan *p, enum fi_sys kind, int fd)
  * or zero, which replace the call. Returns 1 with *ret set when the kernel
  * must not be called, else 0 (the caller then applies the clamp).
  */
+/*
+ * The rules' state and `call` are shared by every thread of a program the
+ * LD_PRELOAD build is loaded into, so there the plan is made under a lock;
+ * recursive, so that a signal handler that calls the gate in the same
+ * thread cannot deadlock. The stack's own build is single-threaded by
+ * contract and takes no lock.
+ */
+#ifdef FI_PRELOAD
+static pthread_mutex_t plan_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+static void plan_make_locked(struct plan *p, enum fi_sys kind, int fd)
+{
+	/* Locking an initialised recursive mutex fails only past its
+	 * recursion limit, which a gate that never recurses more than once
+	 * cannot reach; a failure there would be a bug, not a state. */
+	if (pthread_mutex_lock(&plan_lock) != 0)
+		abort();
+	plan_make(p, kind, fd);
+	if (pthread_mutex_unlock(&plan_lock) != 0)
+		abort();
+}
+#else
+#define plan_make_locked plan_make
+#endif
+
 static int gate_begin(enum fi_sys kind, int fd, struct plan *p, ssize_t *ret)
 {
-	plan_make(p, kind, fd);
+	plan_make_locked(p, kind, fd);
 	if (p->actions == 0)
 		return 0;
 	/* A signal handler may call the gate again, which overwrites `call`:
@@ -556,7 +585,7 @@ static int gate_begin(enum fi_sys kind, int fd, struct plan *p, ssize_t *ret)
 	    raise((int)p->param[FI_ACT_SIGNAL]) == 0)
 		p->changed = 1;
 	if (p->actions & (ACT_BIT(FI_ACT_ERRNO) | ACT_BIT(FI_ACT_ZERO))) {
-		fi__counters->injected[kind]++;
+		FI__INC(fi__counters->injected[kind]);
 		*ret = (p->actions & ACT_BIT(FI_ACT_ERRNO))
 			       ? -(ssize_t)p->param[FI_ACT_ERRNO]
 			       : 0;
@@ -570,7 +599,7 @@ static int gate_begin(enum fi_sys kind, int fd, struct plan *p, ssize_t *ret)
 static ssize_t gate_end(enum fi_sys kind, const struct plan *p, ssize_t r)
 {
 	if (p->changed)
-		fi__counters->injected[kind]++;
+		FI__INC(fi__counters->injected[kind]);
 	return fi__result(kind, r);
 }
 
@@ -668,7 +697,7 @@ ssize_t fi__send_slow(int fd, const void *buf, size_t len, int flags)
 	if (gate_begin(FI_SEND, fd, &p, &r))
 		return r;
 	len = plan_clamp(&p, len);
-	return gate_end(FI_SEND, &p, send(fd, buf, len, flags));
+	return gate_end(FI_SEND, &p, FI__REAL(send)(fd, buf, len, flags));
 }
 
 SLOW_PATH
@@ -683,7 +712,7 @@ ssize_t fi__sendto_slow(int fd, const void *buf, size_t len, int flags,
 		return r;
 	len = plan_clamp(&p, len);
 	return gate_end(FI_SENDTO, &p,
-			sendto(fd, buf, len, flags, addr, addrlen));
+			FI__REAL(sendto)(fd, buf, len, flags, addr, addrlen));
 }
 
 SLOW_PATH
@@ -699,13 +728,13 @@ ssize_t fi__sendmsg_slow(int fd, const struct msghdr *msg, int flags)
 		return r;
 	/* A NULL msg goes to the kernel as it is, to get its EFAULT. */
 	if (msg == NULL)
-		return gate_end(FI_SENDMSG, &p, sendmsg(fd, msg, flags));
+		return gate_end(FI_SENDMSG, &p, FI__REAL(sendmsg)(fd, msg, flags));
 	m = *msg;
 	/* The cast only restores what msghdr lacks: sendmsg() does not write
 	 * through msg_iov, and the array is the caller's or our copy. */
 	m.msg_iov = (struct iovec *)plan_clamp_iov(&p, msg->msg_iov,
 						   &m.msg_iovlen, copy);
-	return gate_end(FI_SENDMSG, &p, sendmsg(fd, &m, flags));
+	return gate_end(FI_SENDMSG, &p, FI__REAL(sendmsg)(fd, &m, flags));
 }
 
 SLOW_PATH
@@ -718,7 +747,7 @@ ssize_t fi__write_slow(int fd, const void *buf, size_t len)
 	if (gate_begin(FI_WRITE, fd, &p, &r))
 		return r;
 	len = plan_clamp(&p, len);
-	return gate_end(FI_WRITE, &p, write(fd, buf, len));
+	return gate_end(FI_WRITE, &p, FI__REAL(write)(fd, buf, len));
 }
 
 SLOW_PATH
@@ -739,7 +768,7 @@ ssize_t fi__writev_slow(int fd, const struct iovec *iov, int iovcnt)
 		v = plan_clamp_iov(&p, iov, &cnt, copy);
 		iovcnt = (int)cnt;
 	}
-	return gate_end(FI_WRITEV, &p, writev(fd, v, iovcnt));
+	return gate_end(FI_WRITEV, &p, FI__REAL(writev)(fd, v, iovcnt));
 }
 
 SLOW_PATH
@@ -752,7 +781,7 @@ ssize_t fi__recv_slow(int fd, void *buf, size_t len, int flags)
 	if (gate_begin(FI_RECV, fd, &p, &r))
 		return r;
 	len = plan_clamp(&p, len);
-	return gate_end(FI_RECV, &p, recv(fd, buf, len, flags));
+	return gate_end(FI_RECV, &p, FI__REAL(recv)(fd, buf, len, flags));
 }
 
 SLOW_PATH
@@ -765,7 +794,7 @@ ssize_t fi__read_slow(int fd, void *buf, size_t len)
 	if (gate_begin(FI_READ, fd, &p, &r))
 		return r;
 	len = plan_clamp(&p, len);
-	return gate_end(FI_READ, &p, read(fd, buf, len));
+	return gate_end(FI_READ, &p, FI__REAL(read)(fd, buf, len));
 }
 
 SLOW_PATH
@@ -783,7 +812,7 @@ int fi__epoll_wait_slow(int epfd, struct epoll_event *evs, int maxevents,
 	if (maxevents > 0)
 		maxevents = (int)plan_clamp(&p, (size_t)maxevents);
 	return (int)gate_end(FI_EPOLL_WAIT, &p,
-			     epoll_wait(epfd, evs, maxevents, timeout));
+			     FI__REAL(epoll_wait)(epfd, evs, maxevents, timeout));
 }
 
 /* The calls without a length: only signal, errno and zero apply. */
@@ -797,7 +826,7 @@ static int epoll_ctl_slow(int epfd, int op, int fd, struct epoll_event *ev)
 	count_ctl_fd(op, fd);
 	if (gate_begin(FI_EPOLL_CTL, fd, &p, &r))
 		return (int)r;
-	return (int)gate_end(FI_EPOLL_CTL, &p, epoll_ctl(epfd, op, fd, ev));
+	return (int)gate_end(FI_EPOLL_CTL, &p, FI__REAL(epoll_ctl)(epfd, op, fd, ev));
 }
 
 SLOW_PATH
@@ -810,7 +839,7 @@ static int accept_slow(int fd, struct sockaddr *addr, socklen_t *addrlen,
 	count_fd(FI_ACCEPT, fd);
 	if (gate_begin(FI_ACCEPT, fd, &p, &r))
 		return (int)r;
-	return (int)gate_end(FI_ACCEPT, &p, accept4(fd, addr, addrlen, flags));
+	return (int)gate_end(FI_ACCEPT, &p, FI__REAL(accept4)(fd, addr, addrlen, flags));
 }
 
 SLOW_PATH
@@ -823,7 +852,7 @@ static int connect_slow(int fd, const struct sockaddr *addr,
 	count_fd(FI_CONNECT, fd);
 	if (gate_begin(FI_CONNECT, fd, &p, &r))
 		return (int)r;
-	return (int)gate_end(FI_CONNECT, &p, connect(fd, addr, addrlen));
+	return (int)gate_end(FI_CONNECT, &p, FI__REAL(connect)(fd, addr, addrlen));
 }
 
 SLOW_PATH
@@ -835,7 +864,7 @@ static int shutdown_slow(int fd, int how)
 	count_fd(FI_SHUTDOWN, fd);
 	if (gate_begin(FI_SHUTDOWN, fd, &p, &r))
 		return (int)r;
-	return (int)gate_end(FI_SHUTDOWN, &p, shutdown(fd, how));
+	return (int)gate_end(FI_SHUTDOWN, &p, FI__REAL(shutdown)(fd, how));
 }
 
 SLOW_PATH
@@ -850,10 +879,10 @@ static int close_slow(int fd)
 		 * failure still closes it: a gate that kept the fd open would
 		 * model a kernel that does not exist (and leave epoll pointing
 		 * at a socket the stack has freed). */
-		(void)close(fd);
+		(void)FI__REAL(close)(fd);
 		return (int)r;
 	}
-	return (int)gate_end(FI_CLOSE, &p, close(fd));
+	return (int)gate_end(FI_CLOSE, &p, FI__REAL(close)(fd));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -877,34 +906,34 @@ int fi_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	if (!fi__count_fast(FI_EPOLL_CTL, fd))
 		return epoll_ctl_slow(epfd, op, fd, ev);
 	if (op >= EPOLL_CTL_ADD && op <= EPOLL_CTL_MOD)
-		fi__counters->per_fd_ctl[fd][op]++;
-	return (int)fi__result(FI_EPOLL_CTL, epoll_ctl(epfd, op, fd, ev));
+		FI__INC(fi__counters->per_fd_ctl[fd][op]);
+	return (int)fi__result(FI_EPOLL_CTL, FI__REAL(epoll_ctl)(epfd, op, fd, ev));
 }
 
 int fi_accept(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags)
 {
 	if (!fi__count_fast(FI_ACCEPT, fd))
 		return accept_slow(fd, addr, addrlen, flags);
-	return (int)fi__result(FI_ACCEPT, accept4(fd, addr, addrlen, flags));
+	return (int)fi__result(FI_ACCEPT, FI__REAL(accept4)(fd, addr, addrlen, flags));
 }
 
 int fi_connect(int fd, const struct sockaddr *addr, socklen_t addrlen)
 {
 	if (!fi__count_fast(FI_CONNECT, fd))
 		return connect_slow(fd, addr, addrlen);
-	return (int)fi__result(FI_CONNECT, connect(fd, addr, addrlen));
+	return (int)fi__result(FI_CONNECT, FI__REAL(connect)(fd, addr, addrlen));
 }
 
 int fi_shutdown(int fd, int how)
 {
 	if (!fi__count_fast(FI_SHUTDOWN, fd))
 		return shutdown_slow(fd, how);
-	return (int)fi__result(FI_SHUTDOWN, shutdown(fd, how));
+	return (int)fi__result(FI_SHUTDOWN, FI__REAL(shutdown)(fd, how));
 }
 
 int fi_close(int fd)
 {
 	if (!fi__count_fast(FI_CLOSE, fd))
 		return close_slow(fd);
-	return (int)fi__result(FI_CLOSE, close(fd));
+	return (int)fi__result(FI_CLOSE, FI__REAL(close)(fd));
 }

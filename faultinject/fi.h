@@ -206,6 +206,37 @@ int fi_close(int fd);
 #endif
 
 /*
+ * FI__REAL(f) is the libc function f the gate calls; FI__INC(x) counts.
+ * In the LD_PRELOAD build (FI_PRELOAD, faultinject/preload.c) the library
+ * defines send() and the others itself, so the gate reaches libc through
+ * the pointers preload.c resolves with dlsym(RTLD_NEXT), and it counts with
+ * atomic adds, since the program it is loaded into may have threads.
+ */
+#ifdef FI_PRELOAD
+struct fi__libc {
+	__typeof__(send) *send;
+	__typeof__(sendto) *sendto;
+	__typeof__(sendmsg) *sendmsg;
+	__typeof__(write) *write;
+	__typeof__(writev) *writev;
+	__typeof__(recv) *recv;
+	__typeof__(read) *read;
+	__typeof__(epoll_ctl) *epoll_ctl;
+	__typeof__(epoll_wait) *epoll_wait;
+	__typeof__(accept4) *accept4;
+	__typeof__(connect) *connect;
+	__typeof__(shutdown) *shutdown;
+	__typeof__(close) *close;
+};
+extern struct fi__libc fi__libc FI__HIDDEN;
+#define FI__REAL(f) (fi__libc.f)
+#define FI__INC(x) ((void)__atomic_fetch_add(&(x), 1, __ATOMIC_RELAXED))
+#else
+#define FI__REAL(f) f
+#define FI__INC(x) ((void)(x)++)
+#endif
+
+/*
  * The libc calls of the inline wrappers, declared again so that GCC calls
  * them through their GOT entry instead of a PLT stub, which saves the
  * stub's jump. The binding is the same (an LD_PRELOAD library or a
@@ -215,7 +246,8 @@ int fi_close(int fd);
  * that includes this header gets it, the bench's direct send included, so
  * that the gate and the call it is measured against call libc alike.
  */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+	!defined(FI_PRELOAD)
 #define FI__NO_PLT(f) extern __typeof__(f) f __attribute__((noplt))
 FI__NO_PLT(send);
 FI__NO_PLT(sendto);
@@ -268,7 +300,7 @@ static inline int fi__count_fast(enum fi_sys kind, int fd)
 {
 	if (FI__UNLIKELY((unsigned)fd >= fi__fast_fd_limit))
 		return 0;
-	fi__counters->fd_calls[kind][(unsigned)fd]++;
+	FI__INC(fi__counters->fd_calls[kind][(unsigned)fd]);
 	return 1;
 }
 
@@ -284,7 +316,7 @@ static inline ssize_t fi_send(int fd, const void *buf, size_t len, int flags)
 {
 	if (FI__UNLIKELY(!fi__count_fast(FI_SEND, fd)))
 		return fi__send_slow(fd, buf, len, flags);
-	return fi__result(FI_SEND, send(fd, buf, len, flags));
+	return fi__result(FI_SEND, FI__REAL(send)(fd, buf, len, flags));
 }
 
 static inline ssize_t fi_sendto(int fd, const void *buf, size_t len,
@@ -294,42 +326,42 @@ static inline ssize_t fi_sendto(int fd, const void *buf, size_t len,
 	if (FI__UNLIKELY(!fi__count_fast(FI_SENDTO, fd)))
 		return fi__sendto_slow(fd, buf, len, flags, addr, addrlen);
 	return fi__result(FI_SENDTO,
-			  sendto(fd, buf, len, flags, addr, addrlen));
+			  FI__REAL(sendto)(fd, buf, len, flags, addr, addrlen));
 }
 
 static inline ssize_t fi_sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	if (FI__UNLIKELY(!fi__count_fast(FI_SENDMSG, fd)))
 		return fi__sendmsg_slow(fd, msg, flags);
-	return fi__result(FI_SENDMSG, sendmsg(fd, msg, flags));
+	return fi__result(FI_SENDMSG, FI__REAL(sendmsg)(fd, msg, flags));
 }
 
 static inline ssize_t fi_write(int fd, const void *buf, size_t len)
 {
 	if (FI__UNLIKELY(!fi__count_fast(FI_WRITE, fd)))
 		return fi__write_slow(fd, buf, len);
-	return fi__result(FI_WRITE, write(fd, buf, len));
+	return fi__result(FI_WRITE, FI__REAL(write)(fd, buf, len));
 }
 
 static inline ssize_t fi_writev(int fd, const struct iovec *iov, int iovcnt)
 {
 	if (FI__UNLIKELY(!fi__count_fast(FI_WRITEV, fd)))
 		return fi__writev_slow(fd, iov, iovcnt);
-	return fi__result(FI_WRITEV, writev(fd, iov, iovcnt));
+	return fi__result(FI_WRITEV, FI__REAL(writev)(fd, iov, iovcnt));
 }
 
 static inline ssize_t fi_recv(int fd, void *buf, size_t len, int flags)
 {
 	if (FI__UNLIKELY(!fi__count_fast(FI_RECV, fd)))
 		return fi__recv_slow(fd, buf, len, flags);
-	return fi__result(FI_RECV, recv(fd, buf, len, flags));
+	return fi__result(FI_RECV, FI__REAL(recv)(fd, buf, len, flags));
 }
 
 static inline ssize_t fi_read(int fd, void *buf, size_t len)
 {
 	if (FI__UNLIKELY(!fi__count_fast(FI_READ, fd)))
 		return fi__read_slow(fd, buf, len);
-	return fi__result(FI_READ, read(fd, buf, len));
+	return fi__result(FI_READ, FI__REAL(read)(fd, buf, len));
 }
 
 static inline int fi_epoll_wait(int epfd, struct epoll_event *evs,
@@ -338,7 +370,7 @@ static inline int fi_epoll_wait(int epfd, struct epoll_event *evs,
 	if (FI__UNLIKELY(!fi__count_fast(FI_EPOLL_WAIT, epfd)))
 		return fi__epoll_wait_slow(epfd, evs, maxevents, timeout);
 	return (int)fi__result(FI_EPOLL_WAIT,
-			       epoll_wait(epfd, evs, maxevents, timeout));
+			       FI__REAL(epoll_wait)(epfd, evs, maxevents, timeout));
 }
 
 #endif

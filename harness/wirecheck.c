@@ -6,6 +6,7 @@
  * differ; 2 bad usage or a bad scenario (the message names file:line);
  * 3 the harness itself failed.
  */
+#include "exec.h"
 #include "run.h"
 #include "scenario.h"
 
@@ -28,6 +29,10 @@ static const char usage_main[] =
 	"                     syscalls per connection: (count at N2 - count at N1)\n"
 	"                     / (N2 - N1), each count from a run with that many\n"
 	"                     connections\n"
+	"  exec [FLAGS] -- PROGRAM [ARGS]\n"
+	"                     run a program not built against the gate with the\n"
+	"                     gate preloaded: clamp and refuse its sends, count its\n"
+	"                     socket calls\n"
 	"  check [--json] FILE  parse a scenario and report its first error, if any;\n"
 	"                     with --json, print its suite metadata (behaviour,\n"
 	"                     matrix, legacy variant) for the pytest plugin\n"
@@ -74,6 +79,28 @@ static const char usage_run[] =
 	"  --strace FILE         run the subject under `strace -f -c -o FILE`: an\n"
 	"                        independent count of its syscalls\n";
 
+static const char usage_exec[] =
+	"usage: wirecheck exec [FLAGS] -- PROGRAM [ARGS...]\n"
+	"\n"
+	"Runs PROGRAM, which need not be built against the gate, with the fault\n"
+	"gate preloaded (libwirecheck-preload.so): its send, sendto, sendmsg,\n"
+	"write, writev, recv, read, epoll_ctl, epoll_wait, accept, connect,\n"
+	"shutdown and close are counted, and the faults apply to them. Prints a\n"
+	"JSON report: the command, the faults, the program's exit, its counts,\n"
+	"and the counts of the processes it forked.\n"
+	"\n"
+	"  --clamp-send N        as for `run` (every writing call, write(2) to\n"
+	"                        a terminal or file included: --fault send:... or\n"
+	"                        fd=N narrows it)\n"
+	"  --refuse-write SPEC   as for `run`\n"
+	"  --fault RULE          as for `run`\n"
+	"  --signal SIG@SYSCALL:K  as for `run` (a task point needs a scenario)\n"
+	"  --timeout SECONDS     kill the program's process group after this long\n"
+	"                        (30); the report's exit says timed_out\n"
+	"  --output FILE         write the report to FILE instead of stdout\n"
+	"  --preload PATH        the library (default: lib/libwirecheck-preload.so\n"
+	"                        beside wirecheck's bin/ directory)\n";
+
 struct cli {
 	const char *file;
 	const char *trace_path;
@@ -84,27 +111,37 @@ struct cli {
 	int from, to;       /* per-connection: the two connection counts */
 };
 
+/* The command whose --help a usage error points to. */
+static const char *help_command = "run";
+
 static int usage_error(const char *fmt, const char *a, const char *b)
 {
 	fprintf(stderr, "wirecheck: ");
 	fprintf(stderr, fmt, a, b);
-	fprintf(stderr, "\nTry 'wirecheck run --help'.\n");
+	fprintf(stderr, "\nTry 'wirecheck %s --help'.\n", help_command);
 	return 2;
 }
 
-/* The subject beside this program, found through /proc/self/exe. */
-static char *default_subject(void)
+/* NAME in the directory of this program (found through /proc/self/exe),
+ * or NAME itself when that cannot be read. */
+static char *beside_self(const char *name)
 {
 	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 32);
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 64);
 	char *slash;
 
-	if (n <= 0)
-		return strdup("refstack-subject");
+	if (n <= 0 || strlen(name) >= 64)
+		return strdup(name);
 	self[n] = '\0';
 	slash = strrchr(self, '/');
-	strcpy(slash ? slash + 1 : self, "refstack-subject");
+	strcpy(slash ? slash + 1 : self, name);
 	return strdup(self);
+}
+
+/* The subject beside this program. */
+static char *default_subject(void)
+{
+	return beside_self("refstack-subject");
 }
 
 /* Applies one flag with a value to the scenario. 0, or 2 after a message. */
@@ -506,6 +543,70 @@ static int cmd_check(int argc, char **argv)
 	return 0;
 }
 
+/* `wirecheck exec`: the flags that make gate rules, then -- PROGRAM. */
+static int cmd_exec(int argc, char **argv)
+{
+	struct exec_options eo = { .timeout_ms = 30000 };
+	struct scenario sc;
+	const char **specs = NULL;
+	char *preload = NULL, err[256];
+	int i, rc = 0;
+
+	help_command = "exec";
+	if (argc > 0 && (strcmp(argv[0], "--help") == 0 ||
+			 strcmp(argv[0], "-h") == 0)) {
+		fputs(usage_exec, stdout);
+		return 0;
+	}
+	if (sc_parse("exec", "", &sc, err, sizeof(err)) != 0)
+		return usage_error("%s%s", err, "");
+	for (i = 0; i < argc && strcmp(argv[i], "--") != 0 && rc == 0; i++) {
+		const char *a = argv[i];
+
+		if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0) {
+			rc = usage_error("exec: '%s' needs a value, or is not a flag; "
+					 "the program comes after --%s", a, "");
+		} else if (strcmp(a, "--output") == 0) {
+			eo.output = argv[++i];
+		} else if (strcmp(a, "--preload") == 0) {
+			eo.preload = argv[++i];
+		} else if (strcmp(a, "--clamp-send") == 0 ||
+			   strcmp(a, "--refuse-write") == 0 ||
+			   strcmp(a, "--fault") == 0 ||
+			   strcmp(a, "--signal") == 0 ||
+			   strcmp(a, "--timeout") == 0) {
+			rc = apply_flag(&sc, a, argv[++i]);
+		} else {
+			rc = usage_error("exec: unknown flag '%s'%s", a, "");
+		}
+	}
+	if (rc == 0 && sc.ntsignals > 0)
+		rc = usage_error("exec: --signal takes SIG@SYSCALL:K; a task point "
+				 "(SIG@task:N) needs a scenario%s%s", "", "");
+	if (rc == 0 && (i >= argc || i + 1 >= argc))
+		rc = usage_error("exec needs -- PROGRAM [ARGS]%s%s", "", "");
+	if (rc == 0) {
+		specs = calloc(sc.nfaults + 1, sizeof(*specs));
+		if (specs == NULL)
+			rc = 3;
+	}
+	if (rc == 0) {
+		for (size_t k = 0; k < sc.nfaults; k++)
+			specs[k] = sc.faults[k].text;
+		if (eo.preload == NULL)
+			eo.preload = preload = beside_self("../lib/libwirecheck-preload.so");
+		eo.argv = argv + i + 1;
+		eo.faults = specs;
+		eo.nfaults = sc.nfaults;
+		eo.timeout_ms = sc.timeout_ms;
+		rc = eo.preload ? wc_exec(&eo) : 3;
+	}
+	free(specs);
+	free(preload);
+	sc_free(&sc);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -525,6 +626,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 2, argv + 2);
 	if (strcmp(argv[1], "check") == 0)
 		return cmd_check(argc - 2, argv + 2);
+	if (strcmp(argv[1], "exec") == 0)
+		return cmd_exec(argc - 2, argv + 2);
 	if (strcmp(argv[1], "per-connection") == 0)
 		return cmd_per_connection(argc - 2, argv + 2);
 	fprintf(stderr, "wirecheck: unknown command '%s'\n%s", argv[1], usage_main);

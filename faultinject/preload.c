@@ -1,0 +1,313 @@
+/*
+ * preload.c: the fault gate as an LD_PRELOAD library, for programs that
+ * were not built against it (node, a libuv server, python3).
+ *
+ *     LD_PRELOAD=build/lib/libwirecheck-preload.so \
+ *     WIRECHECK_FAULTS='send:short=7,repeat=forever' \
+ *     WIRECHECK_COUNTS=/tmp/counts-%p.json  program args...
+ *
+ * or `wirecheck exec` (docs/cli.md), which sets those for you.
+ *
+ * The library defines send, sendto, sendmsg, write, writev, recv, read,
+ * epoll_ctl, epoll_wait, accept, accept4, connect, shutdown and close. Each
+ * goes through the same gate as the reference stack's calls (fi.c, built
+ * here with FI_PRELOAD): it is counted per kind and fd, the rules of
+ * WIRECHECK_FAULTS apply to it (the rule syntax of docs/cli.md, specs
+ * separated by ';'), and libc's own function, found with dlsym(RTLD_NEXT),
+ * makes the call. The gate's -errno becomes libc's -1 and errno.
+ *
+ * At exit (exit() or a return from main; not _exit() nor a fatal signal),
+ * when WIRECHECK_COUNTS is set, the counts go to that file as JSON, "%p" in
+ * the name replaced by the process id; a forked child starts its counts at
+ * zero and writes its own file. What it cannot see: calls libc makes
+ * internally (stdio's writes, the resolver's sockets), which do not go
+ * through these symbols, and the calls of a statically linked program.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "fi.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define COUNTS_VAR "WIRECHECK_COUNTS"
+
+struct fi__libc fi__libc;
+
+static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
+
+/* A message on stderr through the raw syscall: used where the process
+ * cannot go on, and where stdio might itself reach an interposed call. */
+static void die_raw(const char *msg)
+{
+	/* Nothing to do about a failed write of the last message. */
+	(void)syscall(SYS_write, 2, msg, strlen(msg));
+	_exit(127);
+}
+
+static void *libc_symbol(const char *name)
+{
+	void *f = dlsym(RTLD_NEXT, name);
+
+	if (f == NULL)
+		die_raw("wirecheck-preload: cannot find libc's socket "
+			"functions (dlsym RTLD_NEXT)\n");
+	return f;
+}
+
+static void resolve(void)
+{
+	/* dlsym's void * converts to a function pointer: POSIX requires it
+	 * (ISO C leaves it undefined). */
+	fi__libc.send = (__typeof__(fi__libc.send))libc_symbol("send");
+	fi__libc.sendto = (__typeof__(fi__libc.sendto))libc_symbol("sendto");
+	fi__libc.sendmsg =
+		(__typeof__(fi__libc.sendmsg))libc_symbol("sendmsg");
+	fi__libc.write = (__typeof__(fi__libc.write))libc_symbol("write");
+	fi__libc.writev = (__typeof__(fi__libc.writev))libc_symbol("writev");
+	fi__libc.recv = (__typeof__(fi__libc.recv))libc_symbol("recv");
+	fi__libc.read = (__typeof__(fi__libc.read))libc_symbol("read");
+	fi__libc.epoll_ctl =
+		(__typeof__(fi__libc.epoll_ctl))libc_symbol("epoll_ctl");
+	fi__libc.epoll_wait =
+		(__typeof__(fi__libc.epoll_wait))libc_symbol("epoll_wait");
+	fi__libc.accept4 =
+		(__typeof__(fi__libc.accept4))libc_symbol("accept4");
+	fi__libc.connect =
+		(__typeof__(fi__libc.connect))libc_symbol("connect");
+	fi__libc.shutdown =
+		(__typeof__(fi__libc.shutdown))libc_symbol("shutdown");
+	fi__libc.close = (__typeof__(fi__libc.close))libc_symbol("close");
+}
+
+/* Every interposer starts here: a constructor of another library may call
+ * send() before ours has run. pthread_once's done case is one load. */
+static void ready(void)
+{
+	if (pthread_once(&resolve_once, resolve) != 0)
+		die_raw("wirecheck-preload: pthread_once failed\n");
+}
+
+static ssize_t to_libc(ssize_t r)
+{
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The interposers.                                                         */
+
+EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
+{
+	ready();
+	return to_libc(fi_send(fd, buf, len, flags));
+}
+
+EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags,
+		      __CONST_SOCKADDR_ARG addr, socklen_t addrlen)
+{
+	ready();
+	return to_libc(
+		fi_sendto(fd, buf, len, flags, addr.__sockaddr__, addrlen));
+}
+
+EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	ready();
+	return to_libc(fi_sendmsg(fd, msg, flags));
+}
+
+EXPORT ssize_t write(int fd, const void *buf, size_t len)
+{
+	ready();
+	return to_libc(fi_write(fd, buf, len));
+}
+
+EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
+{
+	ready();
+	return to_libc(fi_writev(fd, iov, iovcnt));
+}
+
+EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags)
+{
+	ready();
+	return to_libc(fi_recv(fd, buf, len, flags));
+}
+
+EXPORT ssize_t read(int fd, void *buf, size_t len)
+{
+	ready();
+	return to_libc(fi_read(fd, buf, len));
+}
+
+EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	ready();
+	return (int)to_libc(fi_epoll_ctl(epfd, op, fd, ev));
+}
+
+EXPORT int epoll_wait(int epfd, struct epoll_event *evs, int maxevents,
+		      int timeout)
+{
+	ready();
+	return (int)to_libc(fi_epoll_wait(epfd, evs, maxevents, timeout));
+}
+
+EXPORT int accept(int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen)
+{
+	ready();
+	return (int)to_libc(fi_accept(fd, addr.__sockaddr__, addrlen, 0));
+}
+
+EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen,
+		   int flags)
+{
+	ready();
+	return (int)to_libc(fi_accept(fd, addr.__sockaddr__, addrlen, flags));
+}
+
+EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t addrlen)
+{
+	ready();
+	return (int)to_libc(fi_connect(fd, addr.__sockaddr__, addrlen));
+}
+
+EXPORT int shutdown(int fd, int how)
+{
+	ready();
+	return (int)to_libc(fi_shutdown(fd, how));
+}
+
+EXPORT int close(int fd)
+{
+	ready();
+	return (int)to_libc(fi_close(fd));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Start and end of the process.                                            */
+
+/* The counts file's name: WIRECHECK_COUNTS with each "%p" replaced by the
+ * pid. Returns 0, or -1 when it does not fit. */
+static int counts_path(const char *pattern, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (const char *p = pattern; *p != '\0'; p++) {
+		int w;
+
+		if (p[0] == '%' && p[1] == 'p') {
+			w = snprintf(out + n, len - n, "%ld", (long)getpid());
+			p++;
+		} else {
+			w = snprintf(out + n, len - n, "%c", *p);
+		}
+		if (w < 0 || (size_t)w >= len - n)
+			return -1;
+		n += (size_t)w;
+	}
+	return 0;
+}
+
+/* { name: count } of the kinds whose count is not zero. */
+static json_t *kinds_json(const uint64_t *v, int totals)
+{
+	const struct fi_counters *c = fi_counters();
+	json_t *o = json_object();
+
+	for (int k = 0; k < FI_SYS_COUNT && o != NULL; k++) {
+		uint64_t n = totals ? fi_calls(c, (enum fi_sys)k) : v[k];
+
+		if (n > 0 && json_object_set_new(o, fi_sys_name((enum fi_sys)k),
+						 json_integer((json_int_t)n)) != 0) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+static json_t *counts_json(void)
+{
+	const struct fi_counters *c = fi_counters();
+	json_t *faults = json_array();
+	json_t *ctl = json_pack("{s:I,s:I,s:I}",
+				"add", (json_int_t)c->ctl_ops[EPOLL_CTL_ADD],
+				"mod", (json_int_t)c->ctl_ops[EPOLL_CTL_MOD],
+				"del", (json_int_t)c->ctl_ops[EPOLL_CTL_DEL]);
+
+	for (int i = 0; faults != NULL && i < fi_rule_count(); i++) {
+		char spec[128];
+
+		(void)fi_rule_format(fi_rule_get(i), spec, sizeof(spec));
+		if (json_array_append_new(faults, json_string(spec)) != 0) {
+			json_decref(faults);
+			faults = NULL;
+		}
+	}
+	/* json_pack's "o" takes each reference, also of a NULL it then
+	 * refuses, so nothing leaks on failure. */
+	return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o}", "pid",
+			 (json_int_t)getpid(), "faults", faults, "syscalls",
+			 kinds_json(NULL, 1), "wouldblock",
+			 kinds_json(c->wouldblock, 0), "injected",
+			 kinds_json(c->injected, 0), "epoll_ctl_ops", ctl);
+}
+
+__attribute__((destructor)) static void preload_fini(void)
+{
+	const char *pattern = getenv(COUNTS_VAR);
+	char path[PATH_MAX];
+	json_t *j;
+
+	if (pattern == NULL || *pattern == '\0')
+		return;
+	if (counts_path(pattern, path, sizeof(path)) != 0) {
+		fprintf(stderr, "wirecheck-preload: %s: name too long\n",
+			COUNTS_VAR);
+		return;
+	}
+	j = counts_json();
+	if (j == NULL ||
+	    json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
+		fprintf(stderr, "wirecheck-preload: cannot write the counts "
+				"to %s\n", path);
+	json_decref(j);
+}
+
+/* A forked child counts its own calls from zero (its rules keep their
+ * state: a repeat=3 rule that fired twice fires once more, in either). */
+static void child_reset(void)
+{
+	fi_counters_reset();
+}
+
+__attribute__((constructor)) static void preload_init(void)
+{
+	ready();
+	/* fi_init names the variable and the spec on a bad one: the program
+	 * must not run without the faults it was asked to run with. */
+	if (fi_init() != 0)
+		_exit(2);
+	if (pthread_atfork(NULL, NULL, child_reset) != 0)
+		die_raw("wirecheck-preload: pthread_atfork failed\n");
+}

@@ -1,0 +1,164 @@
+"""`wirecheck exec`: the fault gate preloaded into a program that was not
+built against it (faultinject/preload.c, harness/exec.c).
+
+The programs are /usr/bin/python3 scripts, whose socket calls are libc's
+send() and recv() (CPython's socket module calls them directly). Expected
+figures come from the rules, written next to each assertion:
+- sock.sendall(data) calls send() until every byte is taken; under a clamp
+  C each call takes min(C, left), so P bytes take ceil(P / C) calls, and
+  every call but the last (which offers fewer than C bytes when C does not
+  divide P) was cut: injected = ceil(P / C) - 1 when P % C != 0.
+- A refused call is a call (it is counted) and libc's caller sees -1 with
+  the errno of the rule.
+"""
+import json
+import os
+import sys
+
+import pytest
+
+from conftest import wirecheck_path
+
+PYTHON = "/usr/bin/python3"
+
+SENDALL = """
+import socket, sys
+n = int(sys.argv[1])
+a, b = socket.socketpair()
+a.sendall(bytes(range(256)) * (n // 256) + bytes(range(n % 256)))
+got = b""
+while len(got) < n:
+    got += b.recv(65536)
+assert got == bytes(range(256)) * (n // 256) + bytes(range(n % 256)), "bytes differ"
+"""
+
+FORK = """
+import os, socket
+a, b = socket.socketpair()
+pid = os.fork()
+if pid == 0:
+    a.send(b"child")
+    raise SystemExit(0)  # exit(), not _exit(): the counts are written at exit
+os.waitpid(pid, 0)
+assert b.recv(100) == b"child"
+"""
+
+
+@pytest.fixture
+def preload(wirecheck):
+    lib = wirecheck.parent.parent / "lib" / "libwirecheck-preload.so"
+    if not lib.is_file():
+        pytest.skip(f"{lib} is not built (sanitizer builds do not build it)")
+    return lib
+
+
+def script(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def report(wc, tmp_path, *args):
+    out = tmp_path / "report.json"
+    proc = wc("exec", *args[:-1], "--output", out, "--", *args[-1])
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(out.read_text()), proc
+
+
+@pytest.mark.parametrize("size,clamp", [(100, 7), (4096, 1000), (1000, 1000)])
+def test_clamp_cuts_every_send_of_an_unmodified_program(wc, tmp_path, preload, size, clamp):
+    prog = script(tmp_path, "sendall.py", SENDALL)
+    rep, _ = report(wc, tmp_path, "--clamp-send", clamp, [PYTHON, prog, size])
+    assert rep["exit"] == {"code": 0, "timed_out": False}
+    counts = rep["counts"]
+    calls = -(-size // clamp)  # ceil(P / C)
+    assert counts["syscalls"]["send"] == calls
+    # Every call that offered more than C bytes was cut: all but the last,
+    # which offers P - (calls - 1) * C <= C bytes.
+    assert counts["injected"].get("send", 0) == calls - 1
+    assert counts["faults"] == [f"write:short={clamp},repeat=forever"]
+    assert rep["faults"] == counts["faults"]
+    assert counts["pid"] > 0 and rep["children"] == []
+
+
+def test_without_faults_the_program_is_only_counted(wc, tmp_path, preload):
+    prog = script(tmp_path, "sendall.py", SENDALL)
+    rep, _ = report(wc, tmp_path, [PYTHON, prog, 100])
+    assert rep["exit"]["code"] == 0
+    # A unix socketpair's buffer takes 100 bytes in one call.
+    assert rep["counts"]["syscalls"]["send"] == 1
+    assert rep["counts"]["injected"] == {} and rep["faults"] == []
+
+
+def test_refused_send_reaches_the_program_as_its_errno(wc, tmp_path, preload):
+    prog = script(tmp_path, "sendall.py", SENDALL)
+    rep, proc = report(wc, tmp_path, "--fault", "send:errno=EPIPE", [PYTHON, prog, 100])
+    # sendall's first send() returns -1 with EPIPE: Python raises
+    # BrokenPipeError and exits 1; the call is counted and injected.
+    assert rep["exit"] == {"code": 1, "timed_out": False}
+    assert "BrokenPipeError" in proc.stderr
+    assert rep["counts"]["syscalls"]["send"] == 1
+    assert rep["counts"]["injected"] == {"send": 1}
+
+
+def test_a_forked_child_reports_its_own_counts(wc, tmp_path, preload):
+    prog = script(tmp_path, "fork.py", FORK)
+    rep, _ = report(wc, tmp_path, [PYTHON, prog])
+    assert rep["exit"]["code"] == 0
+    # The child's one send is its own; the parent made none (its counts
+    # were not copied into the child's, nor the child's into its).
+    assert "send" not in rep["counts"]["syscalls"]
+    assert [c["syscalls"].get("send") for c in rep["children"]] == [1]
+    assert rep["children"][0]["pid"] != rep["counts"]["pid"]
+
+
+def test_a_crash_and_a_hang_are_reported(wc, tmp_path, preload):
+    rep, _ = report(wc, tmp_path, [PYTHON, "-c", "import os; os.abort()"])
+    assert rep["exit"]["signal"] == "SIGABRT" and rep["exit"]["timed_out"] is False
+    assert rep["counts"] is None  # abort() runs no destructor
+    # A safety timeout, never a speed assertion: the program never ends.
+    rep, _ = report(wc, tmp_path, "--timeout", "0.5", [PYTHON, "-c", "import time\nwhile True: time.sleep(60)"])
+    assert rep["exit"] == {"signal": "SIGKILL", "core": False, "timed_out": True}
+
+
+def test_the_report_goes_to_stdout_after_the_programs_output(wc, tmp_path, preload):
+    proc = wc("exec", "--", PYTHON, "-c", "print('hello')")
+    assert proc.returncode == 0, proc.stderr
+    first, rest = proc.stdout.split("\n", 1)
+    assert first == "hello"
+    assert json.loads(rest)["exit"]["code"] == 0
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--clamp-send", "7"], "exec needs -- PROGRAM"),
+    (["--", ], "exec needs -- PROGRAM"),
+    (["--fault", "send:bogus", "--", "true"], 'spec "send:bogus": unknown action "bogus"'),
+    (["--clamp-send", "0", "--", "true"], "clamp-send '0'"),
+    (["--signal", "SIGTERM@task:1", "--", "true"], "a task point (SIG@task:N) needs a scenario"),
+    (["--bogus", "1", "--", "true"], "unknown flag '--bogus'"),
+    (["--timeout", "--", "true"], "'--timeout' needs a value"),
+])
+def test_bad_usage_names_the_problem(wc, preload, args, message):
+    proc = wc("exec", *args)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Try 'wirecheck exec --help'." in proc.stderr
+
+
+def test_a_missing_library_or_program(wc, tmp_path, preload):
+    proc = wc("exec", "--preload", tmp_path / "nope.so", "--", "true")
+    assert proc.returncode == 3 and "nope.so" in proc.stderr
+    rep, proc = report(wc, tmp_path, [tmp_path / "no-such-program"])
+    # The exec fails in the child, which says why and exits 127.
+    assert rep["exit"]["code"] == 127 and "no-such-program" in proc.stderr
+
+
+def test_a_bad_faults_variable_stops_the_program(preload, tmp_path):
+    # The library read directly, as a user's LD_PRELOAD line would: a spec
+    # it cannot arm ends the process before main, with a message naming it.
+    import subprocess
+    env = dict(os.environ, LD_PRELOAD=str(preload), WIRECHECK_FAULTS="send:short=0")
+    proc = subprocess.run([PYTHON, "-c", "print('ran')"], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2 and "ran" not in proc.stdout
+    assert "WIRECHECK_FAULTS" in proc.stderr and "send:short=0" in proc.stderr
