@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "rs.h"
 
@@ -123,6 +124,19 @@ static size_t queue_grown_cap(size_t cap, size_t needed)
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14; older headers lack it */
 #endif
 
+/* The page size; 4 KiB if sysconf cannot say (it can on Linux). */
+static size_t queue_page_size(void)
+{
+	static size_t page;
+
+	if (page == 0) {
+		long v = sysconf(_SC_PAGESIZE);
+
+		page = v > 0 ? (size_t)v : 4096;
+	}
+	return page;
+}
+
 static int queue_is_mapped(size_t cap)
 {
 	return cap >= QUEUE_HUGE_MIN;
@@ -137,12 +151,17 @@ static int queue_is_mapped(size_t cap)
  */
 static char *queue_map(size_t cap, size_t populate)
 {
-	size_t span, lead, trail;
+	size_t span, lead, trail, used;
 	char *raw, *buf;
 
-	if (cap > QUEUE_MAX_CAP - QUEUE_HUGE_PAGE)
+	if (cap > QUEUE_MAX_CAP - 2 * QUEUE_HUGE_PAGE)
 		return NULL;
-	span = cap + QUEUE_HUGE_PAGE;
+	/* Whole pages: the kernel maps whole pages, and munmap wants a
+	 * page-aligned start. 2 MiB is a multiple of every x86-64 and arm64
+	 * page size, so rounding to the page that sysconf reports keeps the
+	 * huge-page alignment of buf. */
+	used = (cap + queue_page_size() - 1) & ~(queue_page_size() - 1);
+	span = used + QUEUE_HUGE_PAGE;
 	raw = mmap(NULL, span, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (raw == MAP_FAILED)
@@ -150,14 +169,14 @@ static char *queue_map(size_t cap, size_t populate)
 	lead = (QUEUE_HUGE_PAGE - (uintptr_t)raw % QUEUE_HUGE_PAGE) %
 	       QUEUE_HUGE_PAGE;
 	buf = raw + lead;
-	trail = span - lead - cap;
-	/* Unmapping a part of our own mapping fails only on a bad argument,
-	 * which these are not; a failure would leave address space reserved,
-	 * never memory in use, so it gets no error path. */
+	trail = span - lead - used;
+	/* Unmapping whole pages of our own mapping cannot fail; a failure
+	 * would leave address space reserved, never memory in use, so it gets
+	 * no error path. tests/unit/test_queue.c checks that nothing stays. */
 	if (lead > 0)
 		(void)munmap(raw, lead);
 	if (trail > 0)
-		(void)munmap(buf + cap, trail);
+		(void)munmap(buf + used, trail);
 	(void)madvise(buf, cap, MADV_HUGEPAGE);
 	populate = (populate + QUEUE_HUGE_PAGE - 1) & ~(QUEUE_HUGE_PAGE - 1);
 	(void)madvise(buf, populate < cap ? populate : cap, MADV_POPULATE_WRITE);
@@ -169,7 +188,8 @@ static void queue_buf_free(char *buf, size_t cap)
 	if (buf == NULL)
 		return;
 	if (queue_is_mapped(cap))
-		(void)munmap(buf, cap); /* a whole mapping of ours: cannot fail */
+		(void)munmap(buf, cap); /* ours, from buf: cannot fail; the
+					 * kernel rounds cap up to the page */
 	else
 		free(buf);
 }
