@@ -559,6 +559,37 @@ static void plan_make(struct plan *p, enum fi_sys kind, int fd)
 #ifdef FI_PRELOAD
 static pthread_mutex_t plan_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
+/*
+ * fork() in a threaded host: a thread that held the lock at the fork is
+ * not in the child, which would wait for it forever at its first armed
+ * call. So the forking thread takes the lock before the fork (no thread is
+ * then inside plan_make, nor inside libfiu for the gate), the parent
+ * releases it, and the child makes it anew: its owner's thread id is the
+ * parent's, which the child's unlock would not match.
+ */
+void fi__fork_prepare(void)
+{
+	if (pthread_mutex_lock(&plan_lock) != 0)
+		abort();
+}
+
+void fi__fork_parent(void)
+{
+	if (pthread_mutex_unlock(&plan_lock) != 0)
+		abort();
+}
+
+void fi__fork_child(void)
+{
+	pthread_mutexattr_t a;
+
+	if (pthread_mutexattr_init(&a) != 0 ||
+	    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE) != 0 ||
+	    pthread_mutex_init(&plan_lock, &a) != 0 ||
+	    pthread_mutexattr_destroy(&a) != 0)
+		abort();
+}
+
 static void plan_make_locked(struct plan *p, enum fi_sys kind, int fd)
 {
 	/* Locking an initialised recursive mutex fails only past its
@@ -814,6 +845,96 @@ int fi__epoll_wait_slow(int epfd, struct epoll_event *evs, int maxevents,
 	return (int)gate_end(FI_EPOLL_WAIT, &p,
 			     FI__REAL(epoll_wait)(epfd, evs, maxevents, timeout));
 }
+
+#ifdef FI_PRELOAD
+/*
+ * The preload library's other forms of a kind: the same count and rules as
+ * the kind's wrapper (fast path when disarmed), another libc call. A short
+ * clamp cuts the length, or the iovecs' total.
+ */
+ssize_t fi__recvfrom(int fd, void *buf, size_t len, int flags,
+		     struct sockaddr *addr, socklen_t *addrlen)
+{
+	struct plan p;
+	ssize_t r;
+
+	if (fi__count_fast(FI_RECV, fd))
+		return fi__result(FI_RECV, fi__libc.recvfrom(fd, buf, len, flags,
+							     addr, addrlen));
+	count_fd(FI_RECV, fd);
+	if (gate_begin(FI_RECV, fd, &p, &r))
+		return r;
+	len = plan_clamp(&p, len);
+	return gate_end(FI_RECV, &p,
+			fi__libc.recvfrom(fd, buf, len, flags, addr, addrlen));
+}
+
+ssize_t fi__recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	struct iovec copy[IOV_MAX];
+	struct msghdr m;
+	struct plan p;
+	ssize_t r;
+
+	if (fi__count_fast(FI_RECV, fd))
+		return fi__result(FI_RECV, fi__libc.recvmsg(fd, msg, flags));
+	count_fd(FI_RECV, fd);
+	if (gate_begin(FI_RECV, fd, &p, &r))
+		return r;
+	if (msg == NULL)
+		return gate_end(FI_RECV, &p, fi__libc.recvmsg(fd, msg, flags));
+	m = *msg;
+	m.msg_iov = (struct iovec *)plan_clamp_iov(&p, msg->msg_iov,
+						   &m.msg_iovlen, copy);
+	r = fi__libc.recvmsg(fd, &m, flags);
+	/* What the kernel writes back into the header goes to the caller's. */
+	msg->msg_namelen = m.msg_namelen;
+	msg->msg_controllen = m.msg_controllen;
+	msg->msg_flags = m.msg_flags;
+	return gate_end(FI_RECV, &p, r);
+}
+
+ssize_t fi__readv(int fd, const struct iovec *iov, int iovcnt)
+{
+	struct iovec copy[IOV_MAX];
+	const struct iovec *v = iov;
+	struct plan p;
+	size_t cnt;
+	ssize_t r;
+
+	if (fi__count_fast(FI_READ, fd))
+		return fi__result(FI_READ, fi__libc.readv(fd, iov, iovcnt));
+	count_fd(FI_READ, fd);
+	if (gate_begin(FI_READ, fd, &p, &r))
+		return r;
+	if (iovcnt >= 0) {
+		cnt = (size_t)iovcnt;
+		v = plan_clamp_iov(&p, iov, &cnt, copy);
+		iovcnt = (int)cnt;
+	}
+	return gate_end(FI_READ, &p, fi__libc.readv(fd, v, iovcnt));
+}
+
+int fi__epoll_pwait(int epfd, struct epoll_event *evs, int maxevents,
+		    int timeout, const sigset_t *sigmask)
+{
+	struct plan p;
+	ssize_t r;
+
+	if (fi__count_fast(FI_EPOLL_WAIT, epfd))
+		return (int)fi__result(FI_EPOLL_WAIT,
+				       fi__libc.epoll_pwait(epfd, evs, maxevents,
+							    timeout, sigmask));
+	count_fd(FI_EPOLL_WAIT, epfd);
+	if (gate_begin(FI_EPOLL_WAIT, epfd, &p, &r))
+		return (int)r;
+	if (maxevents > 0)
+		maxevents = (int)plan_clamp(&p, (size_t)maxevents);
+	return (int)gate_end(FI_EPOLL_WAIT, &p,
+			     fi__libc.epoll_pwait(epfd, evs, maxevents, timeout,
+						  sigmask));
+}
+#endif
 
 /* The calls without a length: only signal, errno and zero apply. */
 

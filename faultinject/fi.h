@@ -227,9 +227,27 @@ struct fi__libc {
 	__typeof__(connect) *connect;
 	__typeof__(shutdown) *shutdown;
 	__typeof__(close) *close;
+	/* Calls only the preload library interposes, each counted as the
+	 * kind it is a form of (recv, read, epoll_wait). */
+	__typeof__(recvfrom) *recvfrom;
+	__typeof__(recvmsg) *recvmsg;
+	__typeof__(readv) *readv;
+	__typeof__(epoll_pwait) *epoll_pwait;
 };
 extern struct fi__libc fi__libc FI__HIDDEN;
 #define FI__REAL(f) (fi__libc.f)
+
+/* The preload library's other forms of recv, read and epoll_wait, through
+ * the same gate as their kinds; and the fork handlers of the plan lock. */
+ssize_t fi__recvfrom(int fd, void *buf, size_t len, int flags,
+		     struct sockaddr *addr, socklen_t *addrlen) FI__HIDDEN;
+ssize_t fi__recvmsg(int fd, struct msghdr *msg, int flags) FI__HIDDEN;
+ssize_t fi__readv(int fd, const struct iovec *iov, int iovcnt) FI__HIDDEN;
+int fi__epoll_pwait(int epfd, struct epoll_event *evs, int maxevents,
+		    int timeout, const sigset_t *sigmask) FI__HIDDEN;
+void fi__fork_prepare(void) FI__HIDDEN;
+void fi__fork_parent(void) FI__HIDDEN;
+void fi__fork_child(void) FI__HIDDEN;
 #define FI__INC(x) ((void)__atomic_fetch_add(&(x), 1, __ATOMIC_RELAXED))
 #else
 #define FI__REAL(f) f

@@ -9,9 +9,12 @@
  * or `wirecheck exec` (docs/cli.md), which sets those for you.
  *
  * The library defines send, sendto, sendmsg, write, writev, recv, read,
- * epoll_ctl, epoll_wait, accept, accept4, connect, shutdown and close. Each
- * goes through the same gate as the reference stack's calls (fi.c, built
- * here with FI_PRELOAD): it is counted per kind and fd, the rules of
+ * epoll_ctl, epoll_wait, accept, accept4, connect, shutdown and close, and
+ * the forms of three of them that event loops and runtimes use: recvfrom
+ * and recvmsg (counted as recv), readv (as read), epoll_pwait (as
+ * epoll_wait). Each goes through the same gate as the reference stack's
+ * calls (fi.c, built here with FI_PRELOAD): it is counted per kind and fd,
+ * the rules of
  * WIRECHECK_FAULTS apply to it (the rule syntax of docs/cli.md, specs
  * separated by ';'), and libc's own function, found with dlsym(RTLD_NEXT),
  * makes the call. The gate's -errno becomes libc's -1 and errno.
@@ -19,7 +22,15 @@
  * At exit (exit() or a return from main; not _exit() nor a fatal signal),
  * when WIRECHECK_COUNTS is set, the counts go to that file as JSON, "%p" in
  * the name replaced by the process id; a forked child starts its counts at
- * zero and writes its own file. What it cannot see: calls libc makes
+ * zero and writes its own file.
+ *
+ * The library's own work (its constructor and destructor: libfiu, jansson,
+ * stdio) may call these symbols too: jansson reads /dev/urandom for its
+ * hash seed unless given one. Such calls pass straight to libc, uncounted
+ * and untouched by any rule (the thread-local `inside`), so that the counts
+ * are the program's and no rule can end a program inside the library.
+ *
+ * What it cannot see: calls libc makes
  * internally (stdio's writes, the resolver's sockets), which do not go
  * through these symbols, and the calls of a statically linked program.
  */
@@ -48,6 +59,9 @@
 #define COUNTS_VAR "WIRECHECK_COUNTS"
 
 struct fi__libc fi__libc;
+
+/* Non-zero while this thread runs the library's own code (see the top). */
+static __thread int inside;
 
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
 
@@ -93,6 +107,13 @@ static void resolve(void)
 	fi__libc.shutdown =
 		(__typeof__(fi__libc.shutdown))libc_symbol("shutdown");
 	fi__libc.close = (__typeof__(fi__libc.close))libc_symbol("close");
+	fi__libc.recvfrom =
+		(__typeof__(fi__libc.recvfrom))libc_symbol("recvfrom");
+	fi__libc.recvmsg =
+		(__typeof__(fi__libc.recvmsg))libc_symbol("recvmsg");
+	fi__libc.readv = (__typeof__(fi__libc.readv))libc_symbol("readv");
+	fi__libc.epoll_pwait =
+		(__typeof__(fi__libc.epoll_pwait))libc_symbol("epoll_pwait");
 }
 
 /* Every interposer starts here: a constructor of another library may call
@@ -118,6 +139,8 @@ static ssize_t to_libc(ssize_t r)
 EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
 {
 	ready();
+	if (inside)
+		return fi__libc.send(fd, buf, len, flags);
 	return to_libc(fi_send(fd, buf, len, flags));
 }
 
@@ -125,6 +148,8 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 		      __CONST_SOCKADDR_ARG addr, socklen_t addrlen)
 {
 	ready();
+	if (inside)
+		return fi__libc.sendto(fd, buf, len, flags, addr, addrlen);
 	return to_libc(
 		fi_sendto(fd, buf, len, flags, addr.__sockaddr__, addrlen));
 }
@@ -132,36 +157,48 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	ready();
+	if (inside)
+		return fi__libc.sendmsg(fd, msg, flags);
 	return to_libc(fi_sendmsg(fd, msg, flags));
 }
 
 EXPORT ssize_t write(int fd, const void *buf, size_t len)
 {
 	ready();
+	if (inside)
+		return fi__libc.write(fd, buf, len);
 	return to_libc(fi_write(fd, buf, len));
 }
 
 EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 {
 	ready();
+	if (inside)
+		return fi__libc.writev(fd, iov, iovcnt);
 	return to_libc(fi_writev(fd, iov, iovcnt));
 }
 
 EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags)
 {
 	ready();
+	if (inside)
+		return fi__libc.recv(fd, buf, len, flags);
 	return to_libc(fi_recv(fd, buf, len, flags));
 }
 
 EXPORT ssize_t read(int fd, void *buf, size_t len)
 {
 	ready();
+	if (inside)
+		return fi__libc.read(fd, buf, len);
 	return to_libc(fi_read(fd, buf, len));
 }
 
 EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	ready();
+	if (inside)
+		return fi__libc.epoll_ctl(epfd, op, fd, ev);
 	return (int)to_libc(fi_epoll_ctl(epfd, op, fd, ev));
 }
 
@@ -169,12 +206,16 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *evs, int maxevents,
 		      int timeout)
 {
 	ready();
+	if (inside)
+		return fi__libc.epoll_wait(epfd, evs, maxevents, timeout);
 	return (int)to_libc(fi_epoll_wait(epfd, evs, maxevents, timeout));
 }
 
 EXPORT int accept(int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen)
 {
 	ready();
+	if (inside)
+		return fi__libc.accept4(fd, addr, addrlen, 0);
 	return (int)to_libc(fi_accept(fd, addr.__sockaddr__, addrlen, 0));
 }
 
@@ -182,25 +223,70 @@ EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen,
 		   int flags)
 {
 	ready();
+	if (inside)
+		return fi__libc.accept4(fd, addr, addrlen, flags);
 	return (int)to_libc(fi_accept(fd, addr.__sockaddr__, addrlen, flags));
 }
 
 EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t addrlen)
 {
 	ready();
+	if (inside)
+		return fi__libc.connect(fd, addr, addrlen);
 	return (int)to_libc(fi_connect(fd, addr.__sockaddr__, addrlen));
 }
 
 EXPORT int shutdown(int fd, int how)
 {
 	ready();
+	if (inside)
+		return fi__libc.shutdown(fd, how);
 	return (int)to_libc(fi_shutdown(fd, how));
 }
 
 EXPORT int close(int fd)
 {
 	ready();
+	if (inside)
+		return fi__libc.close(fd);
 	return (int)to_libc(fi_close(fd));
+}
+
+EXPORT ssize_t recvfrom(int fd, void *restrict buf, size_t len, int flags,
+			__SOCKADDR_ARG addr, socklen_t *restrict addrlen)
+{
+	ready();
+	if (inside)
+		return fi__libc.recvfrom(fd, buf, len, flags, addr, addrlen);
+	return to_libc(fi__recvfrom(fd, buf, len, flags, addr.__sockaddr__,
+				    addrlen));
+}
+
+EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	ready();
+	if (inside)
+		return fi__libc.recvmsg(fd, msg, flags);
+	return to_libc(fi__recvmsg(fd, msg, flags));
+}
+
+EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
+{
+	ready();
+	if (inside)
+		return fi__libc.readv(fd, iov, iovcnt);
+	return to_libc(fi__readv(fd, iov, iovcnt));
+}
+
+EXPORT int epoll_pwait(int epfd, struct epoll_event *evs, int maxevents,
+		       int timeout, const sigset_t *sigmask)
+{
+	ready();
+	if (inside)
+		return fi__libc.epoll_pwait(epfd, evs, maxevents, timeout,
+					    sigmask);
+	return (int)to_libc(
+		fi__epoll_pwait(epfd, evs, maxevents, timeout, sigmask));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -279,6 +365,7 @@ __attribute__((destructor)) static void preload_fini(void)
 	char path[PATH_MAX];
 	json_t *j;
 
+	inside = 1; /* from here on, this thread's calls are the library's */
 	if (pattern == NULL || *pattern == '\0')
 		return;
 	if (counts_path(pattern, path, sizeof(path)) != 0) {
@@ -295,19 +382,25 @@ __attribute__((destructor)) static void preload_fini(void)
 }
 
 /* A forked child counts its own calls from zero (its rules keep their
- * state: a repeat=3 rule that fired twice fires once more, in either). */
+ * state: a repeat=3 rule that fired twice fires once more, in either), and
+ * gets a plan lock of its own (fi__fork_child). */
 static void child_reset(void)
 {
+	fi__fork_child();
 	fi_counters_reset();
 }
 
 __attribute__((constructor)) static void preload_init(void)
 {
 	ready();
+	inside = 1;
+	/* A seed of our own, so that jansson never reads /dev/urandom. */
+	json_object_seed(0x5eed);
 	/* fi_init names the variable and the spec on a bad one: the program
 	 * must not run without the faults it was asked to run with. */
 	if (fi_init() != 0)
 		_exit(2);
-	if (pthread_atfork(NULL, NULL, child_reset) != 0)
+	if (pthread_atfork(fi__fork_prepare, fi__fork_parent, child_reset) != 0)
 		die_raw("wirecheck-preload: pthread_atfork failed\n");
+	inside = 0;
 }

@@ -8,9 +8,17 @@
  * The report gathers them: the program's own counts under "counts", those
  * of other processes under "children", ordered by pid.
  *
- * The wait never hangs: SIGCHLD is blocked before the fork and waited for
- * with sigtimedwait against a CLOCK_MONOTONIC deadline; past it, the whole
- * process group gets SIGKILL and the report says timed_out.
+ * The program is the leader of its own process group, and wirecheck is a
+ * child subreaper (PR_SET_CHILD_SUBREAPER), so the processes the program
+ * starts and leaves behind become wirecheck's children: exec waits for all
+ * of them, not only for the program, so that their counts are written
+ * before they are read. The wait never hangs: SIGCHLD is blocked before the
+ * fork and waited for with sigtimedwait against a CLOCK_MONOTONIC
+ * deadline; past it the group and every remaining child get SIGKILL, and
+ * the report says who was killed. When wirecheck's stdin is its
+ * terminal's foreground, the terminal goes to the program's group for the
+ * run (as a shell does), so that the program can read it and Ctrl-C
+ * reaches it.
  */
 #include "exec.h"
 
@@ -22,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -60,43 +69,130 @@ static void child_env(const struct exec_options *o, const char *faults,
 	free(pre);
 }
 
-/* Waits for pid until deadline; kills its group past it. Fills *status. */
-static int wait_child(pid_t pid, const sigset_t *chld, double deadline,
-		      int *status, int *timed_out)
+/* How the run ended. */
+struct ending {
+	int status;          /* the program's wait status */
+	int timed_out;       /* the program was killed at the deadline */
+	int others_killed;   /* processes it left behind were killed */
+	int others_left;     /* some did not die within the grace */
+};
+
+/* After SIGKILL, how long the killed may take to be reaped. */
+#define KILL_GRACE_MS 5000.0
+
+/* SIGKILL to every direct child of ours but the program, found in /proc:
+ * with the subreaper bit, those are what the program left behind, also
+ * the ones that left its process group. */
+static void kill_our_children(pid_t program)
 {
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char path[64], buf[512], *close_paren;
+		long ppid;
+		pid_t pid;
+		FILE *f;
+
+		pid = (pid_t)atol(e->d_name);
+		if (pid <= 0 || pid == program)
+			continue;
+		(void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue; /* gone meanwhile */
+		close_paren = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		(void)fclose(f); /* read-only: nothing to lose */
+		/* "pid (comm) state ppid ...": comm may hold spaces and ')'. */
+		if (close_paren != NULL &&
+		    sscanf(close_paren + 1, " %*c %ld", &ppid) == 1 &&
+		    ppid == (long)getpid())
+			(void)kill(pid, SIGKILL); /* ESRCH: it just ended */
+	}
+	(void)closedir(d); /* a directory stream: nothing to lose */
+}
+
+/*
+ * Reaps the program and every process it leaves behind until none is
+ * left, or the deadline: then SIGKILL to its group and to every child
+ * left, and KILL_GRACE_MS for them to be reaped. Returns 0, or 3 after a
+ * message when waiting itself failed (after killing what it could).
+ */
+static int wait_all(pid_t pid, const sigset_t *chld, double deadline,
+		    struct ending *end)
+{
+	int program_done = 0, killed = 0;
+	double until = deadline;
+
 	for (;;) {
-		pid_t w = waitpid(pid, status, WNOHANG);
-		double left = deadline - now_ms();
+		int status;
+		pid_t w = waitpid(-1, &status, WNOHANG);
+		double left;
 		struct timespec ts;
 
-		if (w == pid)
-			return 0;
-		if (w < 0 && errno != EINTR)
-			return fail("waitpid", errno);
+		if (w > 0) {
+			if (w == pid) {
+				end->status = status;
+				program_done = 1;
+			}
+			continue;
+		}
+		if (w < 0 && errno == ECHILD)
+			return 0; /* every child reaped */
+		if (w < 0 && errno != EINTR) {
+			int err = errno;
+
+			(void)kill(-pid, SIGKILL);
+			kill_our_children(0);
+			return fail("waitpid", err);
+		}
+		left = until - now_ms();
+		if (left <= 0 && !killed) {
+			killed = 1;
+			end->timed_out = !program_done;
+			end->others_killed = program_done;
+			(void)kill(-pid, SIGKILL); /* ESRCH: the group is gone */
+			if (!program_done)
+				(void)kill(pid, SIGKILL);
+			kill_our_children(pid);
+			until = now_ms() + KILL_GRACE_MS;
+			continue;
+		}
 		if (left <= 0) {
-			*timed_out = 1;
-			/* The group, so that what the program forked goes too;
-			 * the program itself at least, if the group is gone. */
-			if (kill(-pid, SIGKILL) != 0 && kill(pid, SIGKILL) != 0 &&
-			    errno != ESRCH)
-				return fail("kill", errno);
-			if (waitpid(pid, status, 0) != pid)
-				return fail("waitpid", errno);
+			/* SIGKILL cannot be ignored, so only a process stuck in
+			 * the kernel is left; the report says so. */
+			end->others_left = 1;
+			if (!program_done)
+				return fail("the program survived SIGKILL", ETIMEDOUT);
 			return 0;
 		}
+		if (killed)
+			kill_our_children(pid); /* the orphans of the killed */
 		ts.tv_sec = (time_t)(left / 1e3);
 		ts.tv_nsec = (long)((left - (double)ts.tv_sec * 1e3) * 1e6);
 		if (sigtimedwait(chld, NULL, &ts) < 0 && errno != EAGAIN &&
-		    errno != EINTR)
-			return fail("sigtimedwait", errno);
+		    errno != EINTR) {
+			int err = errno;
+
+			(void)kill(-pid, SIGKILL);
+			kill_our_children(0);
+			return fail("sigtimedwait", err);
+		}
 	}
 }
 
-static json_t *exit_json(int status, int timed_out)
+static json_t *exit_json(const struct ending *end)
 {
 	json_t *e = json_object();
+	int status = end->status;
 
-	json_object_set_new(e, "timed_out", json_boolean(timed_out));
+	json_object_set_new(e, "timed_out", json_boolean(end->timed_out));
+	if (end->others_killed)
+		json_object_set_new(e, "others_killed", json_true());
+	if (end->others_left)
+		json_object_set_new(e, "others_left", json_true());
 	if (WIFEXITED(status)) {
 		json_object_set_new(e, "code", json_integer(WEXITSTATUS(status)));
 	} else if (WIFSIGNALED(status)) {
@@ -185,47 +281,117 @@ static char *faults_join(const struct exec_options *o)
 	return s;
 }
 
+/* Removes dir and the files in it (an error path's cleanup). */
+static void discard_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (d != NULL) {
+		while ((e = readdir(d)) != NULL) {
+			char path[PATH_MAX];
+
+			if (e->d_name[0] == '.')
+				continue;
+			(void)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			(void)unlink(path); /* best effort: we are failing already */
+		}
+		(void)closedir(d);
+	}
+	(void)rmdir(dir);
+}
+
+/*
+ * The preload library's absolute path: relative, it would not be found by
+ * a process that changed directory; and LD_PRELOAD splits on spaces and
+ * colons, so a path with one cannot be carried. NULL after a message.
+ */
+static char *preload_path(const char *given)
+{
+	char *real = realpath(given, NULL);
+
+	if (real == NULL) {
+		(void)fail(given, errno);
+		return NULL;
+	}
+	if (strpbrk(real, " \t:") != NULL) {
+		fprintf(stderr, "wirecheck exec: %s: LD_PRELOAD cannot carry a "
+				"path with a space or a colon; use --preload with "
+				"a copy elsewhere\n", real);
+		free(real);
+		return NULL;
+	}
+	return real;
+}
+
+/* Hands the terminal on stdin to group pgid, when this process's group has
+ * it (we run in the foreground); tcsetpgrp from a background group would
+ * get SIGTTOU, which is ignored around the call. */
+static void give_terminal(pid_t pgid, int ours)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+
+	if (!ours || sigaction(SIGTTOU, &ign, &old) != 0)
+		return;
+	(void)tcsetpgrp(STDIN_FILENO, pgid); /* the terminal may be gone */
+	(void)sigaction(SIGTTOU, &old, NULL);
+}
+
 int wc_exec(const struct exec_options *o)
 {
 	char dir[] = "/tmp/wirecheck-exec.XXXXXX", counts[64];
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, chld_old;
+	struct ending end = { 0 };
 	json_t *report, *argv, *faults_json;
-	char *faults;
+	char *faults, *preload;
 	sigset_t chld, old;
-	int status = 0, timed_out = 0, rc;
+	int rc, tty;
 	double deadline;
 	pid_t pid;
 
-	if (access(o->preload, R_OK) != 0)
-		return fail(o->preload, errno);
+	preload = preload_path(o->preload);
+	if (preload == NULL)
+		return 3;
 	faults = faults_join(o);
-	if (faults == NULL)
+	if (faults == NULL) {
+		free(preload);
 		return fail("malloc", ENOMEM);
+	}
 	if (mkdtemp(dir) == NULL) {
-		free(faults);
-		return fail("mkdtemp", errno);
+		rc = fail("mkdtemp", errno);
+		goto out_free;
 	}
 	(void)snprintf(counts, sizeof(counts), "%s/%%p.json", dir);
+	/* Children must be ours to wait for: SIGCHLD at SIG_IGN (inherited)
+	 * would have the kernel reap them; the program gets the disposition
+	 * back before its exec. */
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &chld, &old) != 0) {
-		rc = fail("sigprocmask", errno);
-		free(faults);
-		(void)rmdir(dir); /* empty and ours */
-		return rc;
+	if (sigaction(SIGCHLD, &dfl, &chld_old) != 0 ||
+	    sigprocmask(SIG_BLOCK, &chld, &old) != 0) {
+		rc = fail("signals", errno);
+		goto out_dir;
 	}
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+		rc = fail("prctl(PR_SET_CHILD_SUBREAPER)", errno);
+		goto out_signals;
+	}
+	tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 	deadline = now_ms() + o->timeout_ms;
 	pid = fork();
 	if (pid < 0) {
 		rc = fail("fork", errno);
-		free(faults);
-		(void)rmdir(dir);
-		(void)sigprocmask(SIG_SETMASK, &old, NULL);
-		return rc;
+		goto out_signals;
 	}
 	if (pid == 0) {
+		struct exec_options co = *o;
+
 		(void)setpgid(0, 0); /* its own group, so a timeout kills all */
-		child_env(o, faults, counts);
-		if (sigprocmask(SIG_SETMASK, &old, NULL) != 0)
+		give_terminal(getpid(), tty);
+		co.preload = preload;
+		child_env(&co, faults, counts);
+		if (sigaction(SIGCHLD, &chld_old, NULL) != 0 ||
+		    sigprocmask(SIG_SETMASK, &old, NULL) != 0)
 			_exit(127);
 		execvp(o->argv[0], o->argv);
 		fprintf(stderr, "wirecheck exec: %s: %s\n", o->argv[0],
@@ -233,12 +399,11 @@ int wc_exec(const struct exec_options *o)
 		_exit(127);
 	}
 	(void)setpgid(pid, pid); /* the same, from this side: no race */
-	free(faults);
-	rc = wait_child(pid, &chld, deadline, &status, &timed_out);
-	if (sigprocmask(SIG_SETMASK, &old, NULL) != 0 && rc == 0)
-		rc = fail("sigprocmask", errno);
+	give_terminal(pid, tty);
+	rc = wait_all(pid, &chld, deadline, &end);
+	give_terminal(getpgrp(), tty);
 	if (rc != 0)
-		return rc;
+		goto out_signals;
 	report = json_object();
 	argv = json_array();
 	faults_json = json_array();
@@ -248,19 +413,27 @@ int wc_exec(const struct exec_options *o)
 		json_array_append_new(faults_json, json_string(o->faults[i]));
 	json_object_set_new(report, "command", argv);
 	json_object_set_new(report, "faults", faults_json);
-	json_object_set_new(report, "exit", exit_json(status, timed_out));
+	json_object_set_new(report, "exit", exit_json(&end));
 	rc = gather(dir, pid, report);
-	if (rc == 0) {
-		rc = o->output
-			? json_dump_file(report, o->output,
-					 JSON_INDENT(2) | JSON_SORT_KEYS)
-			: json_dumpf(report, stdout,
-				     JSON_INDENT(2) | JSON_SORT_KEYS);
-		if (rc != 0)
-			rc = fail(o->output ? o->output : "stdout", EIO);
-		else if (!o->output)
-			putchar('\n');
+	if (rc == 0 && o->output != NULL) {
+		if (json_dump_file(report, o->output,
+				   JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
+			rc = fail(o->output, EIO);
+	} else if (rc == 0) {
+		if (json_dumpf(report, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) != 0 ||
+		    putchar('\n') == EOF || fflush(stdout) != 0)
+			rc = fail("stdout", errno ? errno : EIO);
 	}
 	json_decref(report);
+	/* gather removed the directory, unless it failed to open it */
+out_signals:
+	(void)sigprocmask(SIG_SETMASK, &old, NULL);
+	(void)sigaction(SIGCHLD, &chld_old, NULL);
+out_dir:
+	if (rc != 0)
+		discard_dir(dir);
+out_free:
+	free(faults);
+	free(preload);
 	return rc;
 }

@@ -7,6 +7,7 @@
  * 3 the harness itself failed.
  */
 #include "exec.h"
+#include "fi.h"
 #include "run.h"
 #include "scenario.h"
 
@@ -553,10 +554,11 @@ static int cmd_exec(int argc, char **argv)
 	int i, rc = 0;
 
 	help_command = "exec";
-	if (argc > 0 && (strcmp(argv[0], "--help") == 0 ||
-			 strcmp(argv[0], "-h") == 0)) {
-		fputs(usage_exec, stdout);
-		return 0;
+	for (i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(usage_exec, stdout);
+			return 0;
+		}
 	}
 	if (sc_parse("exec", "", &sc, err, sizeof(err)) != 0)
 		return usage_error("%s%s", err, "");
@@ -585,21 +587,31 @@ static int cmd_exec(int argc, char **argv)
 				 "(SIG@task:N) needs a scenario%s%s", "", "");
 	if (rc == 0 && (i >= argc || i + 1 >= argc))
 		rc = usage_error("exec needs -- PROGRAM [ARGS]%s%s", "", "");
+	if (rc == 0 && sc.nfaults > FI_MAX_RULES) {
+		char n[32], max[32];
+
+		(void)snprintf(n, sizeof(n), "%zu", sc.nfaults);
+		(void)snprintf(max, sizeof(max), "%d", FI_MAX_RULES);
+		rc = usage_error("exec: %s rules; the gate arms at most %s", n,
+				 max);
+	}
 	if (rc == 0) {
 		specs = calloc(sc.nfaults + 1, sizeof(*specs));
-		if (specs == NULL)
+		if (eo.preload == NULL)
+			eo.preload = preload = beside_self("../lib/libwirecheck-preload.so");
+		if (specs == NULL || eo.preload == NULL) {
+			fprintf(stderr, "wirecheck exec: out of memory\n");
 			rc = 3;
+		}
 	}
 	if (rc == 0) {
 		for (size_t k = 0; k < sc.nfaults; k++)
 			specs[k] = sc.faults[k].text;
-		if (eo.preload == NULL)
-			eo.preload = preload = beside_self("../lib/libwirecheck-preload.so");
 		eo.argv = argv + i + 1;
 		eo.faults = specs;
 		eo.nfaults = sc.nfaults;
 		eo.timeout_ms = sc.timeout_ms;
-		rc = eo.preload ? wc_exec(&eo) : 3;
+		rc = wc_exec(&eo);
 	}
 	free(specs);
 	free(preload);

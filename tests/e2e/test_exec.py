@@ -13,6 +13,7 @@ figures come from the rules, written next to each assertion:
 """
 import json
 import os
+import shutil
 import sys
 
 import pytest
@@ -162,3 +163,138 @@ def test_a_bad_faults_variable_stops_the_program(preload, tmp_path):
                           text=True, timeout=60)
     assert proc.returncode == 2 and "ran" not in proc.stdout
     assert "WIRECHECK_FAULTS" in proc.stderr and "send:short=0" in proc.stderr
+
+
+RECV_FORMS = """
+import socket
+a, b = socket.socketpair()
+a.send(b"abcdefghij")
+data, _ = b.recvfrom(100)
+assert data == b"abc", data
+data, _, _, _ = b.recvmsg(100)
+assert data == b"def", data
+assert b.recv(100) == b"ghi"
+print("ok")
+"""
+
+
+def test_recvfrom_and_recvmsg_are_recv(wc, tmp_path, preload):
+    # CPython's recvfrom() and recvmsg() call libc's of the same names; the
+    # library counts both as recv and clamps them like recv: 3 bytes each.
+    prog = script(tmp_path, "forms.py", RECV_FORMS)
+    rep, proc = report(wc, tmp_path, "--fault", "recv:short=3,repeat=forever", [PYTHON, prog])
+    assert rep["exit"]["code"] == 0, proc.stderr
+    assert rep["counts"]["syscalls"]["recv"] == 3
+    assert rep["counts"]["injected"] == {"recv": 3}
+
+
+def test_the_librarys_own_calls_are_not_the_programs(wc, tmp_path, preload):
+    # The library's constructor and destructor (libfiu, jansson, stdio) may
+    # call read() and close(); those pass straight to libc. Before, jansson
+    # read /dev/urandom through the gate at exit: /bin/true "made" a read
+    # and a close, and a rule on close killed it inside the destructor.
+    rep, _ = report(wc, tmp_path, "--fault", "close:signal=SIGTERM", ["/bin/true"])
+    assert rep["exit"] == {"code": 0, "timed_out": False}
+    assert "close" not in rep["counts"]["syscalls"]
+    rep, _ = report(wc, tmp_path, "--fault", "sysread:errno=EIO", ["/bin/true"])
+    assert "read" not in rep["counts"]["syscalls"] and rep["counts"]["injected"] == {}
+
+
+NODE_ECHO = """
+const net = require("net");
+const path = process.argv[2];
+const srv = net.createServer((c) => {
+  let n = 0;
+  c.on("data", (d) => { n += d.length; });
+  c.on("end", () => { console.log("got " + n); srv.close(); });
+});
+srv.listen(path, () => { const s = net.connect(path, () => s.end(Buffer.alloc(100, 97))); });
+"""
+
+
+def test_node_is_counted_through_libuv(wc, tmp_path, preload):
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    prog = script(tmp_path, "echo.js", NODE_ECHO)
+    rep, proc = report(wc, tmp_path, [node, prog, tmp_path / "s.sock"])
+    assert rep["exit"]["code"] == 0, proc.stderr
+    c = rep["counts"]["syscalls"]
+    # libuv waits with epoll_pwait (counted as epoll_wait), accepts one
+    # connection and connects once; each side shuts its write side down.
+    assert c["epoll_wait"] > 0 and c["accept"] == 1 and c["connect"] == 1
+    assert c["shutdown"] == 2
+
+
+ORPHAN = """
+import os, socket
+r, w = os.pipe()
+if os.fork() == 0:
+    os.close(w)
+    os.read(r, 1)  # end of file once the parent has exited
+    a, b = socket.socketpair()
+    a.send(b"late")
+    raise SystemExit(0)
+os.close(r)
+"""
+
+STUCK_ORPHAN = """
+import os
+r, w = os.pipe()
+if os.fork() == 0:
+    os.read(r, 1)  # it holds the write end itself: never returns
+"""
+
+
+def test_processes_left_behind_are_waited_for(wc, tmp_path, preload):
+    # The child sends only after the program has exited. exec waits for it
+    # (it is ours, as subreaper) before it reads the counts; the first
+    # version read them when the program ended, and listed no child.
+    prog = script(tmp_path, "orphan.py", ORPHAN)
+    rep, _ = report(wc, tmp_path, [PYTHON, prog])
+    assert rep["exit"] == {"code": 0, "timed_out": False}
+    assert [c["syscalls"].get("send") for c in rep["children"]] == [1]
+
+
+def test_processes_left_behind_are_killed_at_the_deadline(wc, tmp_path, preload):
+    prog = script(tmp_path, "stuck.py", STUCK_ORPHAN)
+    rep, _ = report(wc, tmp_path, "--timeout", "1", [PYTHON, prog])
+    # The program itself ended at once; what it left was killed.
+    assert rep["exit"] == {"code": 0, "timed_out": False, "others_killed": True}
+    assert rep["children"] == []  # killed: no exit handlers ran
+
+
+def test_an_inherited_ignored_sigchld(wirecheck, tmp_path, preload):
+    # With SIGCHLD ignored the kernel would reap the program itself, and the
+    # first version failed with "waitpid: No child processes". The program
+    # still inherits the ignored disposition.
+    import signal
+    import subprocess
+    out = tmp_path / "report.json"
+    proc = subprocess.run(
+        [str(wirecheck), "exec", "--output", str(out), "--", PYTHON, "-c",
+         "import signal; print(signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN)"],
+        capture_output=True, text=True, timeout=60,
+        preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "True"
+    assert json.loads(out.read_text())["exit"]["code"] == 0
+
+
+def test_more_rules_than_the_gate_arms_is_a_usage_error(wc, preload):
+    args = []
+    for fd in range(33):
+        args += ["--fault", f"send:errno=EPIPE,fd={fd + 100}"]
+    proc = wc("exec", *args, "--", "true")
+    assert proc.returncode == 2
+    assert "33 rules; the gate arms at most 32" in proc.stderr
+
+
+def test_a_preload_path_ld_preload_cannot_carry(wc, tmp_path, preload):
+    odd = tmp_path / "a b"
+    odd.mkdir()
+    copy = odd / "lib.so"
+    copy.write_bytes(preload.read_bytes())
+    proc = wc("exec", "--preload", copy, "--", "true")
+    assert proc.returncode == 3
+    assert "LD_PRELOAD cannot carry a path with a space or a colon" in proc.stderr
