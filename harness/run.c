@@ -905,9 +905,9 @@ static json_t *build_trace(struct run *r)
 	json_t *t = json_object(), *faults = json_array(), *variants = json_object();
 	char desc[256], *line, *save = NULL;
 
-	/* The harness validated the scenario's variants on its own copy of the
-	 * stack's configuration, so its description is what the subject ran. */
-	rs_variant_describe(desc, sizeof(desc));
+	/* The scenario's configuration, its variants applied: the same lines
+	 * the subject applied to its own. */
+	rs_config_describe(&sc->config, desc, sizeof(desc));
 	for (line = strtok_r(desc, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *eq = strchr(line, '=');
 

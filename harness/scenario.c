@@ -265,9 +265,9 @@ int sc_add_variant(struct scenario *sc, const char *arg, int line, char *err,
 		return say(err, errlen, "variant '%s': expected NAME=VALUE", arg);
 	memcpy(name, arg, (size_t)(eq - arg));
 	name[eq - arg] = '\0';
-	/* rs_variant_set knows the names and values; the harness's own copy
-	 * of the stack's configuration is not used for anything else. */
-	rc = rs_variant_set(name, eq + 1);
+	/* The stack knows the names and values; the scenario keeps its own
+	 * configuration, so that no global changes. */
+	rc = rs_variant_apply(&sc->config, name, eq + 1);
 	if (rc == -ENOENT)
 		return say(err, errlen, "variant '%s': unknown variant '%s'", arg, name);
 	if (rc < 0)
@@ -881,22 +881,6 @@ static int parse_legacy(struct parser *p)
 	for (size_t i = 0; i < scratch.nvariants; i++)
 		free(scratch.variants[i].text);
 	free(scratch.variants);
-	/* sc_add_variant set the harness's own copy of the variant: a legacy
-	 * line only declares it, so put back the fixed strategy and then the
-	 * scenario's own variant lines. */
-	if (rc == 0) {
-		char name[64];
-
-		snprintf(name, sizeof(name), "%.*s", (int)strcspn(p->tok[1].text, "="), p->tok[1].text);
-		(void)rs_variant_set(name, "fixed");
-		for (size_t i = 0; i < p->sc->nvariants; i++) {
-			const char *t = p->sc->variants[i].text;
-			const char *eq = strchr(t, '=');
-
-			if ((size_t)(eq - t) == strlen(name) && strncmp(t, name, strlen(name)) == 0)
-				(void)rs_variant_set(name, eq + 1);
-		}
-	}
 	if (rc < 0)
 		return fail(p, "legacy: %s", msg);
 	p->sc->legacy = strdup(p->tok[1].text);
@@ -1011,6 +995,7 @@ static void sc_defaults(struct scenario *sc)
 	sc->role = SC_ROLE_CLIENT;
 	sc->connections = 1;
 	sc->timeout_ms = 30000;
+	sc->config = (struct rs_config)RS_CONFIG_DEFAULTS;
 	sc->peer_on_eof = SC_EOF_CLOSE;
 }
 

@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include "rs.h"
+
 enum sc_op_kind {
 	SC_OP_WRITE,
 	SC_OP_END,
@@ -118,6 +120,9 @@ struct scenario {
 	size_t nfaults;
 	struct sc_setting *variants;
 	size_t nvariants;
+	/* The stack's configuration with the variants applied: what the
+	 * subject runs, and what the trace's `variant` says. */
+	struct rs_config config;
 	struct sc_block *tasks;
 	size_t ntasks;
 	struct sc_block *handlers;

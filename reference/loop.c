@@ -19,7 +19,7 @@
  * that posted tasks are not starved by a flood of ready sockets. */
 #define RS_LOOP_MAX_EVENTS 64
 
-struct rs_config rs_config = { .queue = RS_QUEUE_CURSOR, .batch = 1 };
+struct rs_config rs_config = RS_CONFIG_DEFAULTS;
 struct rs_stats rs_stats;
 
 static int task_queue_push(struct rs__task_queue *q, rs_task_fn fn, void *arg)

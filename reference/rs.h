@@ -48,19 +48,31 @@ struct rs_config {
 #define RS_BATCH_MAX_WRITE 16384
 #define RS_BATCH_LIMIT 65536
 
-/* The process-wide configuration; defaults to every fixed strategy. */
+/* Every fixed strategy: the defaults of rs_config. */
+#define RS_CONFIG_DEFAULTS                                                  \
+	{ .queue = RS_QUEUE_CURSOR, .halfopen = RS_HALFOPEN_END_FIRST,       \
+	  .batch = 1 }
+
+/* The process-wide configuration; starts as RS_CONFIG_DEFAULTS. */
 extern struct rs_config rs_config;
 
 /*
- * Sets a variant by name and value ("queue", "memmove"). Returns 0, or
- * -ENOENT for an unknown name, -EINVAL for a value the name does not take.
+ * Sets a variant of cfg by name and value ("queue", "memmove"). Returns 0,
+ * or -ENOENT for an unknown name, -EINVAL for a value the name does not
+ * take (cfg unchanged then). Known values: queue=cursor|memmove,
+ * batch=on|off, halfopen=end-first|poll-first, and the aliases fixed|legacy
+ * for each.
  */
+int rs_variant_apply(struct rs_config *cfg, const char *name,
+		     const char *value);
+/* rs_variant_apply on the process-wide rs_config. */
 int rs_variant_set(const char *name, const char *value);
 /*
- * Writes every variant with its current value, one "name=value" line each,
- * to buf (snprintf's contract). Known values: queue=cursor|memmove (the
- * aliases fixed|legacy are accepted by rs_variant_set).
+ * Writes every variant of cfg with its value, one "name=value" line each,
+ * to buf (snprintf's contract).
  */
+int rs_config_describe(const struct rs_config *cfg, char *buf, size_t len);
+/* rs_config_describe of the process-wide rs_config. */
 int rs_variant_describe(char *buf, size_t len);
 
 /* ------------------------------------------------------------------------ */

@@ -8,32 +8,33 @@
 #include <stdio.h>
 #include <string.h>
 
-int rs_variant_set(const char *name, const char *value)
+int rs_variant_apply(struct rs_config *cfg, const char *name,
+		     const char *value)
 {
 	if (strcmp(name, "queue") == 0) {
 		if (strcmp(value, "cursor") == 0 || strcmp(value, "fixed") == 0)
-			rs_config.queue = RS_QUEUE_CURSOR;
+			cfg->queue = RS_QUEUE_CURSOR;
 		else if (strcmp(value, "memmove") == 0 ||
 			 strcmp(value, "legacy") == 0)
-			rs_config.queue = RS_QUEUE_MEMMOVE;
+			cfg->queue = RS_QUEUE_MEMMOVE;
 		else
 			return -EINVAL;
 		return 0;
 	}
 	if (strcmp(name, "batch") == 0) {
 		if (strcmp(value, "on") == 0 || strcmp(value, "fixed") == 0)
-			rs_config.batch = 1;
+			cfg->batch = 1;
 		else if (strcmp(value, "off") == 0 || strcmp(value, "legacy") == 0)
-			rs_config.batch = 0;
+			cfg->batch = 0;
 		else
 			return -EINVAL;
 		return 0;
 	}
 	if (strcmp(name, "halfopen") == 0) {
 		if (strcmp(value, "end-first") == 0 || strcmp(value, "fixed") == 0)
-			rs_config.halfopen = RS_HALFOPEN_END_FIRST;
+			cfg->halfopen = RS_HALFOPEN_END_FIRST;
 		else if (strcmp(value, "poll-first") == 0 || strcmp(value, "legacy") == 0)
-			rs_config.halfopen = RS_HALFOPEN_POLL_FIRST;
+			cfg->halfopen = RS_HALFOPEN_POLL_FIRST;
 		else
 			return -EINVAL;
 		return 0;
@@ -41,10 +42,20 @@ int rs_variant_set(const char *name, const char *value)
 	return -ENOENT;
 }
 
-int rs_variant_describe(char *buf, size_t len)
+int rs_variant_set(const char *name, const char *value)
+{
+	return rs_variant_apply(&rs_config, name, value);
+}
+
+int rs_config_describe(const struct rs_config *cfg, char *buf, size_t len)
 {
 	return snprintf(buf, len, "batch=%s\nhalfopen=%s\nqueue=%s\n",
-			rs_config.batch ? "on" : "off",
-			rs_config.halfopen == RS_HALFOPEN_END_FIRST ? "end-first" : "poll-first",
-			rs_config.queue == RS_QUEUE_CURSOR ? "cursor" : "memmove");
+			cfg->batch ? "on" : "off",
+			cfg->halfopen == RS_HALFOPEN_END_FIRST ? "end-first" : "poll-first",
+			cfg->queue == RS_QUEUE_CURSOR ? "cursor" : "memmove");
+}
+
+int rs_variant_describe(char *buf, size_t len)
+{
+	return rs_config_describe(&rs_config, buf, len);
 }

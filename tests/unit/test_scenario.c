@@ -51,12 +51,12 @@ static int group_teardown(void **state)
 	return rmdir(tmpdir);
 }
 
-/* Variants change the process-wide configuration: put the default back. */
+/* Variants must not change the process-wide configuration; should a
+ * regression change it, the next test still starts from the defaults. */
 static int reset_config(void **state)
 {
 	(void)state;
-	rs_config.queue = RS_QUEUE_CURSOR;
-	rs_config.batch = 1;
+	rs_config = (struct rs_config)RS_CONFIG_DEFAULTS;
 	return 0;
 }
 
@@ -117,7 +117,6 @@ static void expect_error_(const char *text, int line, const char *const *words)
 	check_message(err, WHERE, line, words);
 	/* A failed parse leaves nothing to free. */
 	assert_true(is_zeroed(&sc));
-	rs_config.queue = RS_QUEUE_CURSOR;
 }
 
 #define expect_error(text, line, ...) \
@@ -412,7 +411,10 @@ static void test_variant(void **state)
 	assert_int_equal(sc.nvariants, 1);
 	assert_string_equal(sc.variants[0].text, "queue=memmove");
 	assert_int_equal(sc.variants[0].line, 1);
-	assert_int_equal(rs_config.queue, RS_QUEUE_MEMMOVE);
+	assert_int_equal(sc.config.queue, RS_QUEUE_MEMMOVE);
+	/* The scenario's own configuration changed, not the process's: the
+	 * first version set the harness's global copy (rs_config). */
+	assert_int_equal(rs_config.queue, RS_QUEUE_CURSOR);
 	sc_free(&sc);
 
 	/* A second line for the same name replaces the first. */
@@ -420,16 +422,18 @@ static void test_variant(void **state)
 	assert_int_equal(sc.nvariants, 1);
 	assert_string_equal(sc.variants[0].text, "queue=cursor");
 	assert_int_equal(sc.variants[0].line, 3);
-	assert_int_equal(rs_config.queue, RS_QUEUE_CURSOR);
+	assert_int_equal(sc.config.queue, RS_QUEUE_CURSOR);
 	sc_free(&sc);
 
 	/* The aliases are accepted and kept as written. */
 	parse_ok("variant queue=legacy\n", &sc);
 	assert_string_equal(sc.variants[0].text, "queue=legacy");
-	assert_int_equal(rs_config.queue, RS_QUEUE_MEMMOVE);
+	assert_int_equal(sc.config.queue, RS_QUEUE_MEMMOVE);
 	sc_free(&sc);
-	parse_ok("variant queue=fixed\n", &sc);
-	assert_int_equal(rs_config.queue, RS_QUEUE_CURSOR);
+	parse_ok("variant batch=off\nvariant queue=fixed\n", &sc);
+	assert_int_equal(sc.config.queue, RS_QUEUE_CURSOR);
+	assert_int_equal(sc.config.batch, 0);
+	assert_int_equal(rs_config.batch, 1);
 	sc_free(&sc);
 }
 
@@ -823,12 +827,12 @@ static void test_suite_metadata(void **state)
 	assert_int_equal(sc.legacy_must_differ, 0);
 	assert_string_equal(sc.legacy_except, "syscalls,queue");
 	/* A legacy line declares the variant; it does not select it. */
-	assert_int_equal(rs_config.batch, 1);
+	assert_int_equal(sc.config.batch, 1);
 	sc_free(&sc);
 	parse_ok("legacy queue=memmove must-differ\n", &sc);
 	assert_int_equal(sc.legacy_must_differ, 1);
 	assert_null(sc.legacy_except);
-	assert_int_equal(rs_config.queue, RS_QUEUE_CURSOR);
+	assert_int_equal(sc.config.queue, RS_QUEUE_CURSOR);
 	sc_free(&sc);
 }
 
