@@ -124,3 +124,49 @@ def run_capture(path: str | os.PathLike, flags: Iterable[str] = (), *,
         argv.append("--valgrind")
     out, err = _call_full(argv, timeout)
     return json.loads(out), err
+
+
+@dataclass
+class ExecResult:
+    """What `wirecheck exec` reported, and what the program printed."""
+    report: dict
+    stdout: str
+    stderr: str
+
+    @property
+    def exit(self) -> dict:
+        return self.report["exit"]
+
+    @property
+    def counts(self) -> dict | None:
+        """The program's own counts (None when it ended without its exit
+        handlers: a signal, _exit, a failed exec)."""
+        return self.report["counts"]
+
+    def calls(self, kind: str) -> int:
+        """The program's calls of one kind ("send"), 0 if none or no counts."""
+        return ((self.counts or {}).get("syscalls") or {}).get(kind, 0)
+
+
+def exec_program(argv: Sequence[str | os.PathLike], flags: Iterable[str] = (), *,
+                 binary: str | os.PathLike | None = None, timeout: float = 30,
+                 cwd: str | os.PathLike | None = None,
+                 env: dict | None = None) -> ExecResult:
+    """Runs `wirecheck exec FLAGS -- ARGV` (docs/cli.md, "wirecheck exec"):
+    a program not built against the gate, with the gate preloaded. flags are
+    the exec flags (["--clamp-send", "7"], ["--fault", "send:errno=EPIPE"]).
+    The program's own exit is in .exit, whatever it was; raises
+    WirecheckError when wirecheck refused the flags (2) or failed (3)."""
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="wirecheck-exec-") as tmp:
+        out = Path(tmp) / "report.json"
+        cmd = [str(find_binary(binary)), "exec", *map(str, flags),
+               "--timeout", str(timeout), "--output", str(out), "--",
+               *map(str, argv)]
+        # The harness kills the program at `timeout`; this one only guards
+        # against a harness that would not return.
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd,
+                              env=env, timeout=timeout + 60)
+        if proc.returncode != 0:
+            raise WirecheckError(proc.returncode, proc.stderr, cmd)
+        return ExecResult(json.loads(out.read_text()), proc.stdout, proc.stderr)

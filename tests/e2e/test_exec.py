@@ -298,3 +298,19 @@ def test_a_preload_path_ld_preload_cannot_carry(wc, tmp_path, preload):
     proc = wc("exec", "--preload", copy, "--", "true")
     assert proc.returncode == 3
     assert "LD_PRELOAD cannot carry a path with a space or a colon" in proc.stderr
+
+
+def test_the_python_api(tmp_path, preload):
+    # wirecheck.exec_program: the same run from a pytest test of one's own.
+    sys.path.insert(0, str(wirecheck_path().parents[2] / "python"))
+    from wirecheck import WirecheckError, exec_program
+
+    prog = script(tmp_path, "sendall.py", SENDALL)
+    res = exec_program([PYTHON, prog, 100], ["--clamp-send", 7],
+                       binary=wirecheck_path())
+    assert res.exit == {"code": 0, "timed_out": False}
+    assert res.calls("send") == 15 and res.calls("recvmsg") == 0
+    assert res.counts["injected"] == {"send": 14}
+    with pytest.raises(WirecheckError) as e:
+        exec_program(["true"], ["--clamp-send", 0], binary=wirecheck_path())
+    assert e.value.returncode == 2 and "clamp-send '0'" in str(e.value)
