@@ -144,6 +144,13 @@ int sc_add_fault(struct scenario *sc, const char *arg, int line, char *err,
 	if (fi_rule_parse(arg, &rule, err, errlen) < 0)
 		return -1;
 	fi_rule_format(&rule, canon, sizeof(canon));
+	/* A rule the scenario has already is not added again: two identical
+	 * rules match and fire on the same calls, so the second would change
+	 * nothing but the trace's list (`run epipe-prefix.wcs --refuse-write
+	 * EPIPE@2` repeats the file's own rule). */
+	for (size_t i = 0; i < sc->nfaults; i++)
+		if (strcmp(sc->faults[i].text, canon) == 0)
+			return 0;
 	return add_setting(&sc->faults, &sc->nfaults, canon, line, err, errlen);
 }
 

@@ -48,8 +48,8 @@ static const char usage_run[] =
 	"\n"
 	"Runs the scenario FILE once (or --repeat times) and writes its trace as\n"
 	"JSON. Every flag can also be written in the scenario file, as a line with\n"
-	"the same name and no dashes; flags add to the file's faults and override\n"
-	"its transport, timeout and variants.\n"
+	"the same name and no dashes; flags add to the file's faults (not twice)\n"
+	"and override its transport, timeout and variants.\n"
 	"\n"
 	"  --clamp-send N        every writing call sends at most N bytes (a true\n"
 	"                        short send): the rule write:short=N,repeat=forever\n"
@@ -85,10 +85,11 @@ static const char usage_exec[] =
 	"\n"
 	"Runs PROGRAM, which need not be built against the gate, with the fault\n"
 	"gate preloaded (libwirecheck-preload.so): its send, sendto, sendmsg,\n"
-	"write, writev, recv, read, epoll_ctl, epoll_wait, accept, connect,\n"
-	"shutdown and close are counted, and the faults apply to them. Prints a\n"
-	"JSON report: the command, the faults, the program's exit, its counts,\n"
-	"and the counts of the processes it forked.\n"
+	"write, writev, recv, read, epoll_ctl, epoll_wait, accept, accept4,\n"
+	"connect, shutdown and close are counted, and the faults apply to them;\n"
+	"so do recvfrom and recvmsg (as recv), readv (as read) and epoll_pwait\n"
+	"(as epoll_wait). Prints a JSON report: the command, the faults, the\n"
+	"program's exit, its counts, and the counts of the processes it started.\n"
 	"\n"
 	"  --clamp-send N        as for `run` (every writing call, write(2) to\n"
 	"                        a terminal or file included: --fault send:... or\n"
@@ -388,8 +389,9 @@ static const char usage_per_connection[] =
 	"'connections' replaced) and prints, for every syscall kind, the count per\n"
 	"connection: (count at N2 - count at N1) / (N2 - N1), the figure of\n"
 	"reference-prs/001 (--from 100 --to 300). Every wirecheck run flag applies\n"
-	"to both runs. Output: JSON on stdout. Exit 1 when a run did not end\n"
-	"cleanly (its exit is printed), 2 on bad input.\n";
+	"to both runs but --repeat, which is refused. Output: JSON on stdout, or\n"
+	"in the file of --trace. Exit 1 when a run did not end cleanly (its exit\n"
+	"is printed), 2 on bad input.\n";
 
 /* Runs the scenario with n connections; returns its trace or NULL. */
 static json_t *run_with(struct scenario *sc, int n, const struct run_options *ro)
@@ -439,14 +441,18 @@ static int cmd_per_connection(int argc, char **argv)
 	json_t *a = NULL, *b = NULL, *out;
 	int rc;
 
+	help_command = "per-connection";
 	if (wants_help(argc, argv, usage_per_connection))
 		return 0;
 	rc = prepare(argc, argv, &cli, &sc, &ro, &subject);
 	if (rc)
 		return rc;
-	if (cli.from == 0 || cli.to == 0 || cli.from >= cli.to) {
+	if (cli.from == 0 || cli.to == 0 || cli.from >= cli.to || cli.repeat > 1) {
 		free(subject);
 		sc_free(&sc);
+		if (cli.repeat > 1)
+			return usage_error("per-connection makes one run per count: "
+					   "--repeat does not apply%s%s", "", "");
 		return usage_error("per-connection needs --from N1 --to N2 with N1 < N2%s%s", "", "");
 	}
 	a = run_with(&sc, cli.from, &ro);
@@ -460,9 +466,17 @@ static int cmd_per_connection(int argc, char **argv)
 				"syscalls", "from", json_object_get(a, "syscalls"),
 				"to", json_object_get(b, "syscalls"),
 				"exit", "from", json_object_get(a, "exit"), "to", json_object_get(b, "exit"));
-		if (!out || json_dumpf(out, stdout, JSON_SORT_KEYS | JSON_INDENT(2)) < 0)
+		if (!out)
 			rc = 3;
-		putchar('\n');
+		else if (cli.trace_path)
+			rc = json_dump_file(out, cli.trace_path,
+					    JSON_SORT_KEYS | JSON_INDENT(2)) == 0 ? 0 : 3;
+		else if (json_dumpf(out, stdout, JSON_SORT_KEYS | JSON_INDENT(2)) < 0 ||
+			 putchar('\n') == EOF || fflush(stdout) != 0)
+			rc = 3;
+		if (rc == 3)
+			fprintf(stderr, "wirecheck: cannot write the result to %s\n",
+				cli.trace_path ? cli.trace_path : "stdout");
 		json_decref(out);
 		if (rc == 0 && (!clean_exit(a) || !clean_exit(b))) {
 			fprintf(stderr, "wirecheck: %s: a run did not end cleanly (see exit)\n", sc.path);
@@ -511,6 +525,14 @@ static json_t *check_json(const struct scenario *sc)
 			 "tasks", (json_int_t)sc->ntasks, "connections", sc->connections);
 }
 
+static const char usage_check[] =
+	"usage: wirecheck check [--json] FILE\n"
+	"\n"
+	"Parses the scenario FILE and exits 0 when it is good, 2 with its first\n"
+	"error (FILE:LINE: PROBLEM) when it is not. With --json, prints its suite\n"
+	"metadata (name, path, behaviour, matrix, legacy, tasks, connections) on\n"
+	"one line, for the pytest plugin.\n";
+
 static int cmd_check(int argc, char **argv)
 {
 	struct scenario sc;
@@ -518,6 +540,9 @@ static int cmd_check(int argc, char **argv)
 	int as_json = argc == 2 && strcmp(argv[0], "--json") == 0;
 	const char *file;
 
+	help_command = "check";
+	if (wants_help(argc, argv, usage_check))
+		return 0;
 	if ((argc != 1 && !as_json) || (argc == 1 && strcmp(argv[0], "--json") == 0))
 		return usage_error("check takes [--json] and one scenario FILE%s%s", "", "");
 	file = as_json ? argv[1] : argv[0];
