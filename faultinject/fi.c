@@ -862,8 +862,13 @@ ssize_t fi__recvfrom(int fd, void *buf, size_t len, int flags,
 		return fi__result(FI_RECV, fi__libc.recvfrom(fd, buf, len, flags,
 							     addr, addrlen));
 	count_fd(FI_RECV, fd);
-	if (gate_begin(FI_RECV, fd, &p, &r))
+	if (gate_begin(FI_RECV, fd, &p, &r)) {
+		/* An injected end of file says what a real one says: no
+		 * address (a connected stream's recvfrom reports none). */
+		if (r == 0 && addr != NULL && addrlen != NULL)
+			*addrlen = 0;
 		return r;
+	}
 	len = plan_clamp(&p, len);
 	return gate_end(FI_RECV, &p,
 			fi__libc.recvfrom(fd, buf, len, flags, addr, addrlen));
@@ -879,8 +884,17 @@ ssize_t fi__recvmsg(int fd, struct msghdr *msg, int flags)
 	if (fi__count_fast(FI_RECV, fd))
 		return fi__result(FI_RECV, fi__libc.recvmsg(fd, msg, flags));
 	count_fd(FI_RECV, fd);
-	if (gate_begin(FI_RECV, fd, &p, &r))
+	if (gate_begin(FI_RECV, fd, &p, &r)) {
+		/* An injected end of file fills the header as a real one does:
+		 * no address, no control data, no flags. A refused call leaves
+		 * it alone, as the kernel does. */
+		if (r == 0 && msg != NULL) {
+			msg->msg_namelen = 0;
+			msg->msg_controllen = 0;
+			msg->msg_flags = 0;
+		}
 		return r;
+	}
 	if (msg == NULL)
 		return gate_end(FI_RECV, &p, fi__libc.recvmsg(fd, msg, flags));
 	m = *msg;

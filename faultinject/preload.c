@@ -12,7 +12,9 @@
  * epoll_ctl, epoll_wait, accept, accept4, connect, shutdown and close, and
  * the forms of three of them that event loops and runtimes use: recvfrom
  * and recvmsg (counted as recv), readv (as read), epoll_pwait (as
- * epoll_wait). Each goes through the same gate as the reference stack's
+ * epoll_wait), and the fortified __read_chk, __recv_chk and
+ * __recvfrom_chk that _FORTIFY_SOURCE builds call instead of read, recv and
+ * recvfrom. Each goes through the same gate as the reference stack's
  * calls (fi.c, built here with FI_PRELOAD): it is counted per kind and fd,
  * the rules of
  * WIRECHECK_FAULTS apply to it (the rule syntax of docs/cli.md, specs
@@ -26,7 +28,7 @@
  *
  * The library's own work (its constructor and destructor: libfiu, jansson,
  * stdio) may call these symbols too: jansson reads /dev/urandom for its
- * hash seed unless given one. Such calls pass straight to libc, uncounted
+ * hash seed at its first object. Such calls pass straight to libc, uncounted
  * and untouched by any rule (the thread-local `inside`), so that the counts
  * are the program's and no rule can end a program inside the library.
  *
@@ -60,8 +62,18 @@
 
 struct fi__libc fi__libc;
 
-/* Non-zero while this thread runs the library's own code (see the top). */
-static __thread int inside;
+/* Non-zero while this thread runs the library's own code (see the top).
+ * initial-exec: a preloaded library has static TLS, and every interposed
+ * call reads it, so no __tls_get_addr call. */
+static __thread int inside __attribute__((tls_model("initial-exec")));
+
+/* The fortified forms (_FORTIFY_SOURCE) of read, recv and recvfrom, which
+ * distributions build most programs with: libc's own, for the overflow
+ * they check, and so that the rest goes through the gate. */
+static ssize_t (*libc_read_chk)(int, void *, size_t, size_t);
+static ssize_t (*libc_recv_chk)(int, void *, size_t, size_t, int);
+static ssize_t (*libc_recvfrom_chk)(int, void *, size_t, size_t, int,
+				    struct sockaddr *, socklen_t *);
 
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
 
@@ -114,6 +126,10 @@ static void resolve(void)
 	fi__libc.readv = (__typeof__(fi__libc.readv))libc_symbol("readv");
 	fi__libc.epoll_pwait =
 		(__typeof__(fi__libc.epoll_pwait))libc_symbol("epoll_pwait");
+	libc_read_chk = (__typeof__(libc_read_chk))libc_symbol("__read_chk");
+	libc_recv_chk = (__typeof__(libc_recv_chk))libc_symbol("__recv_chk");
+	libc_recvfrom_chk =
+		(__typeof__(libc_recvfrom_chk))libc_symbol("__recvfrom_chk");
 }
 
 /* Every interposer starts here: a constructor of another library may call
@@ -289,6 +305,46 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *evs, int maxevents,
 		fi__epoll_pwait(epfd, evs, maxevents, timeout, sigmask));
 }
 
+/* The fortified forms: a length past the buffer goes to libc's own check,
+ * which ends the process as it would have; the rest is the plain call.
+ * glibc declares them only inside its fortify headers, so here. */
+EXPORT ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen);
+EXPORT ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen,
+			  int flags);
+EXPORT ssize_t __recvfrom_chk(int fd, void *restrict buf, size_t len,
+			      size_t buflen, int flags,
+			      struct sockaddr *restrict addr,
+			      socklen_t *restrict addrlen);
+
+EXPORT ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
+{
+	ready();
+	if (inside || len > buflen)
+		return libc_read_chk(fd, buf, len, buflen);
+	return to_libc(fi_read(fd, buf, len));
+}
+
+EXPORT ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen,
+			  int flags)
+{
+	ready();
+	if (inside || len > buflen)
+		return libc_recv_chk(fd, buf, len, buflen, flags);
+	return to_libc(fi_recv(fd, buf, len, flags));
+}
+
+EXPORT ssize_t __recvfrom_chk(int fd, void *restrict buf, size_t len,
+			      size_t buflen, int flags,
+			      struct sockaddr *restrict addr,
+			      socklen_t *restrict addrlen)
+{
+	ready();
+	if (inside || len > buflen)
+		return libc_recvfrom_chk(fd, buf, len, buflen, flags, addr,
+					 addrlen);
+	return to_libc(fi__recvfrom(fd, buf, len, flags, addr, addrlen));
+}
+
 /* ------------------------------------------------------------------------ */
 /* Start and end of the process.                                            */
 
@@ -394,8 +450,6 @@ __attribute__((constructor)) static void preload_init(void)
 {
 	ready();
 	inside = 1;
-	/* A seed of our own, so that jansson never reads /dev/urandom. */
-	json_object_seed(0x5eed);
 	/* fi_init names the variable and the spec on a bad one: the program
 	 * must not run without the faults it was asked to run with. */
 	if (fi_init() != 0)

@@ -8,22 +8,22 @@
  * The report gathers them: the program's own counts under "counts", those
  * of other processes under "children", ordered by pid.
  *
- * The program is the leader of its own process group, and wirecheck is a
- * child subreaper (PR_SET_CHILD_SUBREAPER), so the processes the program
- * starts and leaves behind become wirecheck's children: exec waits for all
- * of them, not only for the program, so that their counts are written
- * before they are read. The wait never hangs: SIGCHLD is blocked before the
- * fork and waited for with sigtimedwait against a CLOCK_MONOTONIC
- * deadline; past it the group and every remaining child get SIGKILL, and
- * the report says who was killed. When wirecheck's stdin is its
- * terminal's foreground, the terminal goes to the program's group for the
- * run (as a shell does), so that the program can read it and Ctrl-C
- * reaches it.
+ * wirecheck is the program's child subreaper (PR_SET_CHILD_SUBREAPER), so
+ * the processes the program starts and leaves behind become wirecheck's
+ * children: exec waits for all of them, not only for the program, so that
+ * their counts are written before they are read. The wait never hangs:
+ * SIGCHLD (with SIGTERM, SIGHUP, and SIGINT without a terminal) is blocked
+ * before the fork and taken by sigtimedwait against a CLOCK_MONOTONIC
+ * deadline; past it, or on one of those signals, the program and every
+ * remaining child get SIGKILL. In the foreground of a terminal the program
+ * stays in wirecheck's process group, as a shell's command; otherwise it
+ * leads its own, which is signalled whole while the program is unreaped.
  */
 #include "exec.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <signal.h>
@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -72,9 +73,10 @@ static void child_env(const struct exec_options *o, const char *faults,
 /* How the run ended. */
 struct ending {
 	int status;          /* the program's wait status */
-	int timed_out;       /* the program was killed at the deadline */
+	int killed_program;  /* the deadline's SIGKILL found it alive */
 	int others_killed;   /* processes it left behind were killed */
 	int others_left;     /* some did not die within the grace */
+	int fatal_signal;    /* a signal that ends wirecheck came first */
 };
 
 /* After SIGKILL, how long the killed may take to be reaped. */
@@ -82,7 +84,8 @@ struct ending {
 
 /* SIGKILL to every direct child of ours but the program, found in /proc:
  * with the subreaper bit, those are what the program left behind, also
- * the ones that left its process group. */
+ * the ones that left its process group. Only this process reaps its
+ * children, so none of these pids can have been reused. */
 static void kill_our_children(pid_t program)
 {
 	DIR *d = opendir("/proc");
@@ -114,26 +117,49 @@ static void kill_our_children(pid_t program)
 	(void)closedir(d); /* a directory stream: nothing to lose */
 }
 
+/* The program, and whether it leads a process group of its own. */
+struct program {
+	pid_t pid;
+	int own_group;
+};
+
+/*
+ * SIGKILL to the program and everything it left. The group is signalled
+ * only while the program is not reaped: its pgid is then still in use, so
+ * the number cannot name another group.
+ */
+static void kill_all(const struct program *p, int program_done)
+{
+	if (!program_done) {
+		if (p->own_group)
+			(void)kill(-p->pid, SIGKILL); /* ESRCH: gone */
+		(void)kill(p->pid, SIGKILL);
+	}
+	kill_our_children(p->pid);
+}
+
 /*
  * Reaps the program and every process it leaves behind until none is
- * left, or the deadline: then SIGKILL to its group and to every child
- * left, and KILL_GRACE_MS for them to be reaped. Returns 0, or 3 after a
- * message when waiting itself failed (after killing what it could).
+ * left, or the deadline: then SIGKILL to all of them, and KILL_GRACE_MS
+ * for them to be reaped. A signal of `set` other than SIGCHLD (one that
+ * ends wirecheck) kills them too and is returned in end->fatal_signal.
+ * Returns 0, or 3 after a message when waiting itself failed (after
+ * killing what it could).
  */
-static int wait_all(pid_t pid, const sigset_t *chld, double deadline,
-		    struct ending *end)
+static int wait_all(const struct program *p, const sigset_t *set,
+		    double deadline, struct ending *end)
 {
 	int program_done = 0, killed = 0;
 	double until = deadline;
 
 	for (;;) {
-		int status;
+		int status, sig;
 		pid_t w = waitpid(-1, &status, WNOHANG);
 		double left;
 		struct timespec ts;
 
 		if (w > 0) {
-			if (w == pid) {
+			if (w == p->pid) {
 				end->status = status;
 				program_done = 1;
 			}
@@ -144,40 +170,40 @@ static int wait_all(pid_t pid, const sigset_t *chld, double deadline,
 		if (w < 0 && errno != EINTR) {
 			int err = errno;
 
-			(void)kill(-pid, SIGKILL);
-			kill_our_children(0);
+			kill_all(p, program_done);
 			return fail("waitpid", err);
 		}
 		left = until - now_ms();
 		if (left <= 0 && !killed) {
 			killed = 1;
-			end->timed_out = !program_done;
+			end->killed_program = !program_done;
 			end->others_killed = program_done;
-			(void)kill(-pid, SIGKILL); /* ESRCH: the group is gone */
-			if (!program_done)
-				(void)kill(pid, SIGKILL);
-			kill_our_children(pid);
+			kill_all(p, program_done);
 			until = now_ms() + KILL_GRACE_MS;
 			continue;
 		}
 		if (left <= 0) {
-			/* SIGKILL cannot be ignored, so only a process stuck in
-			 * the kernel is left; the report says so. */
+			/* Only a process stuck in the kernel, or one we may not
+			 * signal (EPERM: a setuid program), is still there. */
 			end->others_left = 1;
 			if (!program_done)
 				return fail("the program survived SIGKILL", ETIMEDOUT);
 			return 0;
 		}
 		if (killed)
-			kill_our_children(pid); /* the orphans of the killed */
+			kill_our_children(p->pid); /* the orphans of the killed */
 		ts.tv_sec = (time_t)(left / 1e3);
 		ts.tv_nsec = (long)((left - (double)ts.tv_sec * 1e3) * 1e6);
-		if (sigtimedwait(chld, NULL, &ts) < 0 && errno != EAGAIN &&
-		    errno != EINTR) {
+		sig = sigtimedwait(set, NULL, &ts);
+		if (sig > 0 && sig != SIGCHLD) {
+			kill_all(p, program_done);
+			end->fatal_signal = sig;
+			return 0;
+		}
+		if (sig < 0 && errno != EAGAIN && errno != EINTR) {
 			int err = errno;
 
-			(void)kill(-pid, SIGKILL);
-			kill_our_children(0);
+			kill_all(p, program_done);
 			return fail("sigtimedwait", err);
 		}
 	}
@@ -188,7 +214,11 @@ static json_t *exit_json(const struct ending *end)
 	json_t *e = json_object();
 	int status = end->status;
 
-	json_object_set_new(e, "timed_out", json_boolean(end->timed_out));
+	/* Timed out: the deadline's SIGKILL found the program alive and is
+	 * what ended it (it may have ended by itself in between). */
+	json_object_set_new(e, "timed_out",
+			    json_boolean(end->killed_program && WIFSIGNALED(status) &&
+					 WTERMSIG(status) == SIGKILL));
 	if (end->others_killed)
 		json_object_set_new(e, "others_killed", json_true());
 	if (end->others_left)
@@ -216,6 +246,28 @@ static int by_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The JSON of path when it is a regular file; NULL otherwise, with err
+ * saying why. Opened without following a link and without blocking: the
+ * program can put anything in the directory, a FIFO included. */
+static json_t *load_regular(const char *path, json_error_t *err)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	json_t *j = NULL;
+
+	memset(err, 0, sizeof(*err));
+	if (fd < 0) {
+		(void)snprintf(err->text, sizeof(err->text), "%s", strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		(void)snprintf(err->text, sizeof(err->text), "not a regular file");
+	else
+		j = json_loadfd(fd, 0, err);
+	(void)close(fd); /* read-only: nothing to lose */
+	return j;
+}
+
 /* Reads every JSON file of dir into the report, then removes them and dir. */
 static int gather(const char *dir, pid_t pid, json_t *report)
 {
@@ -235,7 +287,7 @@ static int gather(const char *dir, pid_t pid, json_t *report)
 		if (e->d_name[0] == '.')
 			continue;
 		(void)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		c = json_load_file(path, 0, &err);
+		c = load_regular(path, &err);
 		if (unlink(path) != 0)
 			fprintf(stderr, "wirecheck exec: unlink %s: %s\n", path,
 				strerror(errno));
@@ -324,30 +376,40 @@ static char *preload_path(const char *given)
 	return real;
 }
 
-/* Hands the terminal on stdin to group pgid, when this process's group has
- * it (we run in the foreground); tcsetpgrp from a background group would
- * get SIGTTOU, which is ignored around the call. */
-static void give_terminal(pid_t pgid, int ours)
+/* An argument as a JSON string; bytes that are not UTF-8 become '?', so
+ * that no argument goes missing from the report. */
+static json_t *arg_json(const char *a)
 {
-	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	json_t *j = json_string(a);
+	char *copy;
 
-	if (!ours || sigaction(SIGTTOU, &ign, &old) != 0)
-		return;
-	(void)tcsetpgrp(STDIN_FILENO, pgid); /* the terminal may be gone */
-	(void)sigaction(SIGTTOU, &old, NULL);
+	if (j != NULL)
+		return j;
+	copy = strdup(a);
+	if (copy == NULL)
+		return NULL;
+	for (char *c = copy; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			*c = '?';
+	j = json_string(copy);
+	free(copy);
+	return j;
 }
 
 int wc_exec(const struct exec_options *o)
 {
 	char dir[] = "/tmp/wirecheck-exec.XXXXXX", counts[64];
-	struct sigaction dfl = { .sa_handler = SIG_DFL }, chld_old;
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+	struct sigaction chld_old, int_old, quit_old;
 	struct ending end = { 0 };
+	struct program prog = { 0 };
 	json_t *report, *argv, *faults_json;
 	char *faults, *preload;
-	sigset_t chld, old;
+	sigset_t set, old;
+	pid_t parent = getpid();
 	int rc, tty;
 	double deadline;
-	pid_t pid;
 
 	preload = preload_path(o->preload);
 	if (preload == NULL)
@@ -362,35 +424,65 @@ int wc_exec(const struct exec_options *o)
 		goto out_free;
 	}
 	(void)snprintf(counts, sizeof(counts), "%s/%%p.json", dir);
-	/* Children must be ours to wait for: SIGCHLD at SIG_IGN (inherited)
-	 * would have the kernel reap them; the program gets the disposition
-	 * back before its exec. */
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	if (sigaction(SIGCHLD, &dfl, &chld_old) != 0 ||
-	    sigprocmask(SIG_BLOCK, &chld, &old) != 0) {
-		rc = fail("signals", errno);
+	/*
+	 * In the foreground of a terminal the program stays in our process
+	 * group, as a command a shell runs: it can read the terminal, Ctrl-Z
+	 * stops us both, and Ctrl-C reaches it while we ignore SIGINT and
+	 * SIGQUIT, as system() does. Otherwise it leads a group of its own,
+	 * so that a timeout kills all of it at once.
+	 */
+	tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	prog.own_group = !tty;
+	/* Blocked, and taken by sigtimedwait: SIGCHLD, and the signals that
+	 * end wirecheck, so that the program and its leftovers die with it.
+	 * SIGCHLD at SIG_IGN (inherited) would have the kernel reap the
+	 * children: it is SIG_DFL for the wait; the program gets its
+	 * inherited dispositions back before its exec. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (!tty)
+		sigaddset(&set, SIGINT);
+	if (sigaction(SIGCHLD, &dfl, &chld_old) != 0) {
+		rc = fail("sigaction", errno);
 		goto out_dir;
+	}
+	if (sigprocmask(SIG_BLOCK, &set, &old) != 0) {
+		rc = fail("sigprocmask", errno);
+		(void)sigaction(SIGCHLD, &chld_old, NULL);
+		goto out_dir;
+	}
+	if (tty && (sigaction(SIGINT, &ign, &int_old) != 0 ||
+		    sigaction(SIGQUIT, &ign, &quit_old) != 0)) {
+		rc = fail("sigaction", errno);
+		tty = 0; /* nothing to restore beyond what out_signals does */
+		goto out_signals;
 	}
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
 		rc = fail("prctl(PR_SET_CHILD_SUBREAPER)", errno);
 		goto out_signals;
 	}
-	tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 	deadline = now_ms() + o->timeout_ms;
-	pid = fork();
-	if (pid < 0) {
+	prog.pid = fork();
+	if (prog.pid < 0) {
 		rc = fail("fork", errno);
 		goto out_signals;
 	}
-	if (pid == 0) {
+	if (prog.pid == 0) {
 		struct exec_options co = *o;
 
-		(void)setpgid(0, 0); /* its own group, so a timeout kills all */
-		give_terminal(getpid(), tty);
+		if (prog.own_group)
+			(void)setpgid(0, 0);
+		/* If wirecheck is killed outright, the program goes too. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 ||
+		    getppid() != parent)
+			_exit(127);
 		co.preload = preload;
 		child_env(&co, faults, counts);
 		if (sigaction(SIGCHLD, &chld_old, NULL) != 0 ||
+		    (tty && (sigaction(SIGINT, &int_old, NULL) != 0 ||
+			     sigaction(SIGQUIT, &quit_old, NULL) != 0)) ||
 		    sigprocmask(SIG_SETMASK, &old, NULL) != 0)
 			_exit(127);
 		execvp(o->argv[0], o->argv);
@@ -398,23 +490,22 @@ int wc_exec(const struct exec_options *o)
 			strerror(errno));
 		_exit(127);
 	}
-	(void)setpgid(pid, pid); /* the same, from this side: no race */
-	give_terminal(pid, tty);
-	rc = wait_all(pid, &chld, deadline, &end);
-	give_terminal(getpgrp(), tty);
-	if (rc != 0)
+	if (prog.own_group)
+		(void)setpgid(prog.pid, prog.pid); /* also from here: no race */
+	rc = wait_all(&prog, &set, deadline, &end);
+	if (rc != 0 || end.fatal_signal != 0)
 		goto out_signals;
 	report = json_object();
 	argv = json_array();
 	faults_json = json_array();
 	for (size_t i = 0; o->argv[i] != NULL; i++)
-		json_array_append_new(argv, json_string(o->argv[i]));
+		json_array_append_new(argv, arg_json(o->argv[i]));
 	for (size_t i = 0; i < o->nfaults; i++)
 		json_array_append_new(faults_json, json_string(o->faults[i]));
 	json_object_set_new(report, "command", argv);
 	json_object_set_new(report, "faults", faults_json);
 	json_object_set_new(report, "exit", exit_json(&end));
-	rc = gather(dir, pid, report);
+	rc = gather(dir, prog.pid, report);
 	if (rc == 0 && o->output != NULL) {
 		if (json_dump_file(report, o->output,
 				   JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
@@ -427,13 +518,24 @@ int wc_exec(const struct exec_options *o)
 	json_decref(report);
 	/* gather removed the directory, unless it failed to open it */
 out_signals:
+	if (tty) {
+		(void)sigaction(SIGINT, &int_old, NULL);
+		(void)sigaction(SIGQUIT, &quit_old, NULL);
+	}
 	(void)sigprocmask(SIG_SETMASK, &old, NULL);
 	(void)sigaction(SIGCHLD, &chld_old, NULL);
 out_dir:
-	if (rc != 0)
+	if (rc != 0 || end.fatal_signal != 0)
 		discard_dir(dir);
 out_free:
 	free(faults);
 	free(preload);
+	if (end.fatal_signal != 0) {
+		/* Die of it, as without exec in between: the caller sees the
+		 * signal, and everything exec started is dead already. */
+		(void)sigaction(end.fatal_signal, &dfl, NULL);
+		(void)raise(end.fatal_signal);
+		return 3; /* not reached: its default action ends us */
+	}
 	return rc;
 }

@@ -314,3 +314,107 @@ def test_the_python_api(tmp_path, preload):
     with pytest.raises(WirecheckError) as e:
         exec_program(["true"], ["--clamp-send", 0], binary=wirecheck_path())
     assert e.value.returncode == 2 and "clamp-send '0'" in str(e.value)
+
+
+def test_a_signal_to_wirecheck_takes_the_program_with_it(wirecheck, tmp_path, preload):
+    # The program tells us it runs (its pid and its counts directory) through
+    # a FIFO it keeps open; wirecheck gets SIGTERM; the FIFO's end of file
+    # then says the program has died (a blocking read, no sleep). The first
+    # version died alone: the program ran on under init, and the temporary
+    # directory stayed.
+    import signal
+    import subprocess
+    fifo = tmp_path / "alive"
+    os.mkfifo(fifo)
+    prog = script(tmp_path, "hold.py", f"""
+import os, signal
+signal.alarm(120)  # a safety net only: a regression must fail, not hang
+f = open({str(fifo)!r}, "w")
+f.write(f"{{os.getpid()}} {{os.path.dirname(os.environ['WIRECHECK_COUNTS'])}}\\n")
+f.flush()
+r, w = os.pipe()
+os.read(r, 1)  # never returns: it holds the write end itself
+""")
+    wc = subprocess.Popen([str(wirecheck), "exec", "--", PYTHON, str(prog)],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    try:
+        with open(fifo) as f:
+            pid, counts_dir = f.readline().split()
+            wc.send_signal(signal.SIGTERM)
+            assert f.read() == ""  # end of file: the program is gone
+        assert wc.wait(timeout=60) == -signal.SIGTERM
+    finally:
+        if wc.poll() is None:
+            wc.kill()
+            wc.wait()
+    assert not os.path.exists(counts_dir)
+
+
+def test_a_fifo_in_the_counts_directory_does_not_hang(wc, tmp_path, preload):
+    # Anything the program puts where the counts go is read only if it is
+    # a regular file; the first version blocked forever opening a FIFO.
+    rep, proc = report(wc, tmp_path, [PYTHON, "-c",
+        "import os; os.mkfifo(os.path.join(os.path.dirname("
+        "os.environ['WIRECHECK_COUNTS']), 'x.json'))"])
+    assert rep["exit"]["code"] == 0 and rep["counts"] is not None
+    assert "x.json" in proc.stderr and "not a regular file" in proc.stderr
+
+
+def test_an_injected_end_of_file_on_recvmsg_is_a_clean_one(wc, tmp_path, preload):
+    # A real end of file leaves no control data and no flags; the first
+    # version left the caller's input lengths in the header, which Python
+    # then parsed as control messages.
+    prog = script(tmp_path, "eof.py", """
+import socket
+a, b = socket.socketpair()
+data, anc, flags, addr = b.recvmsg(100, 64)
+print(repr((data, anc, flags)))
+""")
+    rep, proc = report(wc, tmp_path, "--fault", "recv:zero", [PYTHON, prog])
+    assert rep["exit"]["code"] == 0, proc.stderr
+    assert proc.stdout.strip() == "(b'', [], 0)"
+    assert rep["counts"]["injected"] == {"recv": 1}
+
+
+FORTIFIED = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	int sv[2];
+	char buf[64];
+	size_t want = (size_t)atoi(argv[1]);   /* not a constant: fortified */
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0 ||
+	    send(sv[0], "abcdefghij", 10, 0) != 10)
+		return 1;
+	ssize_t a = recv(sv[1], buf, want, 0);
+	ssize_t b = read(sv[1], buf, want);
+	printf("%zd %zd\n", a, b);
+	return 0;
+}
+"""
+
+
+def test_fortified_programs_are_seen(wc, tmp_path, preload):
+    # Distributions build with _FORTIFY_SOURCE, which turns recv() and
+    # read() with a known buffer into __recv_chk and __read_chk: those
+    # bypassed the first version's gate entirely.
+    import subprocess
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    src = tmp_path / "fortified.c"
+    src.write_text(FORTIFIED)
+    exe = tmp_path / "fortified"
+    subprocess.run([cc, "-O2", "-D_FORTIFY_SOURCE=2", "-o", str(exe), str(src)], check=True)
+    syms = subprocess.run(["nm", "-D", str(exe)], capture_output=True, text=True).stdout
+    if "__recv_chk" not in syms or "__read_chk" not in syms:
+        pytest.skip("this compiler did not fortify recv and read")
+    rep, proc = report(wc, tmp_path, "--fault", "read:short=3,repeat=forever", [exe, 64])
+    assert rep["exit"]["code"] == 0, proc.stderr
+    assert proc.stdout.strip() == "3 3"
+    assert rep["counts"]["syscalls"]["recv"] == 1 and rep["counts"]["syscalls"]["read"] == 1
+    assert rep["counts"]["injected"] == {"read": 1, "recv": 1}

@@ -402,24 +402,6 @@ static void test_fault_rules(void **state)
 	sc_free(&sc);
 }
 
-/* A rule the scenario already has is not added again, from the file or a
- * flag (the first version listed `refuse-write EPIPE@2` twice). */
-static void test_duplicate_rule_added_once(void **state)
-{
-	struct scenario sc;
-	char err[256];
-
-	(void)state;
-	parse_ok("refuse-write EPIPE@2\nfault write:errno=EPIPE,after=1\n", &sc);
-	assert_int_equal(sc.nfaults, 1);
-	assert_int_equal(sc_add_refuse(&sc, "EPIPE@2", 0, err, sizeof(err)), 0);
-	assert_int_equal(sc_add_refuse(&sc, "EPIPE@3", 0, err, sizeof(err)), 0);
-	assert_int_equal(sc.nfaults, 2);
-	assert_string_equal(sc.faults[0].text, "write:errno=EPIPE,after=1");
-	assert_string_equal(sc.faults[1].text, "write:errno=EPIPE,after=2");
-	sc_free(&sc);
-}
-
 static void test_variant(void **state)
 {
 	struct scenario sc;
@@ -1414,7 +1396,6 @@ int main(void)
 		cmocka_unit_test(test_refuse_write_forms),
 		cmocka_unit_test(test_signal_settings),
 		cmocka_unit_test(test_fault_rules),
-		cmocka_unit_test_teardown(test_duplicate_rule_added_once, reset_config),
 		cmocka_unit_test_teardown(test_variant, reset_config),
 		cmocka_unit_test(test_peer_actions),
 		cmocka_unit_test(test_reads_at_points),
