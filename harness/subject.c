@@ -930,9 +930,10 @@ int main(void)
 		fatal("loop: %s", strerror(-rc));
 	if (S.next_task <= S.ntasks)
 		line_out("note the loop ended before task %zu", S.next_task + 1);
-	line_out("stats bytes_moved=%llu allocations=%llu",
+	line_out("stats bytes_moved=%llu allocations=%llu bytes_copied=%llu",
 		 (unsigned long long)rs_stats.bytes_moved,
-		 (unsigned long long)rs_stats.allocations);
+		 (unsigned long long)rs_stats.allocations,
+		 (unsigned long long)rs_stats.bytes_copied);
 	if (rs_loop_free(S.loop) < 0)
 		fatal("loop still busy at exit");
 	fi_disarm_all();
