@@ -740,7 +740,7 @@ def test_two_connections(wc, transport):
     assert sorted(by_conn) == [0, 1]
     for conn, n in ((0, 100), (1, 200)):
         assert by_conn[conn] == ["connect", f"write#1 {n} -> true", "end 0 -> ok", "finish",
-                                 "end", f"close had_error=0 bytes_written={n}"]
+                                 "eof", f"close had_error=0 bytes_written={n}"]
     assert t["syscalls"]["connect"] == 2
     assert t["syscalls"]["shutdown"] == 2
 

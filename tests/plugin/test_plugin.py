@@ -636,7 +636,7 @@ def test_api_builds_the_scenario_language_and_runs_it(suite):
     trace = sc.run()
     assert trace["scenario"] == "end-large"
     assert trace["peer"]["bytes"] == 131072 and trace["queue"]["bytes_moved"] == 0
-    assert trace["events"][-3:] == ["t3 c0 finish", "t4 c0 end",
+    assert trace["events"][-3:] == ["t3 c0 finish", "t4 c0 eof",
                                     "t4 c0 close had_error=0 bytes_written=131072"]
     legacy = sc.run(variants=["queue=memmove"])
     assert legacy["variant"] == {"batch": "on", "halfopen": "end-first", "queue": "memmove"}
