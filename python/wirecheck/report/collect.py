@@ -164,6 +164,10 @@ def run_benches(bench_dir: Path, opts, log) -> dict:
         parsed = parse_gate_cost(res["stdout"]) if name == "gate_cost" else parse_json_bench(res)
         if parsed is None and not res["error"]:
             res["error"] = f"{name}: no figures in its output"
+        if isinstance(parsed, dict) and isinstance(parsed.get("command"), list) \
+                and parsed["command"]:
+            # The bench prints its own argv: its path as the report shows paths.
+            parsed["command"][0] = rel(Path(parsed["command"][0]))
         bench[name] = parsed
         bench["runs"][name] = {k: v for k, v in res.items() if k != "stdout"}
         if res["error"]:
