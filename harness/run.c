@@ -539,7 +539,7 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...)
 static const char *op_word[] = {
 	"write", "end", "destroy", "destroy-soon", "cork", "uncork",
 	"pause", "resume", "signal", "disarm", "checkpoint", "ignore",
-	"abort", "exit", "execve", "await-drained",
+	"abort", "exit", "execve", "await-drained", "write-owned", "overwrite",
 };
 
 static void script_op(struct sbuf *b, const struct sc_op *op)

@@ -463,6 +463,7 @@ static const struct {
 	{ "checkpoint", SC_OP_CHECKPOINT }, { "ignore", SC_OP_IGNORE },
 	{ "abort", SC_OP_ABORT },	{ "exit", SC_OP_EXIT },
 	{ "execve", SC_OP_EXECVE },	{ "await-drained", SC_OP_AWAIT_DRAINED },
+	{ "write-owned", SC_OP_WRITE_OWNED }, { "overwrite", SC_OP_OVERWRITE },
 };
 
 /* The bytes of a write or end: a count (generated) or a string. */
@@ -487,7 +488,8 @@ static int op_option(struct parser *p, struct sc_op *op, const struct token *t)
 	if (is_word(t, "cb") && (op->kind == SC_OP_WRITE || op->kind == SC_OP_END)) {
 		op->cb = 1;
 	} else if ((v = key_value(t, "fill")) &&
-		   (op->kind == SC_OP_WRITE || op->kind == SC_OP_END)) {
+		   (op->kind == SC_OP_WRITE || op->kind == SC_OP_END ||
+		    op->kind == SC_OP_WRITE_OWNED || op->kind == SC_OP_OVERWRITE)) {
 		if (strlen(v) != 1)
 			return fail(p, "fill=%s: expected one character", v);
 		op->fill = (unsigned char)v[0];
@@ -523,12 +525,12 @@ static int parse_op(struct parser *p, struct sc_block *b)
 		if (is_word(&t[i], op_names[k].name))
 			break;
 	if (k == sizeof(op_names) / sizeof(op_names[0]))
-		return fail(p, "unknown operation '%s' (write, end, destroy, destroy-soon, cork, uncork, pause, resume, signal, ignore, disarm, checkpoint, abort, exit, execve, await-drained)", t[i].text);
+		return fail(p, "unknown operation '%s' (write, end, destroy, destroy-soon, cork, uncork, pause, resume, signal, ignore, disarm, checkpoint, abort, exit, execve, await-drained, write-owned, overwrite)", t[i].text);
 	op.kind = op_names[k].kind;
 	i++;
-	if (op.kind == SC_OP_WRITE) {
+	if (op.kind == SC_OP_WRITE || op.kind == SC_OP_WRITE_OWNED) {
 		if (i == n)
-			return fail(p, "'write' needs a byte count or a \"string\"");
+			return fail(p, "'%s' needs a byte count or a \"string\"", op_names[k].name);
 		if (op_payload(p, &op, &t[i++]) < 0)
 			return -1;
 	} else if (op.kind == SC_OP_END && i < n && !t[i].quoted &&
@@ -560,6 +562,8 @@ static int parse_op(struct parser *p, struct sc_block *b)
 			return -1;
 		}
 	}
+	if (op.kind == SC_OP_OVERWRITE && op.fill < 0)
+		return fail(p, "'overwrite' needs fill=C, the byte to write over the last write's buffer");
 	{
 		struct sc_op *slot = grow(&b->ops, &b->nops, sizeof(*slot));
 
