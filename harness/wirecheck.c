@@ -10,8 +10,10 @@
 #include "fi.h"
 #include "run.h"
 #include "scenario.h"
+#include "trace.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -62,8 +64,11 @@ static const char usage_run[] =
 	"                        task N's operations, from the subject itself, or\n"
 	"                        from the harness with SIG@task:N:external\n"
 	"  --fault RULE          a gate rule: TARGET:ACTION[,after=K][,repeat=N|forever]\n"
-	"                        [,fd=N]; ACTION is short=N, errno=E, zero, signal=S;\n"
-	"                        TARGET a syscall, write, read, syswrite, sysread, all\n"
+	"                        [,fd=N][,fds=any]; ACTION is short=N, errno=E,\n"
+	"                        zero, signal=S; without fd=N or fds=any, a rule\n"
+	"                        on write, read, close or epoll_ctl aims at sockets\n"
+	"                        only; TARGET a syscall, write, read, syswrite,\n"
+	"                        sysread, all\n"
 	"  --variant NAME=VALUE  select a strategy: queue=cursor|memmove,\n"
 	"                        batch=on|off, halfopen=end-first|poll-first\n"
 	"                        (fixed|legacy are accepted as values)\n"
@@ -88,12 +93,12 @@ static const char usage_exec[] =
 	"write, writev, recv, read, epoll_ctl, epoll_wait, accept, accept4,\n"
 	"connect, shutdown and close are counted, and the faults apply to them;\n"
 	"so do recvfrom and recvmsg (as recv), readv (as read) and epoll_pwait\n"
-	"(as epoll_wait). Prints a JSON report: the command, the faults, the\n"
-	"program's exit, its counts, and the counts of the processes it started.\n"
+	"(as epoll_wait). A rule aims at sockets only, unless it says fd=N or\n"
+	"fds=any. Prints a JSON report: the command, the faults, the program's\n"
+	"exit, its counts per kind and fd, the faults that fired, and the counts\n"
+	"of the processes it started.\n"
 	"\n"
-	"  --clamp-send N        as for `run` (every writing call, write(2) to\n"
-	"                        a terminal or file included: --fault send:... or\n"
-	"                        fd=N narrows it)\n"
+	"  --clamp-send N        as for `run`: every writing call on a socket\n"
 	"  --refuse-write SPEC   as for `run`\n"
 	"  --fault RULE          as for `run`\n"
 	"  --signal SIG@SYSCALL:K  as for `run` (a task point needs a scenario)\n"
@@ -101,7 +106,17 @@ static const char usage_exec[] =
 	"                        (30); the report's exit says timed_out\n"
 	"  --output FILE         write the report to FILE instead of stdout\n"
 	"  --preload PATH        the library (default: lib/libwirecheck-preload.so\n"
-	"                        beside wirecheck's bin/ directory)\n";
+	"                        beside wirecheck's bin/ directory)\n"
+	"  --stop-after SECONDS  send the stop signal to the program after this\n"
+	"                        long (a server's graceful end)\n"
+	"  --until 'COMMAND'     run COMMAND (sh -c, without the gate) beside the\n"
+	"                        program; send it the stop signal when COMMAND ends\n"
+	"  --stop-signal SIG     the stop signal (SIGTERM)\n"
+	"  --fiu-ctrl PREFIX     let fiu-ctrl -f PREFIX arm the gate's failpoints\n"
+	"                        in the running program\n"
+	"  --exit-zero           exit 0 when the report is written; without it,\n"
+	"                        exec exits with the program's status (a signal\n"
+	"                        as 128+N, 124 at the timeout)\n";
 
 struct cli {
 	const char *file;
@@ -146,30 +161,22 @@ static char *default_subject(void)
 	return beside_self("refstack-subject");
 }
 
+/* The setting a flag --NAME applies (scenario.c's table), or NULL. */
+static sc_setting_fn flag_setting(const char *flag)
+{
+	return strncmp(flag, "--", 2) == 0 ? sc_flag_setting(flag + 2) : NULL;
+}
+
 /* Applies one flag with a value to the scenario. 0, or 2 after a message. */
 static int apply_flag(struct scenario *sc, const char *flag, const char *val)
 {
+	sc_setting_fn apply = flag_setting(flag);
 	char err[512];
 	int rc;
 
-	if (strcmp(flag, "--clamp-send") == 0)
-		rc = sc_add_clamp(sc, val, 0, err, sizeof(err));
-	else if (strcmp(flag, "--refuse-write") == 0)
-		rc = sc_add_refuse(sc, val, 0, err, sizeof(err));
-	else if (strcmp(flag, "--signal") == 0)
-		rc = sc_add_signal(sc, val, 0, err, sizeof(err));
-	else if (strcmp(flag, "--fault") == 0)
-		rc = sc_add_fault(sc, val, 0, err, sizeof(err));
-	else if (strcmp(flag, "--variant") == 0)
-		rc = sc_add_variant(sc, val, 0, err, sizeof(err));
-	else if (strcmp(flag, "--transport") == 0)
-		rc = sc_set_transport(sc, val, err, sizeof(err));
-	else if (strcmp(flag, "--timeout") == 0)
-		rc = sc_set_timeout(sc, val, err, sizeof(err));
-	else if (strcmp(flag, "--connections") == 0)
-		rc = sc_set_connections(sc, val, err, sizeof(err));
-	else
+	if (!apply)
 		return usage_error("unknown flag '%s'%s", flag, "");
+	rc = apply(sc, val, 0, err, sizeof(err));
 	/* The setting's message starts with its scenario keyword: name the
 	 * flag instead ("--clamp-send '0': ..."), or put the flag first. */
 	if (rc < 0 && strncmp(err, flag + 2, strlen(flag + 2)) == 0)
@@ -179,17 +186,16 @@ static int apply_flag(struct scenario *sc, const char *flag, const char *val)
 	return 0;
 }
 
+/* The flags of run that take a value: the settings, and these. */
 static int is_value_flag(const char *f)
 {
-	static const char *flags[] = { "--clamp-send", "--refuse-write", "--signal",
-				       "--fault", "--variant", "--transport",
-				       "--timeout", "--repeat", "--trace", "--subject",
-				       "--connections", "--strace", "--from", "--to" };
+	static const char *flags[] = { "--repeat", "--trace", "--subject",
+				       "--strace", "--from", "--to" };
 
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
 		if (strcmp(f, flags[i]) == 0)
 			return 1;
-	return 0;
+	return flag_setting(f) != NULL;
 }
 
 /* First pass: the file and the flags that are not scenario settings. */
@@ -310,8 +316,6 @@ static int run_repeated(const struct scenario *sc, const struct cli *cli,
 static int prepare(int argc, char **argv, struct cli *cli, struct scenario *sc,
 		   struct run_options *ro, char **subject)
 {
-	static const char *not_settings[] = { "--repeat", "--trace", "--subject",
-					      "--strace", "--from", "--to" };
 	char err[1024];
 	int rc = parse_cli(argc, argv, cli);
 
@@ -322,11 +326,7 @@ static int prepare(int argc, char **argv, struct cli *cli, struct scenario *sc,
 		return 2;
 	}
 	for (int i = 0; i < argc; i++) {
-		int setting = is_value_flag(argv[i]);
-
-		for (size_t k = 0; setting && k < sizeof(not_settings) / sizeof(not_settings[0]); k++)
-			setting = strcmp(argv[i], not_settings[k]) != 0;
-		if (setting && (rc = apply_flag(sc, argv[i], argv[i + 1]))) {
+		if (flag_setting(argv[i]) && (rc = apply_flag(sc, argv[i], argv[i + 1]))) {
 			sc_free(sc);
 			return rc;
 		}
@@ -572,7 +572,8 @@ static int cmd_check(int argc, char **argv)
 /* `wirecheck exec`: the flags that make gate rules, then -- PROGRAM. */
 static int cmd_exec(int argc, char **argv)
 {
-	struct exec_options eo = { .timeout_ms = 30000 };
+	struct exec_options eo = { .timeout_ms = 30000, .stop_signal = SIGTERM,
+				   .stop_after_ms = -1 };
 	struct scenario sc;
 	const char **specs = NULL;
 	char *preload = NULL, err[256];
@@ -590,9 +591,37 @@ static int cmd_exec(int argc, char **argv)
 	for (i = 0; i < argc && strcmp(argv[i], "--") != 0 && rc == 0; i++) {
 		const char *a = argv[i];
 
-		if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0) {
+		if (strcmp(a, "--exit-zero") == 0) {
+			eo.exit_zero = 1;
+		} else if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0) {
 			rc = usage_error("exec: '%s' needs a value, or is not a flag; "
 					 "the program comes after --%s", a, "");
+		} else if (strcmp(a, "--stop-signal") == 0) {
+			eo.stop_signal = fi_signal_parse(argv[++i]);
+			if (eo.stop_signal < 0)
+				rc = usage_error("--stop-signal '%s': expected a "
+						 "signal name (SIGTERM, INT) or "
+						 "number%s", argv[i], "");
+		} else if (strcmp(a, "--stop-after") == 0) {
+			char *end;
+			double v;
+
+			errno = 0;
+			v = strtod(argv[++i], &end);
+			if (errno != 0 || end == argv[i] || *end != '\0' ||
+			    !(v >= 0 && v <= 86400))
+				rc = usage_error("--stop-after '%s': expected "
+						 "seconds, 0 to 86400%s", argv[i], "");
+			else
+				eo.stop_after_ms = (int)(v * 1000.0);
+		} else if (strcmp(a, "--until") == 0) {
+			eo.until = argv[++i];
+		} else if (strcmp(a, "--fiu-ctrl") == 0) {
+			eo.fiu_ctrl = argv[++i];
+			if (*eo.fiu_ctrl == '\0')
+				rc = usage_error("--fiu-ctrl: expected the FIFO "
+						 "prefix fiu-ctrl -f takes%s%s",
+						 "", "");
 		} else if (strcmp(a, "--output") == 0) {
 			eo.output = argv[++i];
 		} else if (strcmp(a, "--preload") == 0) {

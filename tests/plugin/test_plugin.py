@@ -144,7 +144,7 @@ def test_update_then_pass_and_the_golden_holds_only_deterministic_fields(suite):
     assert outcomes(res) == {"passed": 3}
     text = suite.golden("small").read_bytes().decode()
     assert text.startswith("# wirecheck golden of scenario small (s/small.wcs)")
-    assert "python3 -m pytest s/small.wcs::variant=fixed --update-goldens" in text
+    assert "/usr/bin/python3 -m pytest -p wirecheck.plugin s/small.wcs::variant=fixed --update-goldens" in text
     body = [l for l in text.splitlines() if not l.startswith("#")]
     assert body[:2] == ["exit: code=0 timed_out=false", "faults:"]
     assert body[2].startswith("peer: bytes=10 sha256=")
@@ -172,12 +172,12 @@ def test_missing_golden_fails_with_the_command_that_makes_it(suite):
     res = suite.run()
     assert outcomes(res) == {"failed": 2}
     res.stdout.fnmatch_lines([
-        "no golden: run pytest s/end-large.wcs::clamp=4096::variant=fixed --update-goldens",
+        "no golden: run /usr/bin/python3 -m pytest -p wirecheck.plugin s/end-large.wcs::clamp=4096::variant=fixed --update-goldens",
         "(expected s/end-large.clamp=4096.golden)",
     ])
     # the legacy item points at the fixed item, which writes the golden
     out = res.stdout.str()
-    assert out.count("no golden: run pytest s/end-large.wcs::clamp=4096::variant=fixed "
+    assert out.count("no golden: run /usr/bin/python3 -m pytest -p wirecheck.plugin s/end-large.wcs::clamp=4096::variant=fixed "
                      "--update-goldens") == 2
     res = suite.run("s/end-large.wcs::clamp=4096::variant=fixed", "--update-goldens")
     assert outcomes(res) == {"passed": 1}
@@ -636,7 +636,7 @@ def test_api_builds_the_scenario_language_and_runs_it(suite):
     trace = sc.run()
     assert trace["scenario"] == "end-large"
     assert trace["peer"]["bytes"] == 131072 and trace["queue"]["bytes_moved"] == 0
-    assert trace["events"][-3:] == ["t3 c0 finish", "t4 c0 end",
+    assert trace["events"][-3:] == ["t3 c0 finish", "t4 c0 eof",
                                     "t4 c0 close had_error=0 bytes_written=131072"]
     legacy = sc.run(variants=["queue=memmove"])
     assert legacy["variant"] == {"batch": "on", "halfopen": "end-first", "queue": "memmove"}
