@@ -10,7 +10,9 @@ machine or on timing:
 - ``faults``: the armed rules, in canonical form.
 - ``peer``: ``bytes``, ``sha256``, ``reads``, ``reset``, and the bytes as a
   hex dump when the trace has them (streams up to 4 KiB); with several
-  connections one ``peer cK`` section per connection.
+  connections one ``peer cK`` section per connection. With ``peer exec`` the
+  bytes are what the program printed on stdout, and ``program_exit`` says
+  how it ended: its code, its signal, or ``timeout``.
 - ``events``: one per line.
 - ``syscalls``: ``name count``, one per line (not ``syscalls_timing``).
 - ``queue``: ``bytes_moved``, ``allocations`` and ``bytes_copied``, or
@@ -82,9 +84,10 @@ class Peer:
     reads: tuple = ()
     reset: bool = False
     data: bytes | None = None  # the stream itself, when the trace has it (<= 4 KiB)
+    program_exit: int | str | None = None  # peer exec: code, signal or "timeout"
 
     def key(self):
-        return (self.bytes, self.sha256, tuple(self.reads), self.reset)
+        return (self.bytes, self.sha256, tuple(self.reads), self.reset, self.program_exit)
 
 
 @dataclass
@@ -117,7 +120,8 @@ def from_trace(trace: dict) -> Golden:
         data = bytes.fromhex(p["hex"]) if "hex" in p else None
         peers.append(Peer(int(p["bytes"]), str(p["sha256"]),
                           tuple(int(r) for r in p.get("reads", [])),
-                          bool(p.get("reset", False)), data))
+                          bool(p.get("reset", False)), data,
+                          _program_exit(p.get("program"))))
     q = trace.get("queue")
     queue = None if q is None else {k: q[k] for k in QUEUE_KEYS if k in q}
     return Golden(exit=exit_, faults=[str(f) for f in trace.get("faults", [])],
@@ -125,6 +129,16 @@ def from_trace(trace: dict) -> Golden:
                   events=[str(e) for e in trace.get("events", [])],
                   syscalls={k: int(v) for k, v in sorted(trace.get("syscalls", {}).items())},
                   queue=queue)
+
+
+def _program_exit(program: dict | None) -> int | str | None:
+    """How a `peer exec` program ended, in one value, or None without one."""
+    if program is None:
+        return None
+    if program.get("timed_out"):
+        return "timeout"
+    ex = program.get("exit") or {}
+    return ex["signal"] if "signal" in ex else ex.get("code")
 
 
 def golden_path(scenario: str | os.PathLike, golden_suffix: str = "") -> Path:
@@ -243,7 +257,10 @@ def _exit_line(ex: dict) -> str:
 
 def _peer_line(p: Peer) -> str:
     reads = "[" + ",".join(str(r) for r in p.reads) + "]"
-    return f"bytes={p.bytes} sha256={p.sha256} reads={reads} reset={_value(p.reset)}"
+    line = f"bytes={p.bytes} sha256={p.sha256} reads={reads} reset={_value(p.reset)}"
+    if p.program_exit is not None:
+        line += f" program_exit={_value(p.program_exit)}"
+    return line
 
 
 def _queue_line(q: dict | None) -> str:
@@ -415,7 +432,7 @@ def parse(data: bytes | str, path: str | os.PathLike = "<golden>") -> Golden:
                     raise ValueError("'peer:' and 'peer cK:' cannot both be used")
                 if idx is not None and idx != len(peers):
                     raise ValueError(f"expected 'peer c{len(peers)}:' (connections in order, from 0)")
-                f = _parse_fields(rest or "", ("bytes", "sha256", "reads", "reset"),
+                f = _parse_fields(rest or "", ("bytes", "sha256", "reads", "reset", "program_exit"),
                                   ("bytes", "sha256", "reads", "reset"), raw_keys=("sha256",))
                 if not isinstance(f["bytes"], int) or f["bytes"] < 0:
                     raise ValueError("bytes: expected a count")
@@ -443,7 +460,8 @@ def parse(data: bytes | str, path: str | os.PathLike = "<golden>") -> Golden:
             if hashlib.sha256(f["data"]).hexdigest() != f["sha256"]:
                 raise GoldenError(path, f["hex_line"], "the hex dump does not match the "
                                   "peer line's sha256")
-        out_peers.append(Peer(f["bytes"], f["sha256"], tuple(f["reads"]), f["reset"], f["data"]))
+        out_peers.append(Peer(f["bytes"], f["sha256"], tuple(f["reads"]), f["reset"], f["data"],
+                              f.get("program_exit")))
     g = Golden(exit=exit_, faults=faults, peers=out_peers,
                multi=bool(peers) and None not in peers, events=events,
                syscalls=syscalls, queue=queue)
@@ -574,6 +592,9 @@ def compare(golden: Golden, actual: Golden) -> list[Difference]:
             if gp.reset != ap.reset:
                 diffs.append(Difference(tag, f"{tag} reset: golden {_value(gp.reset)}, "
                                              f"actual {_value(ap.reset)}"))
+            if gp.program_exit != ap.program_exit:
+                diffs.append(Difference(tag, f"{tag} program_exit: golden {_value(gp.program_exit)}, "
+                                             f"actual {_value(ap.program_exit)}"))
     if golden.events != actual.events:
         diffs.append(Difference("events", _events_diff(golden, actual)))
     if golden.syscalls != actual.syscalls:
