@@ -781,9 +781,18 @@ static int gate_begin(enum fi_sys kind, int fd, struct plan *p, ssize_t *ret)
  * changed it, counts the bytes it moved, and converts the result. */
 static ssize_t gate_end(const struct plan *p, ssize_t r)
 {
+	/* EAGAIN: the kernel took nothing, whatever the clamp was, and how
+	 * often it answers so depends on timing. Neither is logged, so that
+	 * a fired fault's index and a run's log are the same every run. */
+	int wouldblock = r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+
 	if (p->changed)
 		FI__INC(fi__counters->injected[p->kind]);
-	if (p->clamped)
+	if (wouldblock && (unsigned)p->fd < FI_MAX_FD)
+		(void)__atomic_fetch_sub(
+			&fi__counters->fd_ops[p->fd][kind_group(p->kind)], 1,
+			__ATOMIC_RELAXED);
+	if (p->clamped && !wouldblock)
 		fired_log(p, FI_ACT_SHORT, 0);
 	if (r > 0 && !p->no_bytes && (unsigned)p->fd < FI_MAX_FD &&
 	    ((FI_GROUP_WRITE | FI_GROUP_READ) & FI_MASK(p->kind)))
