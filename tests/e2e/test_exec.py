@@ -908,3 +908,14 @@ def test_goldens_carry_the_fired_calls():
     old = G.parse(text.replace("fired: total=1 refused=1\n  send#1 fd=7 offset=0 errno=EPIPE "
                                "refused by send:errno=EPIPE\n", ""))
     assert old.fired is None and G.compare(old, other) == []
+
+
+def test_the_python_api_keeps_the_programs_status_in_exit(tmp_path, preload):
+    # exec passes the program's status on now; exec_program still reports
+    # it in .exit and raises only for wirecheck's own errors.
+    sys.path.insert(0, str(wirecheck_path().parents[2] / "python"))
+    from wirecheck import exec_program
+
+    res = exec_program([PYTHON, "-c", "raise SystemExit(3)"], binary=wirecheck_path())
+    assert res.exit == {"code": 3, "timed_out": False}
+    assert res.counts["exited"] is True
