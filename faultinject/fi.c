@@ -107,17 +107,6 @@ static struct {
 	uint8_t rule[FI_ACT_COUNT];
 } call;
 
-/* What the slow path will do to one call. */
-struct plan {
-	unsigned actions;           /* bit per enum fi_action */
-	long param[FI_ACT_COUNT];
-	uint8_t rule[FI_ACT_COUNT]; /* the rule of each action, or RULE_NONE */
-	int changed;                /* an action changed the call */
-	int clamped;                /* the clamp cut the call */
-	enum fi_sys kind;
-	int fd;
-	int no_bytes;               /* the result is no byte count (sendmmsg) */
-};
 
 /*
  * What the gate knows of each fd below FI_MAX_FD: FD_UNKNOWN until a rule
@@ -135,7 +124,7 @@ static uint8_t fd_type[FI_MAX_FD];
 	(FI_MASK(FI_WRITE) | FI_MASK(FI_WRITEV) | FI_MASK(FI_READ) |         \
 	 FI_MASK(FI_CLOSE) | FI_MASK(FI_EPOLL_CTL))
 
-#define ACT_BIT(a) (1u << (a))
+#define ACT_BIT(a) FI__ACT_BIT(a)
 
 /* ------------------------------------------------------------------------ */
 /* Counters.                                                                */
@@ -166,7 +155,7 @@ static void gate_set_armed(int armed)
  * or one above FI_MAX_FD, has no per-fd counters. */
 static int kind_group(enum fi_sys kind);
 
-static void count_fd(enum fi_sys kind, int fd)
+void fi__count_fd(enum fi_sys kind, int fd)
 {
 	if ((unsigned)fd < FI_MAX_FD) {
 		FI__INC(fi__counters->fd_calls[kind][fd]);
@@ -198,7 +187,7 @@ static inline void count_ctl(int op)
 /* The per-fd counts of epoll_ctl's slow path (see fi_epoll_ctl). */
 static void count_ctl_fd(int op, int fd)
 {
-	count_fd(FI_EPOLL_CTL, fd);
+	fi__count_fd(FI_EPOLL_CTL, fd);
 	if ((unsigned)fd < FI_MAX_FD && op >= EPOLL_CTL_ADD &&
 	    op <= EPOLL_CTL_MOD)
 		FI__INC(fi__counters->per_fd_ctl[fd][op]);
@@ -567,7 +556,7 @@ static void param_warn(int target, enum fi_action a, long param)
  * (fiu-ctrl reads a mistyped failinfo as 0) is reported and ignored, since
  * applying it would fake a success.
  */
-static void plan_action(struct plan *p, enum fi_action a, unsigned targets)
+static void plan_action(struct fi__plan *p, enum fi_action a, unsigned targets)
 {
 	/* Lowest bit first: the targets' numbers are their order. */
 	for (; targets != 0; targets &= targets - 1) {
@@ -619,7 +608,7 @@ static uint64_t failpoints_live(void)
 	return live;
 }
 
-static void plan_make(struct plan *p, enum fi_sys kind, int fd)
+static void plan_make(struct fi__plan *p, enum fi_sys kind, int fd)
 {
 	uint64_t live;
 	unsigned targets;
@@ -690,7 +679,7 @@ void fi__fork_child(void)
 		abort();
 }
 
-static void plan_make_locked(struct plan *p, enum fi_sys kind, int fd)
+static void plan_make_locked(struct fi__plan *p, enum fi_sys kind, int fd)
 {
 	/* Locking an initialised recursive mutex fails only past its
 	 * recursion limit, which a gate that never recurses more than once
@@ -721,7 +710,7 @@ static int kind_group(enum fi_sys kind)
 
 /* Logs a fault that changed (or replaced) a call in the counters, so that
  * a crash of the process right after it does not lose it. */
-static void fired_log(const struct plan *p, enum fi_action a, int refused)
+static void fired_log(const struct fi__plan *p, enum fi_action a, int refused)
 {
 	uint64_t i = __atomic_fetch_add(&fi__counters->fired_total, 1,
 					__ATOMIC_RELAXED);
@@ -750,7 +739,7 @@ static void fired_log(const struct plan *p, enum fi_action a, int refused)
  * or zero, which replace the call. Returns 1 with *ret set when the kernel
  * must not be called, else 0 (the caller then applies the clamp).
  */
-static int gate_begin(enum fi_sys kind, int fd, struct plan *p, ssize_t *ret)
+int fi__gate_begin(enum fi_sys kind, int fd, struct fi__plan *p, ssize_t *ret)
 {
 	plan_make_locked(p, kind, fd);
 	if (p->actions == 0)
@@ -779,11 +768,20 @@ static int gate_begin(enum fi_sys kind, int fd, struct plan *p, ssize_t *ret)
 
 /* Ends a call the kernel made: logs and counts it as injected if an action
  * changed it, counts the bytes it moved, and converts the result. */
-static ssize_t gate_end(const struct plan *p, ssize_t r)
+ssize_t fi__gate_end(const struct fi__plan *p, ssize_t r)
 {
+	/* EAGAIN: the kernel took nothing, whatever the clamp was, and how
+	 * often it answers so depends on timing. Neither is logged, so that
+	 * a fired fault's index and a run's log are the same every run. */
+	int wouldblock = r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+
 	if (p->changed)
 		FI__INC(fi__counters->injected[p->kind]);
-	if (p->clamped)
+	if (wouldblock && (unsigned)p->fd < FI_MAX_FD)
+		(void)__atomic_fetch_sub(
+			&fi__counters->fd_ops[p->fd][kind_group(p->kind)], 1,
+			__ATOMIC_RELAXED);
+	if (p->clamped && !wouldblock)
 		fired_log(p, FI_ACT_SHORT, 0);
 	if (r > 0 && !p->no_bytes && (unsigned)p->fd < FI_MAX_FD &&
 	    ((FI_GROUP_WRITE | FI_GROUP_READ) & FI_MASK(p->kind)))
@@ -793,7 +791,7 @@ static ssize_t gate_end(const struct plan *p, ssize_t r)
 	return fi__result(p->kind, r);
 }
 
-static size_t plan_clamp(struct plan *p, size_t len)
+size_t fi__plan_clamp(struct fi__plan *p, size_t len)
 {
 	size_t n;
 
@@ -845,7 +843,7 @@ static size_t iov_total(const struct iovec *iov, size_t cnt)
  * *cnt to its count. An array the kernel would refuse (more than IOV_MAX
  * entries) goes unclamped, so that the caller gets the kernel's EINVAL.
  */
-static const struct iovec *plan_clamp_iov(struct plan *p,
+const struct iovec *fi__plan_clamp_iov(struct fi__plan *p,
 					  const struct iovec *iov, size_t *cnt,
 					  struct iovec *copy)
 {
@@ -855,7 +853,7 @@ static const struct iovec *plan_clamp_iov(struct plan *p,
 	    *cnt > IOV_MAX)
 		return iov;
 	total = iov_total(iov, *cnt);
-	max = plan_clamp(p, total);
+	max = fi__plan_clamp(p, total);
 	if (max == total)
 		return iov;
 	*cnt = iov_clamp(iov, *cnt, max, copy);
@@ -881,28 +879,28 @@ static const struct iovec *plan_clamp_iov(struct plan *p,
 SLOW_PATH
 ssize_t fi__send_slow(int fd, const void *buf, size_t len, int flags)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_SEND, fd);
-	if (gate_begin(FI_SEND, fd, &p, &r))
+	fi__count_fd(FI_SEND, fd);
+	if (fi__gate_begin(FI_SEND, fd, &p, &r))
 		return r;
-	len = plan_clamp(&p, len);
-	return gate_end(&p, FI__REAL(send)(fd, buf, len, flags));
+	len = fi__plan_clamp(&p, len);
+	return fi__gate_end(&p, FI__REAL(send)(fd, buf, len, flags));
 }
 
 SLOW_PATH
 ssize_t fi__sendto_slow(int fd, const void *buf, size_t len, int flags,
 			   const struct sockaddr *addr, socklen_t addrlen)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_SENDTO, fd);
-	if (gate_begin(FI_SENDTO, fd, &p, &r))
+	fi__count_fd(FI_SENDTO, fd);
+	if (fi__gate_begin(FI_SENDTO, fd, &p, &r))
 		return r;
-	len = plan_clamp(&p, len);
-	return gate_end(&p,
+	len = fi__plan_clamp(&p, len);
+	return fi__gate_end(&p,
 			FI__REAL(sendto)(fd, buf, len, flags, addr, addrlen));
 }
 
@@ -911,34 +909,34 @@ ssize_t fi__sendmsg_slow(int fd, const struct msghdr *msg, int flags)
 {
 	struct iovec copy[IOV_MAX];
 	struct msghdr m;
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_SENDMSG, fd);
-	if (gate_begin(FI_SENDMSG, fd, &p, &r))
+	fi__count_fd(FI_SENDMSG, fd);
+	if (fi__gate_begin(FI_SENDMSG, fd, &p, &r))
 		return r;
 	/* A NULL msg goes to the kernel as it is, to get its EFAULT. */
 	if (msg == NULL)
-		return gate_end(&p, FI__REAL(sendmsg)(fd, msg, flags));
+		return fi__gate_end(&p, FI__REAL(sendmsg)(fd, msg, flags));
 	m = *msg;
 	/* The cast only restores what msghdr lacks: sendmsg() does not write
 	 * through msg_iov, and the array is the caller's or our copy. */
-	m.msg_iov = (struct iovec *)plan_clamp_iov(&p, msg->msg_iov,
+	m.msg_iov = (struct iovec *)fi__plan_clamp_iov(&p, msg->msg_iov,
 						   &m.msg_iovlen, copy);
-	return gate_end(&p, FI__REAL(sendmsg)(fd, &m, flags));
+	return fi__gate_end(&p, FI__REAL(sendmsg)(fd, &m, flags));
 }
 
 SLOW_PATH
 ssize_t fi__write_slow(int fd, const void *buf, size_t len)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_WRITE, fd);
-	if (gate_begin(FI_WRITE, fd, &p, &r))
+	fi__count_fd(FI_WRITE, fd);
+	if (fi__gate_begin(FI_WRITE, fd, &p, &r))
 		return r;
-	len = plan_clamp(&p, len);
-	return gate_end(&p, FI__REAL(write)(fd, buf, len));
+	len = fi__plan_clamp(&p, len);
+	return fi__gate_end(&p, FI__REAL(write)(fd, buf, len));
 }
 
 SLOW_PATH
@@ -947,343 +945,126 @@ ssize_t fi__writev_slow(int fd, const struct iovec *iov, int iovcnt)
 	struct iovec copy[IOV_MAX];
 	const struct iovec *v = iov;
 	size_t cnt;
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_WRITEV, fd);
-	if (gate_begin(FI_WRITEV, fd, &p, &r))
+	fi__count_fd(FI_WRITEV, fd);
+	if (fi__gate_begin(FI_WRITEV, fd, &p, &r))
 		return r;
 	/* A negative count goes to the kernel as it is, to get its EINVAL. */
 	if (iovcnt >= 0) {
 		cnt = (size_t)iovcnt;
-		v = plan_clamp_iov(&p, iov, &cnt, copy);
+		v = fi__plan_clamp_iov(&p, iov, &cnt, copy);
 		iovcnt = (int)cnt;
 	}
-	return gate_end(&p, FI__REAL(writev)(fd, v, iovcnt));
+	return fi__gate_end(&p, FI__REAL(writev)(fd, v, iovcnt));
 }
 
 SLOW_PATH
 ssize_t fi__recv_slow(int fd, void *buf, size_t len, int flags)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_RECV, fd);
-	if (gate_begin(FI_RECV, fd, &p, &r))
+	fi__count_fd(FI_RECV, fd);
+	if (fi__gate_begin(FI_RECV, fd, &p, &r))
 		return r;
-	len = plan_clamp(&p, len);
-	return gate_end(&p, FI__REAL(recv)(fd, buf, len, flags));
+	len = fi__plan_clamp(&p, len);
+	return fi__gate_end(&p, FI__REAL(recv)(fd, buf, len, flags));
 }
 
 SLOW_PATH
 ssize_t fi__read_slow(int fd, void *buf, size_t len)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_READ, fd);
-	if (gate_begin(FI_READ, fd, &p, &r))
+	fi__count_fd(FI_READ, fd);
+	if (fi__gate_begin(FI_READ, fd, &p, &r))
 		return r;
-	len = plan_clamp(&p, len);
-	return gate_end(&p, FI__REAL(read)(fd, buf, len));
+	len = fi__plan_clamp(&p, len);
+	return fi__gate_end(&p, FI__REAL(read)(fd, buf, len));
 }
 
 SLOW_PATH
 int fi__epoll_wait_slow(int epfd, struct epoll_event *evs, int maxevents,
 			   int timeout)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_EPOLL_WAIT, epfd);
-	if (gate_begin(FI_EPOLL_WAIT, epfd, &p, &r))
+	fi__count_fd(FI_EPOLL_WAIT, epfd);
+	if (fi__gate_begin(FI_EPOLL_WAIT, epfd, &p, &r))
 		return (int)r;
 	/* A short epoll_wait returns at most N events: the rest wait for the
 	 * next call, as when more sockets are ready than the array holds. */
 	if (maxevents > 0)
-		maxevents = (int)plan_clamp(&p, (size_t)maxevents);
-	return (int)gate_end(&p,
+		maxevents = (int)fi__plan_clamp(&p, (size_t)maxevents);
+	return (int)fi__gate_end(&p,
 			     FI__REAL(epoll_wait)(epfd, evs, maxevents, timeout));
 }
 
-#ifdef FI_PRELOAD
-/*
- * The preload library's other forms of a kind: the same count and rules as
- * the kind's wrapper (fast path when disarmed), another libc call. A short
- * clamp cuts the length, or the iovecs' total.
- */
-ssize_t fi__recvfrom(int fd, void *buf, size_t len, int flags,
-		     struct sockaddr *addr, socklen_t *addrlen)
-{
-	struct plan p;
-	ssize_t r;
-
-	if (fi__count_fast(FI_RECV, fd))
-		return fi__result(FI_RECV, fi__libc.recvfrom(fd, buf, len, flags,
-							     addr, addrlen));
-	count_fd(FI_RECV, fd);
-	if (gate_begin(FI_RECV, fd, &p, &r)) {
-		/* An injected end of file says what a real one says: no
-		 * address (a connected stream's recvfrom reports none). */
-		if (r == 0 && addr != NULL && addrlen != NULL)
-			*addrlen = 0;
-		return r;
-	}
-	len = plan_clamp(&p, len);
-	return gate_end(&p,
-			fi__libc.recvfrom(fd, buf, len, flags, addr, addrlen));
-}
-
-ssize_t fi__recvmsg(int fd, struct msghdr *msg, int flags)
-{
-	struct iovec copy[IOV_MAX];
-	struct msghdr m;
-	struct plan p;
-	ssize_t r;
-
-	if (fi__count_fast(FI_RECV, fd))
-		return fi__result(FI_RECV, fi__libc.recvmsg(fd, msg, flags));
-	count_fd(FI_RECV, fd);
-	if (gate_begin(FI_RECV, fd, &p, &r)) {
-		/* An injected end of file fills the header as a real one does:
-		 * no address, no control data, no flags. A refused call leaves
-		 * it alone, as the kernel does. */
-		if (r == 0 && msg != NULL) {
-			msg->msg_namelen = 0;
-			msg->msg_controllen = 0;
-			msg->msg_flags = 0;
-		}
-		return r;
-	}
-	if (msg == NULL)
-		return gate_end(&p, fi__libc.recvmsg(fd, msg, flags));
-	m = *msg;
-	m.msg_iov = (struct iovec *)plan_clamp_iov(&p, msg->msg_iov,
-						   &m.msg_iovlen, copy);
-	r = fi__libc.recvmsg(fd, &m, flags);
-	/* What the kernel writes back into the header goes to the caller's. */
-	msg->msg_namelen = m.msg_namelen;
-	msg->msg_controllen = m.msg_controllen;
-	msg->msg_flags = m.msg_flags;
-	return gate_end(&p, r);
-}
-
-ssize_t fi__readv(int fd, const struct iovec *iov, int iovcnt)
-{
-	struct iovec copy[IOV_MAX];
-	const struct iovec *v = iov;
-	struct plan p;
-	size_t cnt;
-	ssize_t r;
-
-	if (fi__count_fast(FI_READ, fd))
-		return fi__result(FI_READ, fi__libc.readv(fd, iov, iovcnt));
-	count_fd(FI_READ, fd);
-	if (gate_begin(FI_READ, fd, &p, &r))
-		return r;
-	if (iovcnt >= 0) {
-		cnt = (size_t)iovcnt;
-		v = plan_clamp_iov(&p, iov, &cnt, copy);
-		iovcnt = (int)cnt;
-	}
-	return gate_end(&p, fi__libc.readv(fd, v, iovcnt));
-}
-
-int fi__epoll_pwait(int epfd, struct epoll_event *evs, int maxevents,
-		    int timeout, const sigset_t *sigmask)
-{
-	struct plan p;
-	ssize_t r;
-
-	if (fi__count_fast(FI_EPOLL_WAIT, epfd))
-		return (int)fi__result(FI_EPOLL_WAIT,
-				       fi__libc.epoll_pwait(epfd, evs, maxevents,
-							    timeout, sigmask));
-	count_fd(FI_EPOLL_WAIT, epfd);
-	if (gate_begin(FI_EPOLL_WAIT, epfd, &p, &r))
-		return (int)r;
-	if (maxevents > 0)
-		maxevents = (int)plan_clamp(&p, (size_t)maxevents);
-	return (int)gate_end(&p,
-			     fi__libc.epoll_pwait(epfd, evs, maxevents, timeout,
-						  sigmask));
-}
-
-/*
- * The forms of fi_form: counted as their form, then through the gate as
- * the kind they are ruled as (fi.h).
- */
-ssize_t fi__sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
-{
-	struct plan p;
-	ssize_t r;
-
-	FI__INC(fi__counters->forms[FI_FORM_SENDFILE]);
-	if (fi__count_fast(FI_WRITE, out_fd))
-		return fi__result(FI_WRITE, fi__libc.sendfile(out_fd, in_fd,
-							      offset, count));
-	count_fd(FI_WRITE, out_fd);
-	if (gate_begin(FI_WRITE, out_fd, &p, &r))
-		return r;
-	count = plan_clamp(&p, count);
-	return gate_end(&p, fi__libc.sendfile(out_fd, in_fd, offset, count));
-}
-
-ssize_t fi__splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out,
-		   size_t len, unsigned flags)
-{
-	struct plan p;
-	ssize_t r;
-
-	FI__INC(fi__counters->forms[FI_FORM_SPLICE]);
-	if (fi__count_fast(FI_WRITE, fd_out))
-		return fi__result(FI_WRITE, fi__libc.splice(fd_in, off_in, fd_out,
-							    off_out, len, flags));
-	count_fd(FI_WRITE, fd_out);
-	if (gate_begin(FI_WRITE, fd_out, &p, &r))
-		return r;
-	len = plan_clamp(&p, len);
-	return gate_end(&p, fi__libc.splice(fd_in, off_in, fd_out, off_out,
-					    len, flags));
-}
-
-/*
- * A clamp on sendmmsg or recvmmsg: the first message alone, its iovecs
- * cut to the clamp, when the clamp cuts it; otherwise the whole vector.
- * Returns the message to use (one, or NULL for the whole vector).
- */
-static struct mmsghdr *mmsg_clamp(struct plan *p, const struct mmsghdr *vec,
-				  unsigned vlen, struct mmsghdr *one,
-				  struct iovec *copy)
-{
-	size_t cnt;
-
-	if (!(p->actions & ACT_BIT(FI_ACT_SHORT)) || vec == NULL || vlen == 0)
-		return NULL;
-	*one = vec[0];
-	cnt = one->msg_hdr.msg_iovlen;
-	one->msg_hdr.msg_iov = (struct iovec *)plan_clamp_iov(
-		p, vec[0].msg_hdr.msg_iov, &cnt, copy);
-	one->msg_hdr.msg_iovlen = cnt;
-	return p->clamped ? one : NULL;
-}
-
-int fi__sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
-{
-	struct iovec copy[IOV_MAX];
-	struct mmsghdr one, *m;
-	struct plan p;
-	ssize_t r;
-
-	FI__INC(fi__counters->forms[FI_FORM_SENDMMSG]);
-	if (fi__count_fast(FI_SENDMSG, fd))
-		return (int)fi__result(FI_SENDMSG,
-				       fi__libc.sendmmsg(fd, vec, vlen, flags));
-	count_fd(FI_SENDMSG, fd);
-	if (gate_begin(FI_SENDMSG, fd, &p, &r))
-		return (int)r;
-	p.no_bytes = 1; /* its result is a count of messages */
-	m = mmsg_clamp(&p, vec, vlen, &one, copy);
-	if (m == NULL)
-		return (int)gate_end(&p, fi__libc.sendmmsg(fd, vec, vlen, flags));
-	r = fi__libc.sendmmsg(fd, m, 1, flags);
-	if (r == 1)
-		vec[0].msg_len = m->msg_len;
-	return (int)gate_end(&p, r);
-}
-
-int fi__recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags,
-		 struct timespec *timeout)
-{
-	struct iovec copy[IOV_MAX];
-	struct mmsghdr one, *m;
-	struct plan p;
-	ssize_t r;
-
-	FI__INC(fi__counters->forms[FI_FORM_RECVMMSG]);
-	if (fi__count_fast(FI_RECV, fd))
-		return (int)fi__result(FI_RECV, fi__libc.recvmmsg(fd, vec, vlen,
-								 flags, timeout));
-	count_fd(FI_RECV, fd);
-	if (gate_begin(FI_RECV, fd, &p, &r))
-		return (int)r;
-	p.no_bytes = 1;
-	m = mmsg_clamp(&p, vec, vlen, &one, copy);
-	if (m == NULL)
-		return (int)gate_end(&p, fi__libc.recvmmsg(fd, vec, vlen, flags,
-							   timeout));
-	r = fi__libc.recvmmsg(fd, m, 1, flags, timeout);
-	if (r == 1) {
-		/* What the kernel wrote into the header goes to the caller's. */
-		vec[0].msg_len = m->msg_len;
-		vec[0].msg_hdr.msg_namelen = m->msg_hdr.msg_namelen;
-		vec[0].msg_hdr.msg_controllen = m->msg_hdr.msg_controllen;
-		vec[0].msg_hdr.msg_flags = m->msg_hdr.msg_flags;
-	}
-	return (int)gate_end(&p, r);
-}
-#endif
 
 /* The calls without a length: only signal, errno and zero apply. */
 
 SLOW_PATH
 static int epoll_ctl_slow(int epfd, int op, int fd, struct epoll_event *ev)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
 	count_ctl_fd(op, fd);
-	if (gate_begin(FI_EPOLL_CTL, fd, &p, &r))
+	if (fi__gate_begin(FI_EPOLL_CTL, fd, &p, &r))
 		return (int)r;
-	return (int)gate_end(&p, FI__REAL(epoll_ctl)(epfd, op, fd, ev));
+	return (int)fi__gate_end(&p, FI__REAL(epoll_ctl)(epfd, op, fd, ev));
 }
 
 SLOW_PATH
 static int accept_slow(int fd, struct sockaddr *addr, socklen_t *addrlen,
 		       int flags)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_ACCEPT, fd);
-	if (gate_begin(FI_ACCEPT, fd, &p, &r))
+	fi__count_fd(FI_ACCEPT, fd);
+	if (fi__gate_begin(FI_ACCEPT, fd, &p, &r))
 		return (int)r;
-	return (int)gate_end(&p, FI__REAL(accept4)(fd, addr, addrlen, flags));
+	return (int)fi__gate_end(&p, FI__REAL(accept4)(fd, addr, addrlen, flags));
 }
 
 SLOW_PATH
 static int connect_slow(int fd, const struct sockaddr *addr,
 			socklen_t addrlen)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_CONNECT, fd);
-	if (gate_begin(FI_CONNECT, fd, &p, &r))
+	fi__count_fd(FI_CONNECT, fd);
+	if (fi__gate_begin(FI_CONNECT, fd, &p, &r))
 		return (int)r;
-	return (int)gate_end(&p, FI__REAL(connect)(fd, addr, addrlen));
+	return (int)fi__gate_end(&p, FI__REAL(connect)(fd, addr, addrlen));
 }
 
 SLOW_PATH
 static int shutdown_slow(int fd, int how)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_SHUTDOWN, fd);
-	if (gate_begin(FI_SHUTDOWN, fd, &p, &r))
+	fi__count_fd(FI_SHUTDOWN, fd);
+	if (fi__gate_begin(FI_SHUTDOWN, fd, &p, &r))
 		return (int)r;
-	return (int)gate_end(&p, FI__REAL(shutdown)(fd, how));
+	return (int)fi__gate_end(&p, FI__REAL(shutdown)(fd, how));
 }
 
 SLOW_PATH
 static int close_slow(int fd)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_CLOSE, fd);
-	if (gate_begin(FI_CLOSE, fd, &p, &r)) {
+	fi__count_fd(FI_CLOSE, fd);
+	if (fi__gate_begin(FI_CLOSE, fd, &p, &r)) {
 		/* Linux releases the fd even when close() fails, so an injected
 		 * failure still closes it: a gate that kept the fd open would
 		 * model a kernel that does not exist (and leave epoll pointing
@@ -1292,7 +1073,7 @@ static int close_slow(int fd)
 		fi_fd_forget(fd);
 		return (int)r;
 	}
-	r = gate_end(&p, FI__REAL(close)(fd));
+	r = fi__gate_end(&p, FI__REAL(close)(fd));
 	fi_fd_forget(fd);
 	return (int)r;
 }

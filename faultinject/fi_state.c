@@ -27,8 +27,7 @@ static int set_count(json_t *o, const char *key, uint64_t n)
 	return json_object_set_new(o, key, json_integer((json_int_t)n));
 }
 
-/* { kind: v[kind] } of the kinds whose count is not zero. */
-static json_t *kinds_json(const uint64_t *v)
+json_t *fi_kinds_json(const uint64_t *v)
 {
 	json_t *o = json_object();
 
@@ -52,7 +51,7 @@ static json_t *syscalls_json(const struct fi_counters *c)
 
 		v[k] = all >= c->refused[k] ? all - c->refused[k] : 0;
 	}
-	return kinds_json(v);
+	return fi_kinds_json(v);
 }
 
 static json_t *forms_json(const struct fi_counters *c)
@@ -107,7 +106,7 @@ static json_t *fds_json(const struct fi_state *s)
 								   FI_WHAT_LEN)) != 0)
 				what = NULL;
 		e = json_pack("{s:i,s:o,s:o}", "fd", fd, "what", what, "calls",
-			      kinds_json(calls));
+			      fi_kinds_json(calls));
 		if (e != NULL && w->n > FI_WHAT_MAX &&
 		    json_object_set_new(e, "what_total",
 					json_integer((json_int_t)w->n)) != 0) {
@@ -144,17 +143,18 @@ static json_t *action_json(const struct fi_fired *f)
 	return json_string(buf);
 }
 
-static json_t *fired_json(const struct fi_state *s)
+json_t *fi_fired_json(const struct fi_counters *c, const char *const *specs,
+		      size_t nspecs, size_t max)
 {
-	const struct fi_counters *c = &s->counters;
 	uint64_t n = c->fired_total < FI_FIRED_MAX ? c->fired_total : FI_FIRED_MAX;
 	json_t *list = json_array();
 
+	if (n > max)
+		n = max;
 	for (uint64_t i = 0; i < n && list != NULL; i++) {
 		const struct fi_fired *f = &c->fired[i];
-		json_t *rule = f->rule < s->nrules && f->rule < FI_MAX_RULES
-				       ? text_json(s->rules[f->rule], FI_SPEC_LEN)
-				       : json_null();
+		json_t *rule = f->rule < nspecs ? text_json(specs[f->rule], FI_SPEC_LEN)
+						: json_null();
 		json_t *e = json_pack("{s:o,s:s,s:I,s:i,s:I,s:o,s:b}",
 				      "rule", rule, "call",
 				      fi_sys_name((enum fi_sys)f->kind), "index",
@@ -168,6 +168,16 @@ static json_t *fired_json(const struct fi_state *s)
 		}
 	}
 	return list;
+}
+
+static json_t *fired_json(const struct fi_state *s)
+{
+	const char *specs[FI_MAX_RULES];
+	uint32_t n = s->nrules < FI_MAX_RULES ? s->nrules : FI_MAX_RULES;
+
+	for (uint32_t i = 0; i < n; i++)
+		specs[i] = s->rules[i];
+	return fi_fired_json(&s->counters, specs, n, FI_FIRED_MAX);
 }
 
 static json_t *rules_json(const struct fi_state *s)
@@ -212,9 +222,9 @@ json_t *fi_state_json(const struct fi_state *s)
 			 "pid", (json_int_t)s->pid, "exited", s->exited != 0,
 			 "faults", rules_json(s), "rules_fired",
 			 rules_fired_json(s), "syscalls", syscalls_json(c),
-			 "refused", kinds_json(c->refused), "injected",
-			 kinds_json(c->injected), "wouldblock",
-			 kinds_json(c->wouldblock), "epoll_ctl_ops", ctl,
+			 "refused", fi_kinds_json(c->refused), "injected",
+			 fi_kinds_json(c->injected), "wouldblock",
+			 fi_kinds_json(c->wouldblock), "epoll_ctl_ops", ctl,
 			 "forms", forms_json(c), "fds", fds_json(s),
 			 "fired_total", (json_int_t)c->fired_total, "fired",
 			 fired_json(s));

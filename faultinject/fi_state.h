@@ -57,4 +57,18 @@ int fi_state_valid(const void *s, size_t len);
  */
 json_t *fi_state_json(const struct fi_state *s);
 
+/*
+ * The fired faults of c as a JSON list (docs/cli.md): the first
+ * min(max, FI_FIRED_MAX) of them, each with its rule's spec (specs[rule],
+ * or null when the rule is not among the nspecs: a failpoint fiu-ctrl
+ * enabled), call, index, fd, offset, action and refused. Returns a new
+ * reference, or NULL without memory. specs and c are only read.
+ */
+json_t *fi_fired_json(const struct fi_counters *c, const char *const *specs,
+		      size_t nspecs, size_t max);
+
+/* { kind: n } of the kinds whose v[kind] is not zero (v has FI_SYS_COUNT
+ * entries); a new reference, or NULL without memory. */
+json_t *fi_kinds_json(const uint64_t *v);
+
 #endif

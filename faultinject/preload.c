@@ -14,17 +14,24 @@
  * and recvmsg (counted as recv), readv (as read), epoll_pwait (as
  * epoll_wait), and the fortified __read_chk, __recv_chk and
  * __recvfrom_chk that _FORTIFY_SOURCE builds call instead of read, recv and
- * recvfrom. Each goes through the same gate as the reference stack's
+ * recvfrom; and sendfile, splice, sendmmsg and recvmmsg (fi_forms.c, each
+ * counted as its form too), dup2, dup3 and close_range (which only tell
+ * the gate an fd number changed hands), and syscall() (io_uring_setup is
+ * counted and warned about; SYS_close tells the gate). Each goes through
+ * the same gate as the reference stack's
  * calls (fi.c, built here with FI_PRELOAD): it is counted per kind and fd,
  * the rules of
  * WIRECHECK_FAULTS apply to it (the rule syntax of docs/cli.md, specs
  * separated by ';'), and libc's own function, found with dlsym(RTLD_NEXT),
  * makes the call. The gate's -errno becomes libc's -1 and errno.
  *
- * At exit (exit() or a return from main; not _exit() nor a fatal signal),
- * when WIRECHECK_COUNTS is set, the counts go to that file as JSON, "%p" in
- * the name replaced by the process id; a forked child starts its counts at
- * zero and writes its own file.
+ * Its state (the counters, the rules, what each fd was: fi_state.h) lives
+ * in a file mapped shared when WIRECHECK_STATE names one ("%p" replaced by
+ * the pid), so that it outlives the process however it ends: that is how
+ * `wirecheck exec` reads it. At exit (exit() or a return from main), when
+ * WIRECHECK_COUNTS is set, the counts also go to that file as JSON. A
+ * forked child starts its counts at zero in a state of its own. With
+ * WIRECHECK_FIU_CTRL=PREFIX, fiu-ctrl can arm the failpoints at run time.
  *
  * The library's own work (its constructor and destructor: libfiu, jansson,
  * stdio) may call these symbols too: jansson reads /dev/urandom for its

@@ -865,3 +865,57 @@ print("fd" if fd >= 0 else f"errno {ctypes.get_errno()}")
     rep, proc = report(wc, tmp_path, [PYTHON, prog])
     assert rep["counts"]["forms"] == {"io_uring_setup": 1}
     assert "uses io_uring" in proc.stderr
+
+
+# --- The run trace says which rule fired on which call (item 8) ---------------
+
+def test_a_run_trace_says_which_rule_fired(wc):
+    # epipe-prefix: a 4096-byte clamp, then EPIPE on the 2nd writing call.
+    # The first version's trace had neither the fired calls nor a count of
+    # the refused one, which `syscalls` counts with those the kernel saw.
+    repo = wirecheck_path().parents[2]
+    proc = wc("run", repo / "scenarios" / "queue" / "epipe-prefix.wcs")
+    assert proc.returncode == 0, proc.stderr
+    t = json.loads(proc.stdout)
+    fired = t["fired"]
+    assert fired["total"] == 2 and fired["refused"] == {"send": 1}
+    assert [(f["rule"], f["call"], f["index"], f["offset"], f["action"], f["refused"])
+            for f in fired["calls"]] == [
+        ("write:short=4096,repeat=forever", "send", 1, 0, "short=4096", False),
+        ("write:errno=EPIPE,after=1", "send", 2, 4096, "errno=EPIPE", True)]
+    assert t["syscalls"]["send"] == 2  # the refused one included, as documented
+
+
+def test_goldens_carry_the_fired_calls():
+    sys.path.insert(0, str(wirecheck_path().parents[2] / "python"))
+    from wirecheck import golden as G
+
+    trace = {"exit": {"code": 0, "timed_out": False}, "faults": ["send:errno=EPIPE"],
+             "peer": {"bytes": 0, "sha256": "0" * 64, "reads": [], "reset": False},
+             "events": [], "syscalls": {"send": 1}, "queue": None,
+             "fired": {"total": 1, "refused": {"send": 1}, "calls": [
+                 {"rule": "send:errno=EPIPE", "call": "send", "index": 1, "fd": 7,
+                  "offset": 0, "action": "errno=EPIPE", "refused": True}]}}
+    g = G.from_trace(trace)
+    text = G.render(g)
+    assert "fired: total=1 refused=1\n  send#1 fd=7 offset=0 errno=EPIPE refused by send:errno=EPIPE\n" in text
+    back = G.parse(text)
+    assert (back.fired, back.fired_calls) == (g.fired, g.fired_calls)
+    other = G.from_trace(dict(trace, fired={"total": 0, "refused": {}, "calls": []}))
+    [d] = G.compare(back, other)
+    assert d.field == "syscalls fired"  # left out by a legacy except=syscalls
+    # A golden written before the section existed does not compare it.
+    old = G.parse(text.replace("fired: total=1 refused=1\n  send#1 fd=7 offset=0 errno=EPIPE "
+                               "refused by send:errno=EPIPE\n", ""))
+    assert old.fired is None and G.compare(old, other) == []
+
+
+def test_the_python_api_keeps_the_programs_status_in_exit(tmp_path, preload):
+    # exec passes the program's status on now; exec_program still reports
+    # it in .exit and raises only for wirecheck's own errors.
+    sys.path.insert(0, str(wirecheck_path().parents[2] / "python"))
+    from wirecheck import exec_program
+
+    res = exec_program([PYTHON, "-c", "raise SystemExit(3)"], binary=wirecheck_path())
+    assert res.exit == {"code": 3, "timed_out": False}
+    assert res.counts["exited"] is True
