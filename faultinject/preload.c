@@ -48,7 +48,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -56,6 +58,7 @@
 #include <jansson.h>
 
 #include "fi.h"
+#include "../harness/protocol.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define COUNTS_VAR "WIRECHECK_COUNTS"
@@ -150,12 +153,99 @@ static ssize_t to_libc(ssize_t r)
 }
 
 /* ------------------------------------------------------------------------ */
+/* A wirecheck subject's gate (WIRECHECK_SHM_FD).                           */
+
+/*
+ * When WIRECHECK_SHM_FD names an fd (a wirecheck subject: fd 5, the memfd
+ * of struct wc_shm, docs/subject-protocol.md), the library is that
+ * subject's gate, as refstack-subject's own fi.c is:
+ * - its counters live in that memfd, where the harness reads them for the
+ *   trace's syscalls, also after a crash;
+ * - only calls on sockets (and epoll_wait) go through the gate: the
+ *   subject's event and script pipes, its eventfds, files and terminal
+ *   pass straight to libc, uncounted and untouched by any rule, so that a
+ *   clamp on the `write` group reaches the socket writes alone, as it does
+ *   in the reference stack;
+ * - one write(2) to that fd is a command to the gate, for subjects that
+ *   cannot call fi_arm (a node script): "arm SPEC" arms a rule (the syntax
+ *   of docs/cli.md) and returns the length, or fails with EINVAL; "disarm"
+ *   disarms every rule. Nothing is written to the memfd.
+ * Without the variable (-1), every fd goes through the gate.
+ */
+#define SHM_FD_VAR "WIRECHECK_SHM_FD"
+
+static int subject_shm_fd = -1;
+
+static int is_socket(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+/* Whether a call on fd bypasses the gate. */
+static int passthrough(int fd)
+{
+	return inside || (subject_shm_fd >= 0 && !is_socket(fd));
+}
+
+/* Maps the counters of WIRECHECK_SHM_FD; exits 2 on a bad value. */
+static void subject_attach(void)
+{
+	const char *v = getenv(SHM_FD_VAR);
+	struct wc_shm *shm;
+	char *end;
+	long fd;
+
+	if (v == NULL || *v == '\0')
+		return;
+	errno = 0;
+	fd = strtol(v, &end, 10);
+	if (errno != 0 || *end != '\0' || fd < 0 || fd > INT_MAX)
+		die_raw("wirecheck-preload: WIRECHECK_SHM_FD is not an fd\n");
+	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED,
+		   (int)fd, 0);
+	if (shm == MAP_FAILED)
+		die_raw("wirecheck-preload: cannot map WIRECHECK_SHM_FD\n");
+	shm->magic = WC_SHM_MAGIC;
+	shm->version = 1;
+	fi_counters_attach(&shm->counters);
+	subject_shm_fd = (int)fd;
+}
+
+/* One command written to the counters' fd: returns len, or -1 and errno. */
+static ssize_t subject_command(const void *buf, size_t len)
+{
+	char line[256], err[256];
+	struct fi_rule rule;
+
+	if (len == 0 || len >= sizeof(line)) {
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(line, buf, len);
+	line[len] = '\0';
+	if (line[len - 1] == '\n')
+		line[len - 1] = '\0';
+	if (strcmp(line, "disarm") == 0) {
+		fi_disarm_all();
+		return (ssize_t)len;
+	}
+	if (strncmp(line, "arm ", 4) == 0 &&
+	    fi_rule_parse(line + 4, &rule, err, sizeof(err)) == 0 &&
+	    fi_arm(&rule) >= 0)
+		return (ssize_t)len;
+	errno = EINVAL;
+	return -1;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The interposers.                                                         */
 
 EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.send(fd, buf, len, flags);
 	return to_libc(fi_send(fd, buf, len, flags));
 }
@@ -164,7 +254,7 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 		      __CONST_SOCKADDR_ARG addr, socklen_t addrlen)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.sendto(fd, buf, len, flags, addr, addrlen);
 	return to_libc(
 		fi_sendto(fd, buf, len, flags, addr.__sockaddr__, addrlen));
@@ -173,7 +263,7 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.sendmsg(fd, msg, flags);
 	return to_libc(fi_sendmsg(fd, msg, flags));
 }
@@ -181,7 +271,9 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 EXPORT ssize_t write(int fd, const void *buf, size_t len)
 {
 	ready();
-	if (inside)
+	if (fd == subject_shm_fd && fd >= 0 && !inside)
+		return subject_command(buf, len);
+	if (passthrough(fd))
 		return fi__libc.write(fd, buf, len);
 	return to_libc(fi_write(fd, buf, len));
 }
@@ -189,7 +281,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t len)
 EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.writev(fd, iov, iovcnt);
 	return to_libc(fi_writev(fd, iov, iovcnt));
 }
@@ -197,7 +289,7 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.recv(fd, buf, len, flags);
 	return to_libc(fi_recv(fd, buf, len, flags));
 }
@@ -205,7 +297,7 @@ EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags)
 EXPORT ssize_t read(int fd, void *buf, size_t len)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.read(fd, buf, len);
 	return to_libc(fi_read(fd, buf, len));
 }
@@ -213,7 +305,7 @@ EXPORT ssize_t read(int fd, void *buf, size_t len)
 EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.epoll_ctl(epfd, op, fd, ev);
 	return (int)to_libc(fi_epoll_ctl(epfd, op, fd, ev));
 }
@@ -230,7 +322,7 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *evs, int maxevents,
 EXPORT int accept(int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.accept4(fd, addr, addrlen, 0);
 	return (int)to_libc(fi_accept(fd, addr.__sockaddr__, addrlen, 0));
 }
@@ -239,7 +331,7 @@ EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen,
 		   int flags)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.accept4(fd, addr, addrlen, flags);
 	return (int)to_libc(fi_accept(fd, addr.__sockaddr__, addrlen, flags));
 }
@@ -247,7 +339,7 @@ EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen,
 EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t addrlen)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.connect(fd, addr, addrlen);
 	return (int)to_libc(fi_connect(fd, addr.__sockaddr__, addrlen));
 }
@@ -255,7 +347,7 @@ EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t addrlen)
 EXPORT int shutdown(int fd, int how)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.shutdown(fd, how);
 	return (int)to_libc(fi_shutdown(fd, how));
 }
@@ -263,7 +355,7 @@ EXPORT int shutdown(int fd, int how)
 EXPORT int close(int fd)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.close(fd);
 	return (int)to_libc(fi_close(fd));
 }
@@ -272,7 +364,7 @@ EXPORT ssize_t recvfrom(int fd, void *restrict buf, size_t len, int flags,
 			__SOCKADDR_ARG addr, socklen_t *restrict addrlen)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.recvfrom(fd, buf, len, flags, addr, addrlen);
 	return to_libc(fi__recvfrom(fd, buf, len, flags, addr.__sockaddr__,
 				    addrlen));
@@ -281,7 +373,7 @@ EXPORT ssize_t recvfrom(int fd, void *restrict buf, size_t len, int flags,
 EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.recvmsg(fd, msg, flags);
 	return to_libc(fi__recvmsg(fd, msg, flags));
 }
@@ -289,7 +381,7 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.readv(fd, iov, iovcnt);
 	return to_libc(fi__readv(fd, iov, iovcnt));
 }
@@ -319,7 +411,7 @@ EXPORT ssize_t __recvfrom_chk(int fd, void *restrict buf, size_t len,
 EXPORT ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
 {
 	ready();
-	if (inside || len > buflen)
+	if (passthrough(fd) || len > buflen)
 		return libc_read_chk(fd, buf, len, buflen);
 	return to_libc(fi_read(fd, buf, len));
 }
@@ -328,7 +420,7 @@ EXPORT ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen,
 			  int flags)
 {
 	ready();
-	if (inside || len > buflen)
+	if (passthrough(fd) || len > buflen)
 		return libc_recv_chk(fd, buf, len, buflen, flags);
 	return to_libc(fi_recv(fd, buf, len, flags));
 }
@@ -339,7 +431,7 @@ EXPORT ssize_t __recvfrom_chk(int fd, void *restrict buf, size_t len,
 			      socklen_t *restrict addrlen)
 {
 	ready();
-	if (inside || len > buflen)
+	if (passthrough(fd) || len > buflen)
 		return libc_recvfrom_chk(fd, buf, len, buflen, flags, addr,
 					 addrlen);
 	return to_libc(fi__recvfrom(fd, buf, len, flags, addr, addrlen));
@@ -454,6 +546,7 @@ __attribute__((constructor)) static void preload_init(void)
 	 * must not run without the faults it was asked to run with. */
 	if (fi_init() != 0)
 		_exit(2);
+	subject_attach();
 	if (pthread_atfork(fi__fork_prepare, fi__fork_parent, child_reset) != 0)
 		die_raw("wirecheck-preload: pthread_atfork failed\n");
 	inside = 0;
