@@ -24,7 +24,7 @@
  * - after end(), the shutdown callback reports end()'s callback, then
  *   `finish`; the socket closes once it finished and the peer ended, or at
  *   destroy; without allow-half-open, the peer's end ends ours before the
- *   `end` handlers run, so that a write there fails with EPIPE
+ *   `eof` handlers run, so that a write there fails with EPIPE
  *   (docs/scenario-language.md, "allow-half-open");
  * - a loop task is one callback of libuv into the subject (a read, a write
  *   or shutdown completion, a connection, a posted task), with the
@@ -62,11 +62,11 @@ static const char *op_names[OP_KIND_COUNT] = {
 };
 
 enum ev_kind {
-	EV_DATA, EV_END, EV_DRAIN, EV_FINISH, EV_CLOSE, EV_WRITE_CB, EV_END_CB,
+	EV_DATA, EV_EOF, EV_DRAIN, EV_FINISH, EV_CLOSE, EV_WRITE_CB, EV_END_CB,
 	EV_KIND_COUNT
 };
 static const char *ev_names[EV_KIND_COUNT] = {
-	"data", "end", "drain", "finish", "close", "write-cb", "end-cb",
+	"data", "eof", "drain", "finish", "close", "write-cb", "end-cb",
 };
 
 struct op {
@@ -606,8 +606,8 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		(void)uv_read_stop(s);
 		if (c->open && !S.half_open && !c->ended && do_end(c) < 0)
 			close_conn(c, 0);
-		event(c->index, "end");
-		run_handlers(EV_END, c->index);
+		event(c->index, "eof"); /* the peer's FIN; "end" names end() */
+		run_handlers(EV_EOF, c->index);
 		maybe_close(c);
 	} else if (nread < 0) {
 		event(c->index, "error %s read", uv_err_name((int)nread));

@@ -94,7 +94,7 @@ function errName(err) {
 const OPS = new Set(['write', 'end', 'destroy', 'destroy-soon', 'cork', 'uncork',
   'pause', 'resume', 'signal', 'disarm', 'checkpoint', 'ignore', 'abort',
   'exit', 'execve', 'await-drained']);
-const EVENTS = new Set(['data', 'end', 'drain', 'finish', 'close', 'write-cb', 'end-cb']);
+const EVENTS = new Set(['data', 'eof', 'drain', 'finish', 'close', 'write-cb', 'end-cb']);
 
 // Operations node has no equivalent for: the run ends with
 // "fatal unsupported OP: REASON" before connecting, and the harness and
@@ -471,8 +471,9 @@ function attach(c, sock) {
     runHandlers('data', c.index);
   });
   sock.on('end', () => {
-    event(c.index, 'end');
-    runHandlers('end', c.index);
+    // "eof", not "end": end names the end() call in the trace.
+    event(c.index, 'eof');
+    runHandlers('eof', c.index);
   });
   sock.on('drain', () => {
     event(c.index, 'drain');
