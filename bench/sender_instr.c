@@ -33,8 +33,10 @@
  * starts on an empty socket, and how much each send takes depends only on
  * the socket's send buffer and the send's length: the same on every run.
  * Collection is off while the sender waits. At the 4 KiB clamp (the gate's
- * write:short=4096,repeat=forever for every sender) each send's length is
- * fixed too. TCP is not measured here: how much loopback TCP takes depends
+ * write:short=4096,repeat=forever for every sender but floor_direct) each
+ * send's length is fixed too; the gate's armed path (fi__*_slow: its rules
+ * and the call it makes) is not counted for any sender (callgrind's
+ * --toggle-collect), so that the clamp, a measuring device, adds nothing. TCP is not measured here: how much loopback TCP takes depends
  * on its congestion window and ACKs, which are timing.
  *
  * Every cell runs --repeat times (at least 2), all cells once per pass; the
@@ -634,6 +636,8 @@ static void run_one(const struct options *o, enum sender snd, enum mode m,
 		if (!o->rep_movsb && setenv("GLIBC_TUNABLES", TUNABLES, 1) != 0)
 			_exit(127);
 		execvp(o->valgrind, args);
+		dprintf(2, "sender_instr: cannot run %s: %s\n", o->valgrind,
+			strerror(errno));
 		_exit(127);
 	}
 	if (close(cmdp[1]) != 0 || close(ackp[0]) != 0)
