@@ -375,6 +375,9 @@ static void heap_prefault(size_t len)
 /* The stack's senders.                                                     */
 
 struct stack_run {
+	enum sender snd;
+	int released;       /* the owned write's release ran */
+	int release_status;
 	const char *payload;
 	size_t len;
 	double t0;
@@ -419,6 +422,18 @@ static void stack_on_end(rs_socket *s, int status, void *arg)
 		rs_socket_destroy(s, 0);
 }
 
+#if OWNED_BUILT
+/* The owned write's release: the kernel has every byte of it. */
+static void owned_release(rs_socket *s, int status, void *arg)
+{
+	struct stack_run *r = arg;
+
+	(void)s;
+	r->released = 1;
+	r->release_status = status;
+}
+#endif
+
 /* The measured interval starts at end(), once the socket is connected. */
 static void stack_on_connect(rs_socket *s, void *arg)
 {
@@ -427,6 +442,16 @@ static void stack_on_connect(rs_socket *s, void *arg)
 	r->sends0 = gate_sends();
 	r->waits0 = gate_waits();
 	r->t0 = cpu_ms();
+#if OWNED_BUILT
+	if (r->snd == S_OWNED) {
+		/* end(P) as an owned write of P, then end() of nothing. */
+		r->end_rc = rs_socket_write_owned(s, r->payload, r->len,
+						  owned_release, r);
+		if (r->end_rc >= 0)
+			r->end_rc = rs_socket_end(s, NULL, 0, stack_on_end, r);
+		return;
+	}
+#endif
 	r->end_rc = rs_socket_end(s, r->payload, r->len, stack_on_end, r);
 }
 
@@ -448,12 +473,12 @@ static void stack_run(const struct reader *rd, enum transport t, enum mode m,
 		.on_connect = stack_on_connect,
 		.on_error = stack_on_error,
 	};
-	struct stack_run r = { .payload = payload, .len = len };
+	struct stack_run r = { .snd = snd, .payload = payload, .len = len };
 	rs_loop *loop;
 	rs_socket *s;
 	int rc;
 
-	rc = rs_variant_set("queue", snd == S_CURSOR ? "cursor" : "memmove");
+	rc = rs_variant_set("queue", snd == S_MEMMOVE ? "memmove" : "cursor");
 	if (rc < 0)
 		bc_die("rs_variant_set: %s", strerror(-rc));
 	/* Armed before the connect, which is no write and so never clamped;
@@ -480,6 +505,9 @@ static void stack_run(const struct reader *rd, enum transport t, enum mode m,
 		bc_die("%s sender: end()'s callback %s (status %d)",
 		       sender_names[snd], r.finished ? "failed" : "never ran",
 		       r.status);
+	if (snd == S_OWNED && (!r.released || r.release_status != 0))
+		bc_die("owned sender: the release %s (status %d)",
+		       r.released ? "failed" : "never ran", r.release_status);
 	/* A clamp that did not apply would make a clamped figure look good:
 	 * at most CLAMP bytes per send means at least len / CLAMP sends. */
 	if (m == M_CLAMPED && r.out.sends < len / CLAMP)
@@ -644,8 +672,9 @@ static void cells_plan(const struct options *o)
 
 		*c = (struct cell){ 0 };
 		/* node's sends cannot be clamped: it runs unclamped only. */
-		c->na = s == S_NODE &&
-			(m == M_CLAMPED || o->node_version == NULL);
+		c->na = (s == S_NODE &&
+			 (m == M_CLAMPED || o->node_version == NULL)) ||
+			(s == S_OWNED && !OWNED_BUILT);
 		if (s == S_MEMMOVE && m == M_CLAMPED) {
 			c->predicted = predicted_moves(o->sizes[i], CLAMP);
 			c->skipped = c->predicted > SKIP_BYTES;

@@ -24,7 +24,23 @@
 
 enum transport { T_UNIX, T_TCP, NTRANSPORTS };
 enum mode { M_UNCLAMPED, M_CLAMPED, NMODES };
-enum sender { S_CURSOR, S_MEMMOVE, S_FLOOR, S_COPY, S_NODE, NSENDERS };
+enum sender {
+	S_CURSOR,
+	S_OWNED,
+	S_MEMMOVE,
+	S_FLOOR,
+	S_COPY,
+	S_NODE,
+	NSENDERS
+};
+
+/* Whether librefstack has the owned write (bench/CMakeLists.txt looks for
+ * it in rs.h): until then the owned sender does not run. */
+#ifdef RS_HAVE_OWNED_WRITE
+#define OWNED_BUILT 1
+#else
+#define OWNED_BUILT 0
+#endif
 
 extern const char *const transport_names[NTRANSPORTS];
 extern const char *const transport_labels[NTRANSPORTS];
@@ -44,8 +60,8 @@ struct sample {
 /* One sender at one size, transport and mode, over the rounds. */
 struct cell {
 	int skipped;        /* memmove predicted above SKIP_BYTES */
-	int na;             /* the sender does not run here (node clamped, or
-			     * node not found) */
+	int na;             /* the sender does not run here (node clamped,
+			     * node not found, or the owned write not built) */
 	uint64_t predicted; /* memmove's bytes moved, C(n-1)(n-2)/2; 0 if none */
 	size_t n;
 	struct sample *samples;

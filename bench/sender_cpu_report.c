@@ -21,12 +21,12 @@ const char *const transport_labels[NTRANSPORTS] = { "unix socket",
 const char *const mode_names[NMODES] = { "unclamped", "clamp_4k" };
 const char *const mode_titles[NMODES] = { "Unclamped",
 					  "Every send clamped to 4 KiB" };
-const char *const sender_names[NSENDERS] = { "cursor", "memmove", "floor",
-					     "copy", "node" };
+const char *const sender_names[NSENDERS] = { "cursor", "owned", "memmove",
+					     "floor", "copy", "node" };
 const char *const sender_labels[NSENDERS] = {
-	"refstack queue=cursor", "refstack queue=memmove",
-	"floor (send + epoll)", "copy alone (no socket)",
-	"node socket.end(buf)" };
+	"refstack queue=cursor", "refstack owned write",
+	"refstack queue=memmove", "floor (send + epoll)",
+	"copy alone (no socket)", "node socket.end(buf)" };
 
 /* Writes ms with one decimal and thousands separators ("1,107.1"). */
 static const char *fmt_ms(char *buf, size_t len, double ms)
@@ -110,6 +110,14 @@ static void md_cpu_table(const struct options *o, int m)
 
 		if (s == S_NODE && m == M_CLAMPED)
 			continue; /* node's sends cannot be clamped */
+		if (s == S_OWNED && !OWNED_BUILT) {
+			printf("| %s | %s | not built yet", transport_labels[t],
+			       sender_labels[s]);
+			for (size_t i = 1; i < o->nsizes; i++)
+				printf(" | -");
+			printf(" | - |\n");
+			continue;
+		}
 		printf("| %s | %s", transport_labels[t], sender_labels[s]);
 		for (size_t i = 0; i < o->nsizes; i++)
 			md_cpu_cell(&cells[t][m][i][s]);
@@ -209,21 +217,26 @@ static void md_calls_table(const struct options *o)
  * and node/floor: medians (minimums). */
 static void md_bounds(const struct options *o)
 {
-	printf("### cursor against its bound, and node (median (min))\n\n"
+	printf("### cursor against its bound, owned and node (median "
+	       "(min))\n\n"
 	       "A queue that copies cannot cost less than floor + copy, so "
 	       "1 + copy/floor bounds cursor/floor from below. Issue 9's "
 	       "targets are judged on callgrind instructions "
 	       "(bench/sender_instr), which do not move between runs; these "
 	       "times are the secondary figure.\n\n"
 	       "| Mode | Transport | Size | cursor/floor | 1 + copy/floor "
-	       "| node/floor |\n|---|---|---:|---:|---:|---:|\n");
+	       "| owned/floor | node/floor |\n|---|---|---:|---:|---:|---:|"
+	       "---:|\n");
 	for (int m = 0; m < NMODES; m++)
 	for (int t = 0; t < NTRANSPORTS; t++)
 	for (size_t i = 0; i < o->nsizes; i++) {
 		printf("| %s | %s | %zu MiB", mode_names[m],
 		       transport_labels[t], o->sizes[i] / MIB);
-		for (int k = 0; k < 3; k++) {
-			int s = k == 0 ? S_CURSOR : k == 1 ? S_COPY : S_NODE;
+		static const int cols[] = { S_CURSOR, S_COPY, S_OWNED,
+					    S_NODE };
+
+		for (size_t k = 0; k < sizeof(cols) / sizeof(cols[0]); k++) {
+			int s = cols[k];
 			double r = ratio_to_floor(t, m, i, s, 0);
 			double q = ratio_to_floor(t, m, i, s, 1);
 			double add = s == S_COPY ? 1.0 : 0.0;

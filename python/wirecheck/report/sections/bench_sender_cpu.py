@@ -133,8 +133,8 @@ def cpu_markdown(report: dict) -> list[str]:
     mins = {(c["mode"], c["transport"], c["sender"], c["payload"]): c.get("min_cpu_ms")
             for c in sc.get("cells", [])}
     rows = []
-    order = {"clamp_4k": 0, "unclamped": 1, "cursor": 0, "memmove": 1, "floor": 2, "copy": 3,
-             "node": 4, "unix": 0, "tcp": 1}
+    order = {"clamp_4k": 0, "unclamped": 1, "cursor": 0, "owned": 1, "memmove": 2, "floor": 3,
+             "copy": 4, "node": 5, "unix": 0, "tcp": 1}
     for s in sorted(cpu, key=lambda s: (order.get(s["mode"], 9), order.get(s["transport"], 9),
                                         order.get(s["sender"], 9))):
         by = {pt["payload"]: pt for pt in s["points"]}
