@@ -133,8 +133,10 @@ static const char *const sender_labels[NSENDERS] = {
 #endif
 #ifdef RS_HAVE_BYTES_COPIED
 #define HAVE_BYTES_COPIED 1
+#define COPIED_SOURCE "the stack's count (rs_socket_bytes_copied)"
 #else
 #define HAVE_BYTES_COPIED 0
+#define COPIED_SOURCE "P less what the kernel took inside end()"
 #endif
 
 static const double limits[NMODES] = { 1.05, 1.10 };
@@ -968,8 +970,10 @@ static void print_json(const struct options *o, int argc, char **argv,
 	bc_json_begin(argc, argv);
 	printf(",\n  \"transport\": \"unix\",\n  \"clamp\": %zu,\n"
 	       "  \"clamp_rule\": \"%s\",\n  \"repeat\": %d,\n"
-	       "  \"owned_built\": %s,\n  \"cells\": [\n",
-	       CLAMP, CLAMP_RULE, o->repeat, OWNED_BUILT ? "true" : "false");
+	       "  \"owned_built\": %s,\n  \"bytes_copied_source\": \"%s\",\n"
+	       "  \"cells\": [\n",
+	       CLAMP, CLAMP_RULE, o->repeat, OWNED_BUILT ? "true" : "false",
+	       COPIED_SOURCE);
 	for (int m = 0; m < NMODES; m++)
 	for (size_t i = 0; i < o->nsizes; i++)
 	for (int s = 0; s < NSENDERS; s++) {
@@ -1177,10 +1181,9 @@ int main(int argc, char **argv)
 		       "why). Each cell ran %d times; the spread is (max - min) "
 		       "/ min of its instructions. Syscalls: every call through "
 		       "the fault gate in that interval (the direct floor: its "
-		       "own calls); bytes copied: into the queue (P less what "
-		       "the kernel took inside end()); bytes moved: memmove "
-		       "inside the queue.\n\n",
-		       o.repeat);
+		       "own calls); bytes copied: into the queue, %s; bytes "
+		       "moved: memmove inside the queue.\n\n",
+		       o.repeat, COPIED_SOURCE);
 		md_tables(&o);
 		md_targets(&o, t, nt, &met, &total);
 	}
