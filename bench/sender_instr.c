@@ -578,6 +578,9 @@ static const char *sock_path;
 static int listen_fd = -1;
 static char tmp_dir[] = "/tmp/sender_instr.XXXXXX";
 static int run_counter;
+/* The files of the run under way, removed at exit if it dies. */
+static char cur_out[PATH_MAX + 32];
+static char cur_log[PATH_MAX + 32];
 
 /* Reads from fd until the count reaches target (or EOF when target is
  * UINT64_MAX). Returns the count. */
@@ -648,6 +651,8 @@ static void run_one(const struct options *o, enum sender snd, enum mode m,
 	run_counter++;
 	snprintf(outf, sizeof(outf), "%s/cg.%d", tmp_dir, run_counter);
 	snprintf(logf, sizeof(logf), "%s/log.%d", tmp_dir, run_counter);
+	memcpy(cur_out, outf, sizeof(cur_out));
+	memcpy(cur_log, logf, sizeof(cur_log));
 	snprintf(outarg, sizeof(outarg), "--callgrind-out-file=%s", outf);
 	snprintf(a_len, sizeof(a_len), "%zu", len);
 	snprintf(a_copy, sizeof(a_copy), "%zu", copylen);
@@ -748,6 +753,7 @@ static void run_one(const struct options *o, enum sender snd, enum mode m,
 	}
 	if (unlink(logf) != 0)
 		bc_die("unlink: %s", strerror(errno));
+	cur_out[0] = cur_log[0] = '\0';
 	free(buf);
 }
 
@@ -759,6 +765,11 @@ static void remove_tmp(void)
 
 	if (keep_files)
 		return;
+	/* The files of a run that died half-way, when there is one. */
+	if (cur_out[0] != '\0')
+		(void)unlink(cur_out);
+	if (cur_log[0] != '\0')
+		(void)unlink(cur_log);
 	snprintf(p, sizeof(p), "%s/sock", tmp_dir);
 	(void)unlink(p);
 	(void)rmdir(tmp_dir);
