@@ -817,7 +817,7 @@ struct target {
 	int pass;
 };
 
-#define MAX_TARGETS (3 * NMODES * MAX_SIZES)
+#define MAX_TARGETS (4 * NMODES * MAX_SIZES)
 
 static int targets_make(const struct options *o, struct target *t)
 {
@@ -870,6 +870,20 @@ static int targets_make(const struct options *o, struct target *t)
 			x->pass = x->figure <= x->bound &&
 				  sp < x->bound - 1.0 &&
 				  counts_equal(o, m, i, S_OWNED);
+		}
+
+		/* The owned write's point: it copies no byte. The figure is
+		 * the bytes copied as a share of P. */
+		x = &t[n++];
+		*x = (struct target){ .what = "owned: copies no byte (bytes "
+					      "copied = 0)",
+				      .m = m, .i = i, .bound = 0.0,
+				      .built = OWNED_BUILT };
+		if (OWNED_BUILT) {
+			x->figure = (double)ow->c.copied / (double)o->sizes[i];
+			x->spread = counts_equal(o, m, i, S_OWNED) ? 0.0 : 1.0;
+			x->pass = ow->c.copied == 0 && ow->c.moved == 0 &&
+				  x->spread == 0.0;
 		}
 	}
 	return n;
