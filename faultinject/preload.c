@@ -72,6 +72,7 @@
 
 #include "fi.h"
 #include "fi_state.h"
+#include "../harness/protocol.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define COUNTS_VAR "WIRECHECK_COUNTS"
@@ -435,12 +436,99 @@ static void uring_seen(void)
 }
 
 /* ------------------------------------------------------------------------ */
+/* A wirecheck subject's gate (WIRECHECK_SHM_FD).                           */
+
+/*
+ * When WIRECHECK_SHM_FD names an fd (a wirecheck subject: fd 5, the memfd
+ * of struct wc_shm, docs/subject-protocol.md), the library is that
+ * subject's gate, as refstack-subject's own fi.c is:
+ * - its counters live in that memfd, where the harness reads them for the
+ *   trace's syscalls, also after a crash;
+ * - only calls on sockets (and epoll_wait) go through the gate: the
+ *   subject's event and script pipes, its eventfds, files and terminal
+ *   pass straight to libc, uncounted and untouched by any rule, so that a
+ *   clamp on the `write` group reaches the socket writes alone, as it does
+ *   in the reference stack;
+ * - one write(2) to that fd is a command to the gate, for subjects that
+ *   cannot call fi_arm (a node script): "arm SPEC" arms a rule (the syntax
+ *   of docs/cli.md) and returns the length, or fails with EINVAL; "disarm"
+ *   disarms every rule. Nothing is written to the memfd.
+ * Without the variable (-1), every fd goes through the gate.
+ */
+#define SHM_FD_VAR "WIRECHECK_SHM_FD"
+
+static int subject_shm_fd = -1;
+
+static int is_socket(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+/* Whether a call on fd bypasses the gate. */
+static int passthrough(int fd)
+{
+	return inside || (subject_shm_fd >= 0 && !is_socket(fd));
+}
+
+/* Maps the counters of WIRECHECK_SHM_FD; exits 2 on a bad value. */
+static void subject_attach(void)
+{
+	const char *v = getenv(SHM_FD_VAR);
+	struct wc_shm *shm;
+	char *end;
+	long fd;
+
+	if (v == NULL || *v == '\0')
+		return;
+	errno = 0;
+	fd = strtol(v, &end, 10);
+	if (errno != 0 || *end != '\0' || fd < 0 || fd > INT_MAX)
+		die_raw("wirecheck-preload: WIRECHECK_SHM_FD is not an fd\n");
+	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED,
+		   (int)fd, 0);
+	if (shm == MAP_FAILED)
+		die_raw("wirecheck-preload: cannot map WIRECHECK_SHM_FD\n");
+	shm->magic = WC_SHM_MAGIC;
+	shm->version = 1;
+	fi_counters_attach(&shm->counters);
+	subject_shm_fd = (int)fd;
+}
+
+/* One command written to the counters' fd: returns len, or -1 and errno. */
+static ssize_t subject_command(const void *buf, size_t len)
+{
+	char line[256], err[256];
+	struct fi_rule rule;
+
+	if (len == 0 || len >= sizeof(line)) {
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(line, buf, len);
+	line[len] = '\0';
+	if (line[len - 1] == '\n')
+		line[len - 1] = '\0';
+	if (strcmp(line, "disarm") == 0) {
+		fi_disarm_all();
+		return (ssize_t)len;
+	}
+	if (strncmp(line, "arm ", 4) == 0 &&
+	    fi_rule_parse(line + 4, &rule, err, sizeof(err)) == 0 &&
+	    fi_arm(&rule) >= 0)
+		return (ssize_t)len;
+	errno = EINVAL;
+	return -1;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The interposers.                                                         */
 
 EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.send(fd, buf, len, flags);
 	note_fd(fd);
 	return to_libc(fi_send(fd, buf, len, flags));
@@ -450,7 +538,7 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 		      __CONST_SOCKADDR_ARG addr, socklen_t addrlen)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.sendto(fd, buf, len, flags, addr, addrlen);
 	note_fd(fd);
 	return to_libc(
@@ -460,7 +548,7 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.sendmsg(fd, msg, flags);
 	note_fd(fd);
 	return to_libc(fi_sendmsg(fd, msg, flags));
@@ -469,7 +557,9 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 EXPORT ssize_t write(int fd, const void *buf, size_t len)
 {
 	ready();
-	if (inside)
+	if (fd == subject_shm_fd && fd >= 0 && !inside)
+		return subject_command(buf, len);
+	if (passthrough(fd))
 		return fi__libc.write(fd, buf, len);
 	note_fd(fd);
 	return to_libc(fi_write(fd, buf, len));
@@ -478,7 +568,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t len)
 EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.writev(fd, iov, iovcnt);
 	note_fd(fd);
 	return to_libc(fi_writev(fd, iov, iovcnt));
@@ -487,7 +577,7 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.recv(fd, buf, len, flags);
 	note_fd(fd);
 	return to_libc(fi_recv(fd, buf, len, flags));
@@ -496,7 +586,7 @@ EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags)
 EXPORT ssize_t read(int fd, void *buf, size_t len)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.read(fd, buf, len);
 	note_fd(fd);
 	return to_libc(fi_read(fd, buf, len));
@@ -505,7 +595,7 @@ EXPORT ssize_t read(int fd, void *buf, size_t len)
 EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.epoll_ctl(epfd, op, fd, ev);
 	note_fd(epfd);
 	note_fd(fd);
@@ -525,7 +615,7 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *evs, int maxevents,
 EXPORT int accept(int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.accept4(fd, addr, addrlen, 0);
 	note_fd(fd);
 	return accepted(fi_accept(fd, addr.__sockaddr__, addrlen, 0));
@@ -535,7 +625,7 @@ EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen,
 		   int flags)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.accept4(fd, addr, addrlen, flags);
 	note_fd(fd);
 	return accepted(fi_accept(fd, addr.__sockaddr__, addrlen, flags));
@@ -544,7 +634,7 @@ EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen,
 EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t addrlen)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.connect(fd, addr, addrlen);
 	note_fd(fd);
 	return (int)to_libc(fi_connect(fd, addr.__sockaddr__, addrlen));
@@ -553,7 +643,7 @@ EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t addrlen)
 EXPORT int shutdown(int fd, int how)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.shutdown(fd, how);
 	note_fd(fd);
 	return (int)to_libc(fi_shutdown(fd, how));
@@ -564,7 +654,7 @@ EXPORT int close(int fd)
 	int r;
 
 	ready();
-	if (inside) {
+	if (passthrough(fd)) {
 		r = fi__libc.close(fd);
 		forget(fd);
 		return r;
@@ -687,7 +777,7 @@ EXPORT ssize_t recvfrom(int fd, void *restrict buf, size_t len, int flags,
 			__SOCKADDR_ARG addr, socklen_t *restrict addrlen)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.recvfrom(fd, buf, len, flags, addr, addrlen);
 	note_fd(fd);
 	return to_libc(fi__recvfrom(fd, buf, len, flags, addr.__sockaddr__,
@@ -697,7 +787,7 @@ EXPORT ssize_t recvfrom(int fd, void *restrict buf, size_t len, int flags,
 EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.recvmsg(fd, msg, flags);
 	note_fd(fd);
 	return to_libc(fi__recvmsg(fd, msg, flags));
@@ -706,7 +796,7 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
 {
 	ready();
-	if (inside)
+	if (passthrough(fd))
 		return fi__libc.readv(fd, iov, iovcnt);
 	note_fd(fd);
 	return to_libc(fi__readv(fd, iov, iovcnt));
@@ -738,7 +828,7 @@ EXPORT ssize_t __recvfrom_chk(int fd, void *restrict buf, size_t len,
 EXPORT ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
 {
 	ready();
-	if (inside || len > buflen)
+	if (passthrough(fd) || len > buflen)
 		return libc_read_chk(fd, buf, len, buflen);
 	return to_libc(fi_read(fd, buf, len));
 }
@@ -747,7 +837,7 @@ EXPORT ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen,
 			  int flags)
 {
 	ready();
-	if (inside || len > buflen)
+	if (passthrough(fd) || len > buflen)
 		return libc_recv_chk(fd, buf, len, buflen, flags);
 	return to_libc(fi_recv(fd, buf, len, flags));
 }
@@ -758,7 +848,7 @@ EXPORT ssize_t __recvfrom_chk(int fd, void *restrict buf, size_t len,
 			      socklen_t *restrict addrlen)
 {
 	ready();
-	if (inside || len > buflen)
+	if (passthrough(fd) || len > buflen)
 		return libc_recvfrom_chk(fd, buf, len, buflen, flags, addr,
 					 addrlen);
 	return to_libc(fi__recvfrom(fd, buf, len, flags, addr, addrlen));
@@ -931,6 +1021,7 @@ __attribute__((constructor)) static void preload_init(void)
 			_exit(2);
 		}
 	}
+	subject_attach();
 	if (pthread_atfork(fi__fork_prepare, fi__fork_parent, child_reset) != 0)
 		die_raw("wirecheck-preload: pthread_atfork failed\n");
 	inside = 0;

@@ -80,8 +80,12 @@ static const char usage_run[] =
 	"  --valgrind            run the subject under valgrind memcheck; the trace's\n"
 	"                        exit.valgrind says clean or errors\n"
 	"  --trace FILE          write the trace to FILE instead of stdout\n"
-	"  --subject PATH        the subject program (refstack-subject beside\n"
-	"                        wirecheck)\n"
+	"  --subject NAME|PATH   the subject: refstack (refstack-subject beside\n"
+	"                        wirecheck, the default), node (node:net), libuv, or\n"
+	"                        a program's PATH (docs/subjects.md)\n"
+	"  --subject-preload     run the subject PATH with the gate preloaded (node\n"
+	"                        and libuv always are): for a stack not built\n"
+	"                        against the gate\n"
 	"  --strace FILE         run the subject under `strace -f -c -o FILE`: an\n"
 	"                        independent count of its syscalls\n";
 
@@ -125,6 +129,7 @@ struct cli {
 	const char *strace;
 	int repeat;
 	int valgrind;
+	int subject_preload; /* --subject-preload, or a named foreign subject */
 	int from, to;       /* per-connection: the two connection counts */
 };
 
@@ -159,6 +164,66 @@ static char *beside_self(const char *name)
 static char *default_subject(void)
 {
 	return beside_self("refstack-subject");
+}
+
+/*
+ * The subjects known by name (docs/subjects.md): the reference stack, linked
+ * against the gate; node:net and libuv, which are not and run with the gate
+ * preloaded. Sets *subject (to free) and *preload for a name; leaves both
+ * alone for a PATH. Returns 0, or 3 without memory.
+ */
+static int named_subject(const char *given, char **subject, int *preload)
+{
+	static const struct { const char *name, *program; int preload; } names[] = {
+		{ "refstack", "refstack-subject", 0 },
+		{ "node", "node-subject", 1 },
+		{ "libuv", "libuv-subject", 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(given, names[i].name) != 0)
+			continue;
+		*subject = beside_self(names[i].program);
+		*preload |= names[i].preload;
+		return *subject ? 0 : 3;
+	}
+	return 0;
+}
+
+/*
+ * A subject that is not linked against the gate runs with it preloaded
+ * (faultinject/preload.c): LD_PRELOAD names the library, before any the
+ * environment had, and WIRECHECK_SHM_FD=5 makes it that subject's gate
+ * (counters in the shared memory, sockets only, commands on fd 5). Set in
+ * this process's environment, which the subject inherits. Returns 0, or 2
+ * after a message.
+ */
+static int preload_subject(void)
+{
+	char *lib = beside_self("../lib/libwirecheck-preload.so");
+	char *real = lib ? realpath(lib, NULL) : NULL;
+	const char *old = getenv("LD_PRELOAD");
+	char *value;
+	size_t len;
+	int rc = 0;
+
+	if (!real) {
+		fprintf(stderr, "wirecheck: the preload library %s: %s\n",
+			lib ? lib : "?", strerror(lib ? errno : ENOMEM));
+		free(lib);
+		return 2;
+	}
+	len = strlen(real) + (old ? strlen(old) + 1 : 0) + 1;
+	value = malloc(len);
+	if (!value || snprintf(value, len, "%s%s%s", real, old ? " " : "", old ? old : "") < 0 ||
+	    setenv("LD_PRELOAD", value, 1) != 0 || setenv("WIRECHECK_SHM_FD", "5", 1) != 0) {
+		fprintf(stderr, "wirecheck: cannot set the subject's LD_PRELOAD\n");
+		rc = 2;
+	}
+	free(value);
+	free(real);
+	free(lib);
+	return rc;
 }
 
 /* The setting a flag --NAME applies (scenario.c's table), or NULL. */
@@ -206,6 +271,8 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 
 		if (strcmp(a, "--valgrind") == 0) {
 			cli->valgrind = 1;
+		} else if (strcmp(a, "--subject-preload") == 0) {
+			cli->subject_preload = 1;
 		} else if (is_value_flag(a)) {
 			if (i + 1 >= argc)
 				return usage_error("%s needs a value%s", a, "");
@@ -337,11 +404,12 @@ static int prepare(int argc, char **argv, struct cli *cli, struct scenario *sc,
 		sc_free(sc);
 		return 2;
 	}
-	if (!cli->subject && !(*subject = default_subject())) {
+	if ((cli->subject && named_subject(cli->subject, subject, &cli->subject_preload)) ||
+	    (!cli->subject && !(*subject = default_subject()))) {
 		sc_free(sc);
 		return 3;
 	}
-	ro->subject = cli->subject ? cli->subject : *subject;
+	ro->subject = *subject ? *subject : cli->subject;
 	ro->valgrind = cli->valgrind;
 	ro->strace = cli->strace;
 	if (access(ro->subject, X_OK) != 0) {
@@ -349,6 +417,11 @@ static int prepare(int argc, char **argv, struct cli *cli, struct scenario *sc,
 		free(*subject);
 		sc_free(sc);
 		return 2;
+	}
+	if (cli->subject_preload && (rc = preload_subject()) != 0) {
+		free(*subject);
+		sc_free(sc);
+		return rc;
 	}
 	return 0;
 }
