@@ -222,7 +222,7 @@ static int parse_conn(struct parser *p, const char *v, int *out)
 static int args_bytes(struct parser *p, struct sc_op *op, int i)
 {
 	if (i == p->ntok)
-		return fail(p, "'write' needs a byte count or a \"string\"");
+		return fail(p, "'%s' needs a byte count or a \"string\"", p->tok[i - 1].text);
 	return op_payload(p, op, &p->tok[i]) < 0 ? -1 : i + 1;
 }
 
@@ -290,6 +290,8 @@ static const struct op_def {
 	{ "exit", SC_OP_EXIT, args_status, 0 },
 	{ "execve", SC_OP_EXECVE, NULL, 0 },
 	{ "await-drained", SC_OP_AWAIT_DRAINED, NULL, 0 },
+	{ "write-owned", SC_OP_WRITE_OWNED, args_bytes, OPT_FILL },
+	{ "overwrite", SC_OP_OVERWRITE, NULL, OPT_FILL },
 };
 
 #define NOPS (sizeof(op_defs) / sizeof(op_defs[0]))
@@ -381,6 +383,8 @@ static int parse_op(struct parser *p, struct sc_block *b)
 			return -1;
 		}
 	}
+	if (op.kind == SC_OP_OVERWRITE && op.fill < 0)
+		return fail(p, "'overwrite' needs fill=C, the byte to write over the last write's buffer");
 	{
 		struct sc_op *slot = sc__grow(&b->ops, &b->nops, sizeof(*slot));
 

@@ -27,6 +27,8 @@ enum sc_op_kind {
 	SC_OP_EXIT,       /* rs_exit(code) */
 	SC_OP_EXECVE,     /* rs_execve() of /bin/true */
 	SC_OP_AWAIT_DRAINED, /* the rest of the block waits for writable_length 0 */
+	SC_OP_WRITE_OWNED, /* rs_socket_write_owned: no copy, a release */
+	SC_OP_OVERWRITE,   /* fill the connection's last write's buffer */
 };
 
 /* One operation of a task or handler. */

@@ -1180,6 +1180,10 @@ static void test_error_ops(void **state)
 	expect_error("task\n  signal SIGFOO\n", 2, "unknown signal 'SIGFOO'");
 	expect_error("task\n  signal 0\n", 2, "unknown signal '0'");
 	expect_error("task\n  write 5 fill=ab\n", 2, "fill=ab", "one character");
+	expect_error("task\n  write-owned\n", 2, "'write-owned' needs a byte count");
+	expect_error("task\n  write-owned 5 cb\n", 2, "unexpected 'cb' after 'write-owned'");
+	expect_error("task\n  overwrite\n", 2, "'overwrite' needs fill=C");
+	expect_error("task\n  overwrite fill=xy\n", 2, "fill=xy", "one character");
 	expect_error("task\n  write 5 fill=\n", 2, "fill=", "one character");
 	/* '#' starts a comment, even in fill=#. */
 	expect_error("task\n  write 5 fill=#\n", 2, "fill=", "one character");
