@@ -19,8 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define SC_MAX_TOKENS 32
 
@@ -183,15 +181,37 @@ static unsigned char *dup_bytes(const struct token *t)
 /* The bytes of a write or end: a count (generated) or a string. */
 static int op_payload(struct parser *p, struct sc_op *op, const struct token *t)
 {
+	int rc;
+
 	if (t->quoted) {
+		/* The subject protocol carries it as hex on one line, of at
+		 * most 1 MiB (docs/subject-protocol.md). */
+		if (t->len > SC_MAX_STRING)
+			return fail(p, "a string of %zu bytes: at most %d (256KiB) in a write or end; "
+				    "a byte count generates more", t->len, SC_MAX_STRING);
 		op->data = dup_bytes(t);
 		if (!op->data)
 			return fail(p, "out of memory");
 		op->len = t->len;
 		return 0;
 	}
-	if (sc__parse_size(t->text, &op->len) < 0)
+	if ((rc = sc__parse_size(t->text, SC_MAX_WRITE, &op->len)) == -2)
+		return fail(p, "'%s': at most %d (1GiB) bytes in one write or end", t->text, SC_MAX_WRITE);
+	if (rc < 0)
 		return fail(p, "'%s': expected a byte count (4096, 16KiB, 8MiB) or a \"string\"", t->text);
+	return 0;
+}
+
+/* conn=K: 0 to SC_MAX_CONNECTIONS - 1. Returns 0, or -1 after a message. */
+static int parse_conn(struct parser *p, const char *v, int *out)
+{
+	int rc = sc__parse_int(v, 0, SC_MAX_CONNECTIONS - 1, out);
+
+	if (rc == -2)
+		return fail(p, "conn=%s: at most %d (a scenario has at most %d connections)",
+			    v, SC_MAX_CONNECTIONS - 1, SC_MAX_CONNECTIONS);
+	if (rc < 0)
+		return fail(p, "conn=%s: expected a connection index from 0", v);
 	return 0;
 }
 
@@ -303,8 +323,8 @@ static int op_option(struct parser *p, struct sc_op *op, const struct token *t)
 			return fail(p, "fill=%s: expected one character", v);
 		op->fill = (unsigned char)v[0];
 	} else if ((v = key_value(t, "conn"))) {
-		if (sc__parse_int(v, 0, SC_MAX_CONNECTIONS - 1, &op->conn) < 0)
-			return fail(p, "conn=%s: expected a connection index from 0", v);
+		if (parse_conn(p, v, &op->conn) < 0)
+			return -1;
 	} else if ((options & OPT_HOW) && (is_word(t, "self") || is_word(t, "external"))) {
 		op->external = is_word(t, "external");
 	} else {
@@ -386,8 +406,8 @@ static int parse_block_conn(struct parser *p, struct sc_block *b, int from)
 
 		if (!v)
 			return fail(p, "unexpected '%s' (expected conn=K)", p->tok[i].text);
-		if (sc__parse_int(v, 0, SC_MAX_CONNECTIONS - 1, &b->conn) < 0)
-			return fail(p, "conn=%s: expected a connection index from 0", v);
+		if (parse_conn(p, v, &b->conn) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -447,18 +467,24 @@ static int parse_point(struct parser *p, int i, struct sc_point *pt)
 	}
 	if (i + 1 < p->ntok && is_word(&p->tok[i], "bytes")) {
 		pt->kind = SC_AT_BYTES;
-		if (sc__parse_size(p->tok[i + 1].text, &pt->bytes) < 0 || pt->bytes == 0)
+		if (sc__parse_size(p->tok[i + 1].text, SIZE_MAX, &pt->bytes) == -2)
+			return fail(p, "bytes '%s': at most %zu", p->tok[i + 1].text, (size_t)SIZE_MAX);
+		if (sc__parse_size(p->tok[i + 1].text, SIZE_MAX, &pt->bytes) < 0 || pt->bytes == 0)
 			return fail(p, "bytes '%s': expected a byte count from 1 (4096, 8MiB)", p->tok[i + 1].text);
 		return i + 2;
 	}
 	if (i + 1 < p->ntok && is_word(&p->tok[i], "checkpoint")) {
 		pt->kind = SC_AT_CHECKPOINT;
+		if (sc__parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) == -2)
+			return fail(p, "checkpoint '%s': at most %d", p->tok[i + 1].text, INT32_MAX);
 		if (sc__parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) < 0)
 			return fail(p, "checkpoint '%s': expected a checkpoint number from 1", p->tok[i + 1].text);
 		return i + 2;
 	}
 	if (i + 1 < p->ntok && is_word(&p->tok[i], "task")) {
 		pt->kind = SC_AT_TASK;
+		if (sc__parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) == -2)
+			return fail(p, "task '%s': at most %d", p->tok[i + 1].text, INT32_MAX);
 		if (sc__parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) < 0)
 			return fail(p, "task '%s': expected a task number from 1", p->tok[i + 1].text);
 		return i + 2;
@@ -500,8 +526,8 @@ static int parse_peer_action(struct parser *p, enum sc_peer_kind kind)
 			i = fail(p, "unexpected '%s' (expected conn=K)", p->tok[i].text);
 			break;
 		}
-		if (sc__parse_int(v, 0, SC_MAX_CONNECTIONS - 1, &a.conn) < 0) {
-			i = fail(p, "conn=%s: expected a connection index from 0", v);
+		if (parse_conn(p, v, &a.conn) < 0) {
+			i = -1;
 			break;
 		}
 	}
@@ -574,6 +600,8 @@ static int parse_peer(struct parser *p)
 	if (is_word(&p->tok[1], "reset"))
 		return parse_peer_action(p, SC_PEER_RESET);
 	if (is_word(&p->tok[1], "rcvbuf")) {
+		if (p->ntok == 3 && sc__parse_int(p->tok[2].text, 1, INT32_MAX, &n) == -2)
+			return fail(p, "'peer rcvbuf %s': at most %d", p->tok[2].text, INT32_MAX);
 		if (p->ntok != 3 || sc__parse_int(p->tok[2].text, 1, INT32_MAX, &n) < 0)
 			return fail(p, "'peer rcvbuf' needs a byte count from 1");
 		p->sc->peer_rcvbuf = n;
@@ -887,7 +915,7 @@ static void sc_defaults(struct scenario *sc)
 	sc->transport = SC_TCP;
 	sc->role = SC_ROLE_CLIENT;
 	sc->connections = 1;
-	sc->timeout_ms = 30000;
+	sc->timeout_ms = SC_DEFAULT_TIMEOUT_MS;
 	sc->config = (struct rs_config)RS_CONFIG_DEFAULTS;
 	sc->peer_on_eof = SC_EOF_CLOSE;
 }
@@ -932,175 +960,6 @@ int sc_parse(const char *where, const char *text, struct scenario *sc,
 	if (rc < 0)
 		sc_free(sc);
 	return rc;
-}
-
-int sc_parse_file(const char *path, struct scenario *sc, char *err,
-		  size_t errlen)
-{
-	FILE *f = fopen(path, "rb");
-	char *text = NULL;
-	size_t len = 0, cap = 0, n;
-	int rc, e;
-
-	if (!f)
-		return sc__say(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-	do {
-		if (cap - len < 4096) {
-			char *bigger = realloc(text, cap + 65536);
-
-			if (!bigger) {
-				free(text);
-				fclose(f);
-				return sc__say(err, errlen, "%s: out of memory", path);
-			}
-			text = bigger;
-			cap += 65536;
-		}
-		n = fread(text + len, 1, cap - len - 1, f);
-		len += n;
-	} while (n > 0);
-	rc = ferror(f);
-	e = errno;
-	fclose(f);
-	if (rc) {
-		free(text);
-		return sc__say(err, errlen, "%s: cannot read: %s", path, strerror(e));
-	}
-	text[len] = '\0';
-	if (strlen(text) != len) {
-		int line = 1;
-
-		for (const char *c = text; *c; c++)
-			line += *c == '\n';
-		free(text);
-		return sc__say(err, errlen, "%s:%d: a NUL byte in the file (use \"\\0\" in strings)", path, line);
-	}
-	rc = sc_parse(path, text, sc, err, errlen);
-	free(text);
-	return rc;
-}
-
-static int check_conn(const struct scenario *sc, int conn, int line,
-		      char *err, size_t errlen)
-{
-	if (conn >= sc->connections)
-		return sc__say(err, errlen, "%s:%d: conn=%d, but the scenario has %d connection%s (indexes from 0)",
-			   sc->path ? sc->path : "scenario", line, conn,
-			   sc->connections, sc->connections == 1 ? "" : "s");
-	return 0;
-}
-
-static int check_block(const struct scenario *sc, const struct sc_block *b,
-		       char *err, size_t errlen)
-{
-	if (b->conn >= 0 && check_conn(sc, b->conn, b->line, err, errlen) < 0)
-		return -1;
-	for (size_t i = 0; i < b->nops; i++)
-		if (check_conn(sc, b->ops[i].conn, b->ops[i].line, err, errlen) < 0)
-			return -1;
-	return 0;
-}
-
-/* Checkpoints in tasks, which run once each; one in a handler may run any
- * number of times, so it counts as none here. */
-static int count_checkpoints(const struct scenario *sc)
-{
-	int n = 0;
-
-	for (size_t i = 0; i < sc->ntasks; i++)
-		for (size_t k = 0; k < sc->tasks[i].nops; k++)
-			n += sc->tasks[i].ops[k].kind == SC_OP_CHECKPOINT;
-	return n;
-}
-
-/* Whether prog (a path, or a name looked up in PATH, as execvp does) is an
- * executable file. */
-static int find_program(const char *prog)
-{
-	const char *path = getenv("PATH");
-	char full[4096];
-	struct stat st;
-
-	if (strchr(prog, '/'))
-		return stat(prog, &st) == 0 && S_ISREG(st.st_mode) && access(prog, X_OK) == 0;
-	for (const char *dir = path ? path : "/usr/bin:/bin"; *dir;) {
-		size_t len = strcspn(dir, ":");
-
-		if ((size_t)snprintf(full, sizeof(full), "%.*s/%s", (int)len,
-				     len ? dir : ".", prog) < sizeof(full) &&
-		    stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0)
-			return 1;
-		dir += len + (dir[len] == ':');
-	}
-	return 0;
-}
-
-/* peer exec: the program exists, its arguments expand on this transport,
- * and nothing asks the harness's own peer to act. */
-static int check_peer_exec(const struct scenario *sc, char *err, size_t errlen)
-{
-	const struct sc_peer_exec *x = sc->peer_exec;
-	const char *where = sc->path ? sc->path : "scenario";
-	struct sc_exec_address a = { sc->transport, 1, "/tmp/peer.sock" };
-	char msg[512];
-
-	if (!find_program(x->argv[0]))
-		return sc__say(err, errlen, "%s:%d: peer exec: no program '%s' (%s)", where, x->line,
-			       x->argv[0], strchr(x->argv[0], '/') ? "not an executable file"
-								   : "not found in PATH");
-	for (int i = 1; i < x->argc; i++)
-		if (sc_exec_expand(x->argv[i], &a, NULL, 0, msg, sizeof(msg)) < 0)
-			return sc__say(err, errlen, "%s:%d: peer exec: %s", where, x->line, msg);
-	if (sc->npeer > 0)
-		return sc__say(err, errlen, "%s:%d: 'peer %s' does not go with 'peer exec' (line %d): the program is the peer",
-			       where, sc->peer[0].line,
-			       sc->peer[0].kind == SC_PEER_READ ? "read" :
-			       sc->peer[0].kind == SC_PEER_SEND ? "send" :
-			       sc->peer[0].kind == SC_PEER_SHUTDOWN ? "shutdown" : "reset", x->line);
-	if (sc->peer_rcvbuf > 0 || sc->peer_on_eof != SC_EOF_CLOSE)
-		return sc__say(err, errlen, "%s:%d: 'peer rcvbuf' and 'peer on-eof' do not go with 'peer exec': the program is the peer",
-			       where, x->line);
-	return 0;
-}
-
-int sc_validate(const struct scenario *sc, char *err, size_t errlen)
-{
-	const char *where = sc->path ? sc->path : "scenario";
-
-	for (size_t i = 0; i < sc->ntasks; i++)
-		if (check_block(sc, &sc->tasks[i], err, errlen) < 0)
-			return -1;
-	for (size_t i = 0; i < sc->nhandlers; i++)
-		if (check_block(sc, &sc->handlers[i], err, errlen) < 0)
-			return -1;
-	for (size_t i = 0; i < sc->npeer; i++) {
-		const struct sc_peer_action *a = &sc->peer[i];
-
-		if (a->conn >= 0 && check_conn(sc, a->conn, a->line, err, errlen) < 0)
-			return -1;
-		if (a->at.kind == SC_AT_CHECKPOINT && a->at.task > count_checkpoints(sc))
-			return sc__say(err, errlen, "%s:%d: 'at checkpoint %d', but the scenario has %d checkpoint%s",
-				   where, a->line, a->at.task, count_checkpoints(sc),
-				   count_checkpoints(sc) == 1 ? "" : "s");
-		if (a->at.kind == SC_AT_TASK && (size_t)a->at.task > sc->ntasks)
-			return sc__say(err, errlen, "%s:%d: 'at task %d', but the scenario has %zu task%s",
-				   where, a->line, a->at.task, sc->ntasks, sc->ntasks == 1 ? "" : "s");
-	}
-	for (size_t i = 0; i < sc->ntsignals; i++) {
-		const struct sc_task_signal *ts = &sc->tsignals[i];
-
-		if ((size_t)ts->task <= sc->ntasks)
-			continue;
-		/* Line 0: the signal came from the command line. */
-		if (ts->line == 0)
-			return sc__say(err, errlen, "%s: --signal: a signal at task %d, but the scenario has %zu task%s",
-				   where, ts->task, sc->ntasks, sc->ntasks == 1 ? "" : "s");
-		return sc__say(err, errlen, "%s:%d: a signal at task %d, but the scenario has %zu task%s",
-			   where, ts->line, ts->task, sc->ntasks, sc->ntasks == 1 ? "" : "s");
-	}
-	if (sc->peer_exec && check_peer_exec(sc, err, errlen) < 0)
-		return -1;
-	return 0;
 }
 
 int sc_reads_at_points(const struct scenario *sc)

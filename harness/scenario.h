@@ -98,6 +98,9 @@ struct sc_peer_exec {
 	int line;
 };
 
+#define SC_DEFAULT_TIMEOUT_MS 30000
+#define SC_MAX_EXEC_ARG 4096 /* bytes of a peer exec argument, substituted */
+
 /* Where the subject's connections meet the program: what {host}, {port},
  * {addr}, {url} and {unix} stand for. */
 struct sc_exec_address {
@@ -186,9 +189,14 @@ struct scenario {
  */
 int sc_parse(const char *where, const char *text, struct scenario *sc,
 	     char *err, size_t errlen);
-/* Reads and parses a file. As sc_parse; errors also for unreadable files. */
-int sc_parse_file(const char *path, struct scenario *sc, char *err,
-		  size_t errlen);
+/*
+ * Reads and parses a file. As sc_parse; errors also for a file that cannot
+ * be read, is larger than 16 MiB, holds a NUL byte, gives no input within
+ * wait_ms (a FIFO or terminal; open() never waits), or is empty (no task,
+ * handler, peer action or peer exec: nothing would happen).
+ */
+int sc_parse_file(const char *path, int wait_ms, struct scenario *sc,
+		  char *err, size_t errlen);
 /* Frees what a successful parse allocated. */
 void sc_free(struct scenario *sc);
 

@@ -60,6 +60,8 @@ struct block {
 	enum ev_kind event;
 	struct op *ops;
 	size_t nops;
+	size_t cap;       /* ops allocated: doubled, so that a long script
+			   * is not copied once per op */
 };
 
 struct conn {
@@ -415,7 +417,9 @@ static void op_signal(const struct op *op, int conn)
 			event(conn, "signal %s external", name);
 		else
 			event(conn, "signal %d external", op->sig);
-		line_out("kill %d", op->sig);
+		/* With our pid: under strace the harness's child is strace,
+		 * and the signal is for the subject. */
+		line_out("kill %d %d", op->sig, (int)getpid());
 		wait_go();
 		return;
 	}
@@ -757,27 +761,45 @@ static void on_connection(rs_listener *l, rs_socket *s, void *arg)
 
 /* ---- reading the script -------------------------------------------------- */
 
+/* The script is read in blocks, not a byte at a time: a script of 500,000
+ * operations is some 35 MB. Nothing follows "run" until the subject asks
+ * (a sync or kill line), so no "go" is ever read ahead here. */
+static struct {
+	char buf[65536];
+	size_t start, end;
+} in;
+
 static char *read_line(void)
 {
-	static char buf[MAX_LINE];
+	static char line[MAX_LINE];
 	size_t len = 0;
 
 	for (;;) {
-		char ch;
-		ssize_t n = read(WC_FD_CTL, &ch, 1);
+		char *nl;
+		size_t take;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return NULL;
-		if (ch == '\n')
-			break;
-		if (len + 1 >= sizeof(buf))
+		if (in.start == in.end) {
+			ssize_t n = read(WC_FD_CTL, in.buf, sizeof(in.buf));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return NULL;
+			in.start = 0;
+			in.end = (size_t)n;
+		}
+		nl = memchr(in.buf + in.start, '\n', in.end - in.start);
+		take = (nl ? (size_t)(nl - in.buf) : in.end) - in.start;
+		if (len + take + 1 > sizeof(line))
 			fatal("a script line longer than %d bytes", MAX_LINE);
-		buf[len++] = ch;
+		memcpy(line + len, in.buf + in.start, take);
+		len += take;
+		in.start += take + (nl != NULL);
+		if (nl)
+			break;
 	}
-	buf[len] = '\0';
-	return buf;
+	line[len] = '\0';
+	return line;
 }
 
 static int hexval(int c)
@@ -838,10 +860,15 @@ static void parse_op_line(char *line, struct block *b)
 	}
 	if (op.conn >= S.nconns)
 		fatal("op on connection %d of %d", op.conn, S.nconns);
-	slot = realloc(b->ops, (b->nops + 1) * sizeof(*b->ops));
-	if (!slot)
-		fatal("out of memory");
-	b->ops = slot;
+	if (b->nops == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 16;
+
+		slot = realloc(b->ops, cap * sizeof(*b->ops));
+		if (!slot)
+			fatal("out of memory");
+		b->ops = slot;
+		b->cap = cap;
+	}
 	b->ops[b->nops++] = op;
 }
 
@@ -937,6 +964,8 @@ static void read_script(void)
 	}
 	if (!line)
 		fatal("the script ended before 'run'");
+	if (in.start != in.end)
+		fatal("bytes after 'run' in the script");
 	S.sync_task = calloc(S.ntasks + 1, 1);
 	if (!S.sync_task)
 		fatal("out of memory");

@@ -96,7 +96,10 @@ class Peer:
     program_exit: int | str | None = None  # peer exec: code, signal or "timeout"
 
     def key(self):
-        return (self.bytes, self.sha256, tuple(self.reads), self.reset, self.program_exit)
+        # program_exit only when there is one: the key of the harness's own
+        # peer stays what it was (differences.py fingerprints it).
+        k = (self.bytes, self.sha256, tuple(self.reads), self.reset)
+        return k if self.program_exit is None else k + (self.program_exit,)
 
 
 @dataclass
