@@ -17,13 +17,21 @@ What is asserted, and why it can fail:
 """
 import json
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
 
 import pytest
 
-from conftest import REPO, SAFETY_TIMEOUT, wirecheck_path
+# Not imported from conftest: with tests/plugin in the same session, the
+# module named conftest may be that folder's.
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SAFETY_TIMEOUT = 180
+
+
+def wirecheck_path():
+    return pathlib.Path(os.environ.get("WIRECHECK_BIN") or REPO / "build" / "bin" / "wirecheck")
 
 PYTHON = "/usr/bin/python3"
 SUBJECTS = ["node", "libuv"]
