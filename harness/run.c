@@ -117,12 +117,14 @@ static int on_line(struct run *r, char *line)
 	if (strncmp(line, "listening ", 10) == 0)
 		return wc_peer_connect(&r->peer, atoi(line + 10));
 	if (strncmp(line, "stats ", 6) == 0) {
-		unsigned long long moved = 0, allocs = 0;
+		unsigned long long moved = 0, allocs = 0, copied = 0;
 
-		if (sscanf(line + 6, "bytes_moved=%llu allocations=%llu", &moved, &allocs) == 2) {
+		if (sscanf(line + 6, "bytes_moved=%llu allocations=%llu bytes_copied=%llu",
+			   &moved, &allocs, &copied) == 3) {
 			json_decref(r->queue);
-			r->queue = json_pack("{s:I,s:I}", "bytes_moved", (json_int_t)moved,
-					     "allocations", (json_int_t)allocs);
+			r->queue = json_pack("{s:I,s:I,s:I}", "bytes_moved", (json_int_t)moved,
+					     "allocations", (json_int_t)allocs,
+					     "bytes_copied", (json_int_t)copied);
 		}
 		return 0;
 	}
@@ -300,7 +302,7 @@ static void on_timeout(struct run *r)
 
 static int loop(struct run *r)
 {
-	struct pollfd *pfd = calloc((size_t)r->sc->connections + 3, sizeof(*pfd));
+	struct pollfd *pfd = calloc(2 + (size_t)wc_peer_npollfds(&r->peer), sizeof(*pfd));
 
 	if (!pfd)
 		return fail(r, "out of memory");
@@ -310,12 +312,13 @@ static int loop(struct run *r)
 		pfd[k++] = (struct pollfd){ .fd = r->ev_eof ? -1 : r->ev_fd, .events = POLLIN };
 		pfd[k++] = (struct pollfd){ .fd = r->exited ? -1 : r->pid_fd, .events = POLLIN };
 		k += wc_peer_pollfds(&r->peer, pfd + k);
-		rc = poll(pfd, (nfds_t)k, r->pid_fd < 0 && !r->exited &&
+		rc = poll(pfd, (nfds_t)k, ((r->pid_fd < 0 && !r->exited) || wc_peer_wants_tick(&r->peer)) &&
 			  left > PID_POLL_MS ? PID_POLL_MS : left);
 		if (rc < 0 && errno == EINTR)
 			continue;
 		if (r->pid_fd < 0)
 			reap(r, WNOHANG);
+		wc_peer_tick(&r->peer);
 		if (rc == 0 && wc_ms_left(r->deadline_ms) > 0)
 			continue;
 		if (rc < 0) {

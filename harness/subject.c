@@ -27,7 +27,8 @@ extern char **environ;
 enum op_kind {
 	OP_WRITE, OP_END, OP_DESTROY, OP_DESTROY_SOON, OP_CORK, OP_UNCORK,
 	OP_PAUSE, OP_RESUME, OP_SIGNAL, OP_DISARM, OP_CHECKPOINT, OP_IGNORE,
-	OP_ABORT, OP_EXIT, OP_EXECVE, OP_AWAIT_DRAINED,
+	OP_ABORT, OP_EXIT, OP_EXECVE, OP_AWAIT_DRAINED, OP_WRITE_OWNED,
+	OP_OVERWRITE,
 	/* HTTP responses (issue 10) */
 	OP_RES_WRITE, OP_TRY_WRITE, OP_RES_END, OP_TRY_WRITE_REST,
 	OP_WRITE_REST, OP_END_REST, OP_KIND_COUNT
@@ -35,7 +36,7 @@ enum op_kind {
 static const char *op_names[OP_KIND_COUNT] = {
 	"write", "end", "destroy", "destroy-soon", "cork", "uncork",
 	"pause", "resume", "signal", "disarm", "checkpoint", "ignore",
-	"abort", "exit", "execve", "await-drained",
+	"abort", "exit", "execve", "await-drained", "write-owned", "overwrite",
 	"res-write", "try-write", "res-end", "try-write-rest", "write-rest",
 	"end-rest",
 };
@@ -55,12 +56,12 @@ struct op {
 };
 
 enum ev_kind {
-	EV_DATA, EV_END, EV_DRAIN, EV_FINISH, EV_CLOSE, EV_WRITE_CB, EV_END_CB,
+	EV_DATA, EV_EOF, EV_DRAIN, EV_FINISH, EV_CLOSE, EV_WRITE_CB, EV_END_CB,
 	EV_REQUEST, EV_WRITABLE,
 	EV_KIND_COUNT
 };
 static const char *ev_names[EV_KIND_COUNT] = {
-	"data", "end", "drain", "finish", "close", "write-cb", "end-cb",
+	"data", "eof", "drain", "finish", "close", "write-cb", "end-cb",
 	"request", "writable",
 };
 
@@ -78,6 +79,13 @@ struct conn {
 	uint64_t written;  /* the stack's bytes_written, kept after close */
 	int writes;        /* numbers writes for the event log */
 	int connected;
+	/* The buffer the last write or write-owned handed the stack, for
+	 * overwrite; a write's is the connection's to free, a write-owned's
+	 * is on S.owned until the end. */
+	unsigned char *last;
+	size_t last_len;
+	int last_number;
+	int last_owned;
 	/* http yes: the response in progress, and the last try-write. */
 	rs_http_res *res;
 	uint64_t body_seq; /* body bytes handed to the response calls */
@@ -88,6 +96,13 @@ struct conn {
 	int try_number;
 	int try_final;
 	int try_resume;
+};
+
+/* A buffer handed to rs_socket_write_owned: freed after the loop, so that
+ * an overwrite after its release writes to memory still allocated. */
+struct owned_buf {
+	struct owned_buf *next;
+	unsigned char *bytes;
 };
 
 struct cb_ctx {
@@ -122,6 +137,7 @@ static struct {
 	rs_listener *listener;
 	int checkpoints;          /* checkpoints passed so far */
 	int http;                 /* serve HTTP on accepted connections */
+	struct owned_buf *owned;  /* every write-owned buffer */
 	int deferred;             /* the running script task awaits a drain */
 } S;
 
@@ -295,6 +311,33 @@ static struct cb_ctx *op_ctx(const struct op *op, struct conn *c, int number)
 	return ctx;
 }
 
+/* The bytes of a write as a buffer of the subject's own (a copy of a
+ * literal), kept as the connection's last for overwrite. */
+static unsigned char *op_own_bytes(const struct op *op, struct conn *c)
+{
+	unsigned char *buf;
+
+	if (!op->data && op->len > 0)
+		return op_bytes(op, c);
+	buf = malloc(op->len ? op->len : 1);
+	if (!buf)
+		fatal("out of memory for a write of %zu bytes", op->len);
+	if (op->len > 0)
+		memcpy(buf, op->data, op->len);
+	return buf;
+}
+
+static void keep_last(struct conn *c, unsigned char *bytes, size_t len,
+		      int number, int owned)
+{
+	if (c->last && !c->last_owned)
+		free(c->last);
+	c->last = bytes;
+	c->last_len = len;
+	c->last_number = number;
+	c->last_owned = owned;
+}
+
 static void op_write(const struct op *op, struct conn *c)
 {
 	int number = ++c->writes;
@@ -306,16 +349,68 @@ static void op_write(const struct op *op, struct conn *c)
 		event(c->index, "write#%d %zu -> EBADF (closed)", number, op->len);
 		return;
 	}
-	bytes = op_bytes(op, c);
+	bytes = op_own_bytes(op, c);
 	ctx = op_ctx(op, c, number);
 	c->seq += op->len;
 	rc = rs_socket_write(c->sock, bytes, op->len, ctx ? on_write_done : NULL, ctx);
-	if (bytes != op->data)
-		free(bytes);
+	keep_last(c, bytes, op->len, number, 0);
 	if (rc < 0)
 		event(c->index, "write#%d %zu -> %s", number, op->len, errname(rc));
 	else
 		event(c->index, "write#%d %zu -> %s", number, op->len, rc ? "true" : "false");
+}
+
+/* The release of a write-owned: the write's callback, reported as one. */
+static void on_release(rs_socket *s, int status, void *arg)
+{
+	struct cb_ctx *ctx = arg;
+	int conn = ctx->conn, number = ctx->number;
+
+	(void)s;
+	free(ctx);
+	event(conn, "write#%d released %s", number, status == 0 ? "ok" : errname(status));
+	run_handlers(EV_WRITE_CB, conn);
+}
+
+/* write-owned: rs_socket_write_owned of a buffer that stays the
+ * subject's, so that overwrite can change it while the stack holds it. */
+static void op_write_owned(const struct op *op, struct conn *c)
+{
+	int number = ++c->writes;
+	struct owned_buf *ob;
+	struct cb_ctx *ctx;
+	int rc;
+
+	if (!c->sock) {
+		event(c->index, "write#%d %zu owned -> EBADF (closed)", number, op->len);
+		return;
+	}
+	ob = malloc(sizeof(*ob));
+	ctx = malloc(sizeof(*ctx));
+	if (!ob || !ctx)
+		fatal("out of memory");
+	ob->bytes = op_own_bytes(op, c);
+	ob->next = S.owned;
+	S.owned = ob;
+	*ctx = (struct cb_ctx){ .conn = c->index, .number = number };
+	c->seq += op->len;
+	keep_last(c, ob->bytes, op->len, number, 1);
+	rc = rs_socket_write_owned(c->sock, ob->bytes, op->len, on_release, ctx);
+	if (rc < 0)
+		event(c->index, "write#%d %zu owned -> %s", number, op->len, errname(rc));
+	else
+		event(c->index, "write#%d %zu owned -> %s", number, op->len, rc ? "true" : "false");
+}
+
+/* overwrite fill=C: every byte of the last write's buffer becomes C. */
+static void op_overwrite(const struct op *op, struct conn *c)
+{
+	if (!c->last) {
+		event(c->index, "overwrite (no write)");
+		return;
+	}
+	memset(c->last, op->fill, c->last_len);
+	event(c->index, "overwrite write#%d %zu", c->last_number, c->last_len);
 }
 
 static void op_end(const struct op *op, struct conn *c)
@@ -389,6 +484,8 @@ static void run_op(const struct op *op, int conn_index)
 
 	switch (op->kind) {
 	case OP_WRITE: op_write(op, c); return;
+	case OP_WRITE_OWNED: op_write_owned(op, c); return;
+	case OP_OVERWRITE: op_overwrite(op, c); return;
 	case OP_END: op_end(op, c); return;
 	case OP_SIGNAL: op_signal(op, ci); return;
 	case OP_DISARM:
@@ -619,8 +716,9 @@ static void on_end(rs_socket *s, void *arg)
 	struct conn *c = conn_of(arg);
 
 	(void)s;
-	event(c->index, "end");
-	run_handlers(EV_END, c->index);
+	/* "eof", not "end": end names the end() call in the trace. */
+	event(c->index, "eof");
+	run_handlers(EV_EOF, c->index);
 }
 
 static void on_drain(rs_socket *s, void *arg)
@@ -1130,6 +1228,16 @@ static void free_script(void)
 	free(S.tasks);
 	free(S.handlers);
 	free(S.sync_task);
+	for (int i = 0; S.conns && i < S.nconns; i++)
+		if (!S.conns[i].last_owned)
+			free(S.conns[i].last);
+	while (S.owned) {
+		struct owned_buf *ob = S.owned;
+
+		S.owned = ob->next;
+		free(ob->bytes);
+		free(ob);
+	}
 	free(S.conns);
 }
 
@@ -1151,9 +1259,10 @@ int main(void)
 		fatal("loop: %s", strerror(-rc));
 	if (S.next_task <= S.ntasks)
 		line_out("note the loop ended before task %zu", S.next_task + 1);
-	line_out("stats bytes_moved=%llu allocations=%llu",
+	line_out("stats bytes_moved=%llu allocations=%llu bytes_copied=%llu",
 		 (unsigned long long)rs_stats.bytes_moved,
-		 (unsigned long long)rs_stats.allocations);
+		 (unsigned long long)rs_stats.allocations,
+		 (unsigned long long)rs_stats.bytes_copied);
 	if (rs_loop_free(S.loop) < 0)
 		fatal("loop still busy at exit");
 	fi_disarm_all();
