@@ -206,7 +206,9 @@ static void on_connection(rs_listener *l, rs_socket *s, void *arg)
 
 int main(int argc, char **argv)
 {
-	struct rs_socket_options opts = { 0 };
+	/* TCP_NODELAY, as node's http server: the legacy strategy's small
+	 * terminator send must not wait for Nagle and a delayed ACK. */
+	struct rs_socket_options opts = { .nodelay = 1 };
 	rs_loop *loop;
 	int port = 0, rc;
 

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -150,4 +151,13 @@ ssize_t rs__io_sendv_more(int fd, const struct iovec *iov, int iovcnt,
 	msg.msg_iov = (struct iovec *)iov;
 	msg.msg_iovlen = (size_t)iovcnt;
 	return fi_sendmsg(fd, &msg, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
+}
+
+int rs__io_nodelay(int fd)
+{
+	int one = 1;
+
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+		return errno == EOPNOTSUPP ? 0 : -errno;
+	return 0;
 }

@@ -251,6 +251,9 @@ struct rs_socket_options {
 	int allow_half_open;  /* stay open after the peer's FIN */
 	int rcvbuf;           /* SO_RCVBUF when > 0 */
 	int sndbuf;           /* SO_SNDBUF when > 0 */
+	int nodelay;          /* TCP_NODELAY on accepted TCP sockets (as node's
+			       * http server does): no Nagle wait for a small
+			       * send after an unacknowledged one */
 };
 
 /*

@@ -33,6 +33,8 @@ int rs__io_close(int fd);
 /* Chunked responses (issue 10): send and sendmsg with MSG_MORE when more
  * is set (the kernel may hold the bytes for the ones that follow). */
 ssize_t rs__io_send_more(int fd, const void *buf, size_t len, int more);
+/* TCP_NODELAY on fd; 0 also for a socket that is not TCP (a unix one). */
+int rs__io_nodelay(int fd);
 ssize_t rs__io_sendv_more(int fd, const struct iovec *iov, int iovcnt,
 			  int more);
 

@@ -859,6 +859,8 @@ int rs__socket_accepted(rs_loop *loop, int fd,
 		return -ENOMEM;
 	}
 	rc = rs__io_setbuf(fd, s->opts.rcvbuf, s->opts.sndbuf);
+	if (rc == 0 && s->opts.nodelay)
+		rc = rs__io_nodelay(fd);
 	if (rc == 0)
 		rc = rs__io_epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, EPOLLIN,
 				      &s->handle);
