@@ -394,7 +394,8 @@ const struct rs_queue *rs_socket_queue(const rs_socket *s);
  * queue (what the kernel did not take in the call), its cork buffer and its
  * batch, each copy counted (a byte corked, then queued after a short send at
  * uncork, counts twice). For writes that are neither corked nor batched it
- * equals the bytes the kernel did not take in the write's own call.
+ * equals the bytes the kernel did not take in the write's own call. Owned
+ * writes (rs_socket_write_owned) add nothing.
  */
 uint64_t rs_socket_bytes_copied(const rs_socket *s);
 

@@ -149,6 +149,8 @@ def value_of(g: G.Golden, fld: str):
         return g.syscalls
     if fld == "queue":
         return g.queue
+    if fld == "syscalls.fired":
+        return {"fired": g.fired, "calls": g.fired_calls}
     if fld == "peer" and not g.multi:
         return [list(p.key()) for p in g.peers]
     if fld == "peer":
