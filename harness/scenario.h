@@ -29,6 +29,13 @@ enum sc_op_kind {
 	SC_OP_AWAIT_DRAINED, /* the rest of the block waits for writable_length 0 */
 	SC_OP_WRITE_OWNED, /* rs_socket_write_owned: no copy, a release */
 	SC_OP_OVERWRITE,   /* fill the connection's last write's buffer */
+	/* HTTP responses (`http yes`, issue 10): on the connection's response. */
+	SC_OP_RES_WRITE,      /* write(): queued when refused */
+	SC_OP_TRY_WRITE,      /* try_write(data, final): never queues */
+	SC_OP_RES_END,        /* end(data) */
+	SC_OP_TRY_WRITE_REST, /* try_write of the last try-write's rest */
+	SC_OP_WRITE_REST,     /* write() of that rest */
+	SC_OP_END_REST,       /* end() of that rest */
 };
 
 /* One operation of a task or handler. */
@@ -43,6 +50,9 @@ struct sc_op {
 	int microtask;     /* run in a microtask of the task */
 	int sig;           /* signal, ignore: the number; exit: the code */
 	int external;      /* signal: sent by the harness, not raised */
+	int final;         /* try-write, try-write-rest: the final chunk */
+	int resume;        /* try-write: on writable, try the rest again until
+			    * it is out, reporting only then */
 };
 
 /* A block of operations: a task (run once, in order) or a handler. */
@@ -52,6 +62,8 @@ enum sc_event {
 	SC_EV_DRAIN, SC_EV_FINISH, SC_EV_CLOSE,
 	SC_EV_WRITE_CB, /* a write's callback ran (ok or not) */
 	SC_EV_END_CB,   /* end()'s callback ran */
+	SC_EV_REQUEST,  /* http: a request arrived (head and body) */
+	SC_EV_WRITABLE, /* http: writable after a try-write returned false */
 	SC_EV_COUNT
 };
 /* The names of the events, in enum order ("data" ... "end-cb"). The
@@ -151,6 +163,8 @@ struct scenario {
 	enum sc_role role;
 	int connections;
 	int allow_half_open;
+	int http;                   /* serve HTTP on accepted connections */
+	int http_line;
 	int timeout_ms;
 	int peer_rcvbuf;
 	enum sc_eof peer_on_eof;

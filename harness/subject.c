@@ -9,6 +9,7 @@
 #include "fi.h"
 #include "protocol.h"
 #include "rs.h"
+#include "http_parse.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -27,12 +28,17 @@ enum op_kind {
 	OP_WRITE, OP_END, OP_DESTROY, OP_DESTROY_SOON, OP_CORK, OP_UNCORK,
 	OP_PAUSE, OP_RESUME, OP_SIGNAL, OP_DISARM, OP_CHECKPOINT, OP_IGNORE,
 	OP_ABORT, OP_EXIT, OP_EXECVE, OP_AWAIT_DRAINED, OP_WRITE_OWNED,
-	OP_OVERWRITE, OP_KIND_COUNT
+	OP_OVERWRITE,
+	/* HTTP responses (issue 10) */
+	OP_RES_WRITE, OP_TRY_WRITE, OP_RES_END, OP_TRY_WRITE_REST,
+	OP_WRITE_REST, OP_END_REST, OP_KIND_COUNT
 };
 static const char *op_names[OP_KIND_COUNT] = {
 	"write", "end", "destroy", "destroy-soon", "cork", "uncork",
 	"pause", "resume", "signal", "disarm", "checkpoint", "ignore",
 	"abort", "exit", "execve", "await-drained", "write-owned", "overwrite",
+	"res-write", "try-write", "res-end", "try-write-rest", "write-rest",
+	"end-rest",
 };
 
 struct op {
@@ -45,14 +51,18 @@ struct op {
 	int micro;
 	int sig;
 	int external;
+	int final;
+	int resume;
 };
 
 enum ev_kind {
 	EV_DATA, EV_EOF, EV_DRAIN, EV_FINISH, EV_CLOSE, EV_WRITE_CB, EV_END_CB,
+	EV_REQUEST, EV_WRITABLE,
 	EV_KIND_COUNT
 };
 static const char *ev_names[EV_KIND_COUNT] = {
 	"data", "eof", "drain", "finish", "close", "write-cb", "end-cb",
+	"request", "writable",
 };
 
 struct block {
@@ -78,6 +88,16 @@ struct conn {
 	size_t last_len;
 	int last_number;
 	int last_owned;
+	/* http yes: the response in progress, and the last try-write. */
+	rs_http_res *res;
+	uint64_t body_seq; /* body bytes handed to the response calls */
+	int res_writes;    /* numbers res-write and try-write calls */
+	unsigned char *try_data; /* the last try-write's bytes, or NULL */
+	size_t try_len;
+	uint64_t try_base; /* the response's offset when it was called */
+	int try_number;
+	int try_final;
+	int try_resume;
 };
 
 /* A buffer handed to rs_socket_write_owned: freed after the loop, so that
@@ -90,6 +110,7 @@ struct owned_buf {
 struct cb_ctx {
 	int conn;
 	int number;        /* write#number, or 0 for end */
+	int http;          /* a response's res-write / res-end */
 };
 
 static struct {
@@ -117,6 +138,7 @@ static struct {
 	rs_loop *loop;
 	rs_listener *listener;
 	int checkpoints;          /* checkpoints passed so far */
+	int http;                 /* serve HTTP on accepted connections */
 	struct owned_buf *owned;  /* every write-owned buffer */
 	int deferred;             /* the running script task awaits a drain */
 } S;
@@ -244,18 +266,21 @@ static const char *errname(int e)
 }
 
 static void run_handlers(enum ev_kind ev, int conn);
+static void op_http(const struct op *op, struct conn *c);
 
 static void on_write_done(rs_socket *s, int status, void *arg)
 {
 	struct cb_ctx *ctx = arg;
-	int conn = ctx->conn, number = ctx->number;
+	int conn = ctx->conn, number = ctx->number, ctx_http = ctx->http;
 
 	(void)s;
 	free(ctx);
 	if (number)
-		event(conn, "write#%d cb %s", number, status == 0 ? "ok" : errname(status));
+		event(conn, "%swrite#%d cb %s", ctx_http ? "res-" : "", number,
+		      status == 0 ? "ok" : errname(status));
 	else
-		event(conn, "end cb %s", status == 0 ? "ok" : errname(status));
+		event(conn, "%send cb %s", ctx_http ? "res-" : "",
+		      status == 0 ? "ok" : errname(status));
 	run_handlers(number ? EV_WRITE_CB : EV_END_CB, conn);
 }
 
@@ -284,6 +309,7 @@ static struct cb_ctx *op_ctx(const struct op *op, struct conn *c, int number)
 		fatal("out of memory");
 	ctx->conn = c->index;
 	ctx->number = number;
+	ctx->http = 0;
 	return ctx;
 }
 
@@ -368,7 +394,7 @@ static void op_write_owned(const struct op *op, struct conn *c)
 	ob->bytes = op_own_bytes(op, c);
 	ob->next = S.owned;
 	S.owned = ob;
-	*ctx = (struct cb_ctx){ c->index, number };
+	*ctx = (struct cb_ctx){ .conn = c->index, .number = number };
 	c->seq += op->len;
 	keep_last(c, ob->bytes, op->len, number, 1);
 	rc = rs_socket_write_owned(c->sock, ob->bytes, op->len, on_release, ctx);
@@ -489,6 +515,10 @@ static void run_op(const struct op *op, int conn_index)
 		rs_exit(op->sig);
 	case OP_EXECVE:
 		op_execve(ci);
+		return;
+	case OP_RES_WRITE: case OP_TRY_WRITE: case OP_RES_END:
+	case OP_TRY_WRITE_REST: case OP_WRITE_REST: case OP_END_REST:
+		op_http(op, c);
 		return;
 	default:
 		break;
@@ -729,6 +759,9 @@ static void on_close(rs_socket *s, int had_error, void *arg)
 	event(c->index, "close had_error=%d bytes_written=%llu", had_error,
 	      (unsigned long long)c->written);
 	c->sock = NULL;
+	c->res = NULL;
+	free(c->try_data);
+	c->try_data = NULL;
 	run_handlers(EV_CLOSE, c->index);
 }
 
@@ -737,6 +770,183 @@ static const struct rs_socket_events socket_events = {
 	.on_drain = on_drain, .on_finish = on_finish, .on_error = on_error,
 	.on_close = on_close,
 };
+
+/* ---- HTTP responses (http yes, issue 10) ---------------------------------- */
+
+/* The body: the stream pattern over the response bytes of the connection
+ * (framing not counted), or the op's literal bytes. */
+static unsigned char *http_bytes(const struct op *op, struct conn *c)
+{
+	unsigned char *buf;
+
+	if (op->data || op->len == 0)
+		return op->data;
+	buf = malloc(op->len);
+	if (!buf)
+		fatal("out of memory for %zu bytes", op->len);
+	for (size_t i = 0; i < op->len; i++)
+		buf[i] = op->fill >= 0 ? (unsigned char)op->fill : wc_pattern(c->body_seq + i);
+	return buf;
+}
+
+static const char *http_rc(int rc)
+{
+	return rc < 0 ? errname(rc) : rc ? "true" : "false";
+}
+
+static void try_clear(struct conn *c)
+{
+	free(c->try_data);
+	c->try_data = NULL;
+	c->try_len = 0;
+	c->try_resume = 0;
+}
+
+/* The rest of the last try-write: the bytes past the response's offset. */
+static size_t try_rest(const struct conn *c, const unsigned char **rest)
+{
+	uint64_t out = rs_http_res_offset(c->res) - c->try_base;
+
+	if (!c->try_data || out >= c->try_len) {
+		*rest = c->try_data;
+		return 0;
+	}
+	*rest = c->try_data + out;
+	return c->try_len - (size_t)out;
+}
+
+static struct cb_ctx *http_ctx(const struct op *op, struct conn *c, int number)
+{
+	struct cb_ctx *ctx = op_ctx(op, c, number);
+
+	if (ctx)
+		ctx->http = 1;
+	return ctx;
+}
+
+static void op_http(const struct op *op, struct conn *c)
+{
+	const char *name = op_names[op->kind];
+	const unsigned char *rest;
+	unsigned char *bytes;
+	struct cb_ctx *ctx;
+	size_t len;
+	int rc, number;
+
+	if (!c->res || !c->sock) {
+		event(c->index, "%s -> EBADF (no response)", name);
+		return;
+	}
+	switch (op->kind) {
+	case OP_RES_WRITE:
+	case OP_RES_END:
+		number = op->kind == OP_RES_WRITE ? ++c->res_writes : 0;
+		bytes = http_bytes(op, c);
+		c->body_seq += op->len;
+		ctx = http_ctx(op, c, number);
+		if (op->kind == OP_RES_WRITE) {
+			rc = rs_http_res_write(c->res, bytes, op->len,
+					       ctx ? on_write_done : NULL, ctx);
+			event(c->index, "res-write#%d %zu -> %s", number, op->len, http_rc(rc));
+		} else {
+			rc = rs_http_res_end(c->res, bytes, op->len,
+					     ctx ? on_write_done : NULL, ctx);
+			event(c->index, "res-end %zu -> %s", op->len, rc < 0 ? errname(rc) : "ok");
+		}
+		if (rc < 0)
+			free(ctx);
+		if (bytes != op->data)
+			free(bytes);
+		return;
+	case OP_TRY_WRITE:
+		try_clear(c);
+		c->try_number = ++c->res_writes;
+		c->try_len = op->len;
+		c->try_data = malloc(op->len ? op->len : 1);
+		if (!c->try_data)
+			fatal("out of memory");
+		bytes = http_bytes(op, c);
+		if (op->len)
+			memcpy(c->try_data, bytes, op->len);
+		if (bytes != op->data)
+			free(bytes);
+		c->body_seq += op->len;
+		c->try_base = rs_http_res_offset(c->res);
+		c->try_final = op->final;
+		rc = rs_http_res_try_write(c->res, c->try_data, op->len, op->final);
+		event(c->index, "try-write#%d %zu%s -> %s offset=%llu", c->try_number,
+		      op->len, op->final ? " final" : "", http_rc(rc),
+		      (unsigned long long)rs_http_res_offset(c->res));
+		c->try_resume = rc == 0 && op->resume;
+		return;
+	default:
+		break;
+	}
+	len = try_rest(c, &rest);
+	ctx = http_ctx(op, c, op->kind == OP_WRITE_REST ? ++c->res_writes : 0);
+	if (op->kind == OP_TRY_WRITE_REST) {
+		rc = rs_http_res_try_write(c->res, rest, len, op->final);
+		event(c->index, "try-write-rest %zu%s -> %s offset=%llu", len,
+		      op->final ? " final" : "", http_rc(rc),
+		      (unsigned long long)rs_http_res_offset(c->res));
+	} else if (op->kind == OP_WRITE_REST) {
+		rc = rs_http_res_write(c->res, rest, len,
+				       ctx ? on_write_done : NULL, ctx);
+		event(c->index, "write-rest %zu -> %s", len, http_rc(rc));
+	} else {
+		rc = rs_http_res_end(c->res, rest, len,
+				     ctx ? on_write_done : NULL, ctx);
+		event(c->index, "end-rest %zu -> %s", len, rc < 0 ? errname(rc) : "ok");
+	}
+	if (rc < 0)
+		free(ctx);
+	/* The rest went to write or end: no try-write is pending any more. */
+	if (op->kind != OP_TRY_WRITE_REST || rc == 1)
+		try_clear(c);
+}
+
+/* On writable after a try-write returned false: a try-write with resume
+ * tries its rest again and reports only once it is out (how many writable
+ * events that takes depends on how fast the peer reads); otherwise the
+ * event and the `on writable` handlers. */
+static void on_res_writable(rs_http_res *res, uint64_t offset, void *arg)
+{
+	struct conn *c = arg;
+	const unsigned char *rest;
+	size_t len;
+	int rc;
+
+	(void)res;
+	if (c->try_resume) {
+		len = try_rest(c, &rest);
+		rc = rs_http_res_try_write(c->res, rest, len, c->try_final);
+		if (rc == 0)
+			return;
+		event(c->index, "try-write#%d done -> %s offset=%llu", c->try_number,
+		      rc < 0 ? errname(rc) : "true",
+		      (unsigned long long)rs_http_res_offset(c->res));
+		try_clear(c);
+		return;
+	}
+	event(c->index, "writable offset=%llu", (unsigned long long)offset);
+	run_handlers(EV_WRITABLE, c->index);
+}
+
+static void on_request(rs_http_conn *hc, rs_http_res *res,
+		       const struct rs_http_request *req, const char *body,
+		       size_t body_len, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)hc;
+	(void)body;
+	try_clear(c);
+	c->res = res;
+	rs_http_res_on_writable(res, on_res_writable, c);
+	event(c->index, "request %.*s %.*s body=%zu", (int)req->method_len,
+	      req->method, (int)req->target_len, req->target, body_len);
+	run_handlers(EV_REQUEST, c->index);
+}
 
 static void on_connection(rs_listener *l, rs_socket *s, void *arg)
 {
@@ -750,7 +960,14 @@ static void on_connection(rs_listener *l, rs_socket *s, void *arg)
 	c = &S.conns[S.connected];
 	c->sock = s;
 	c->connected = 1;
-	rs_socket_set_events(s, &socket_events, c);
+	if (S.http) {
+		rs_http_conn *hc;
+
+		if (rs_http_attach(s, 0, &socket_events, c, on_request, c, &hc) < 0)
+			fatal("out of memory");
+	} else {
+		rs_socket_set_events(s, &socket_events, c);
+	}
 	event(c->index, "accept");
 	if (++S.connected == S.nconns) {
 		rs_listener_close(l);
@@ -856,6 +1073,8 @@ static void parse_op_line(char *line, struct block *b)
 		else if (strcmp(tok, "micro") == 0) op.micro = (int)v;
 		else if (strcmp(tok, "sig") == 0) op.sig = (int)v;
 		else if (strcmp(tok, "ext") == 0) op.external = (int)v;
+		else if (strcmp(tok, "final") == 0) op.final = (int)v;
+		else if (strcmp(tok, "resume") == 0) op.resume = (int)v;
 		else fatal("unknown op field '%s'", tok);
 	}
 	if (op.conn >= S.nconns)
@@ -910,6 +1129,8 @@ static void parse_header_line(char *line)
 		S.server = 0;
 	} else if (sscanf(line, "listen %7s %255s %d", S.transport, S.address, &S.port) >= 2) {
 		S.server = 1;
+	} else if (sscanf(line, "http %d", &n) == 1) {
+		S.http = n;
 	} else if (sscanf(line, "half-open %d", &n) == 1) {
 		S.opts.allow_half_open = n;
 	} else if (strcmp(line, "sync start") == 0) {

@@ -35,10 +35,18 @@ enum rs_halfopen_strategy {
 	RS_HALFOPEN_POLL_FIRST, /* legacy: poll to writable, then on_end */
 };
 
+/* Chunked HTTP responses (issue 10). */
+enum rs_chunked_strategy {
+	RS_CHUNKED_FIXED,    /* fixed: one write core; a large final chunk is
+			      * head/header with MSG_MORE, then one writev */
+	RS_CHUNKED_SEPARATE, /* legacy: header, body, terminator: 3 sends */
+};
+
 struct rs_config {
 	enum rs_queue_strategy queue;
 	enum rs_halfopen_strategy halfopen;
 	int batch;  /* 1 fixed: batch a task's later small writes; 0 legacy */
+	enum rs_chunked_strategy chunked;
 };
 
 /* Write batching (reference-prs/000): a write of at most RS_BATCH_MAX_WRITE
@@ -51,7 +59,7 @@ struct rs_config {
 /* Every fixed strategy: the defaults of rs_config. */
 #define RS_CONFIG_DEFAULTS                                                  \
 	{ .queue = RS_QUEUE_CURSOR, .halfopen = RS_HALFOPEN_END_FIRST,       \
-	  .batch = 1 }
+	  .batch = 1, .chunked = RS_CHUNKED_FIXED }
 
 /* The process-wide configuration; starts as RS_CONFIG_DEFAULTS. */
 extern struct rs_config rs_config;
@@ -60,8 +68,8 @@ extern struct rs_config rs_config;
  * Sets a variant of cfg by name and value ("queue", "memmove"). Returns 0,
  * or -ENOENT for an unknown name, -EINVAL for a value the name does not
  * take (cfg unchanged then). Known values: queue=cursor|memmove,
- * batch=on|off, halfopen=end-first|poll-first, and the aliases fixed|legacy
- * for each.
+ * batch=on|off, halfopen=end-first|poll-first, chunked=fixed|separate, and
+ * the aliases fixed|legacy for each.
  */
 int rs_variant_apply(struct rs_config *cfg, const char *name,
 		     const char *value);
@@ -243,6 +251,9 @@ struct rs_socket_options {
 	int allow_half_open;  /* stay open after the peer's FIN */
 	int rcvbuf;           /* SO_RCVBUF when > 0 */
 	int sndbuf;           /* SO_SNDBUF when > 0 */
+	int nodelay;          /* TCP_NODELAY on accepted TCP sockets (as node's
+			       * http server does): no Nagle wait for a small
+			       * send after an unacknowledged one */
 };
 
 /*
@@ -411,5 +422,106 @@ void rs_abort(void) __attribute__((noreturn));
 void rs_exit(int code) __attribute__((noreturn));
 /* Sends every socket's batch, then execve(). Returns -errno if it fails. */
 int rs_execve(const char *path, char *const argv[], char *const envp[]);
+
+/* ------------------------------------------------------------------------ */
+/* HTTP/1.1 on a stream socket, with chunked responses (issue 10).          */
+
+/*
+ * A connection that reads requests and answers them in order. Request
+ * heads are parsed by reference/http_parse.h; a malformed head gets 400,
+ * one over the bound 431, a Transfer-Encoding 501, a body over
+ * RS_HTTP_MAX_BODY 413, each with "Connection: close", then the socket
+ * ends. Pipelined requests wait: the next request's callback runs (in a
+ * microtask) only once the response before it has ended.
+ */
+typedef struct rs_http_conn rs_http_conn;
+typedef struct rs_http_res rs_http_res;
+struct rs_http_request;
+
+#define RS_HTTP_MAX_BODY (1024 * 1024)
+/* Fixed strategy: a call whose bytes (head, framing, body, terminator) are
+ * at most this many goes out as one send of one copied buffer; a larger
+ * one sends head and chunk header with MSG_MORE, then body and terminator
+ * in one sendmsg (docs/ARCHITECTURE.md, "Chunked responses"). */
+#define RS_HTTP_COPY_MAX 16384
+
+/*
+ * A request, head and body complete. req and body are valid during the
+ * call only; res is the response to it, valid until the next request's
+ * callback on the connection, or its close.
+ */
+typedef void (*rs_http_request_cb)(rs_http_conn *c, rs_http_res *res,
+				   const struct rs_http_request *req,
+				   const char *body, size_t body_len, void *arg);
+/* The socket can take bytes again after a try_write returned 0; offset
+ * is rs_http_res_offset. Runs inside the writable event's task. */
+typedef void (*rs_http_writable_cb)(rs_http_res *res, uint64_t offset,
+				    void *arg);
+
+/*
+ * Serves HTTP on s (an accepted socket). ev, when not NULL, still gets the
+ * socket's events (on_data included, as bytes arrive, before they are
+ * parsed); on_close frees the connection after ev's on_close returns.
+ * max_head bounds a request head (0: RS_HTTP_MAX_HEAD). Returns 0 and sets
+ * *out, or -ENOMEM (s unchanged).
+ */
+int rs_http_attach(rs_socket *s, size_t max_head,
+		   const struct rs_socket_events *ev, void *ev_arg,
+		   rs_http_request_cb cb, void *arg, rs_http_conn **out);
+/* The connection's socket, or NULL once closed. */
+rs_socket *rs_http_socket(const rs_http_conn *c);
+
+/*
+ * Sets the status line and extra header lines ("Name: value\r\n" each;
+ * NULL for none) of res. The head also says "Transfer-Encoding: chunked",
+ * and "Connection: close" when the request did not keep the connection
+ * alive. It goes out with the first bytes of the body (or the terminator).
+ * Returns 0, -EALREADY once bytes went out, -EINVAL for a status outside
+ * 100-999 or headers without a final CRLF, -ENOMEM.
+ */
+int rs_http_res_head(rs_http_res *res, int status, const char *headers);
+
+/*
+ * write(): a chunk of len bytes (none for 0), queued when the kernel does
+ * not take it (node semantics: cb runs once the kernel has it). A chunk
+ * left open by a try_write that returned 0 is continued: data must start
+ * with its rest (len >= that rest; more starts a new chunk).
+ * Returns 1 (keep writing), 0 (wait for drain: the socket's on_drain), or
+ * -EPIPE after the response ended, -EINVAL when the data breaks the
+ * framing, -EBADF when the socket is closed.
+ */
+int rs_http_res_write(rs_http_res *res, const void *data, size_t len,
+		      rs_write_cb cb, void *arg);
+
+/*
+ * try_write(data, final_chunk): sends what the kernel takes now and never
+ * queues body bytes. Returns 1 when every body byte of data is out (and,
+ * with final, the response has ended: a terminator the kernel did not take
+ * whole is completed internally), 0 when not: rs_http_res_offset says how
+ * many body bytes are out, and on writable (rs_http_res_on_writable) the
+ * caller resumes with the rest of data, which continues the same chunk
+ * without a second header; or -EPIPE, -EINVAL, -EBADF as write().
+ * Backpressure shows in this call: with bytes queued before it, it
+ * sends nothing and returns 0.
+ */
+int rs_http_res_try_write(rs_http_res *res, const void *data, size_t len,
+			  int final_chunk);
+
+/*
+ * end(): the last chunk (len may be 0) and the terminator, queued as
+ * write() does; the response ends. cb runs once the kernel has every byte.
+ * Returns 0, or -EPIPE, -EINVAL, -EBADF as write().
+ */
+int rs_http_res_end(rs_http_res *res, const void *data, size_t len,
+		    rs_write_cb cb, void *arg);
+
+/* Body bytes out so far (framing not counted): the public write offset. */
+uint64_t rs_http_res_offset(const rs_http_res *res);
+/* Whether the response has ended (end(), or a final try_write that
+ * returned 1). */
+int rs_http_res_ended(const rs_http_res *res);
+/* Sets the writable callback of res (NULL to remove). */
+void rs_http_res_on_writable(rs_http_res *res, rs_http_writable_cb cb,
+			     void *arg);
 
 #endif

@@ -39,6 +39,16 @@ int rs_variant_apply(struct rs_config *cfg, const char *name,
 			return -EINVAL;
 		return 0;
 	}
+	if (strcmp(name, "chunked") == 0) {
+		if (strcmp(value, "fixed") == 0)
+			cfg->chunked = RS_CHUNKED_FIXED;
+		else if (strcmp(value, "separate") == 0 ||
+			 strcmp(value, "legacy") == 0)
+			cfg->chunked = RS_CHUNKED_SEPARATE;
+		else
+			return -EINVAL;
+		return 0;
+	}
 	return -ENOENT;
 }
 
@@ -49,8 +59,9 @@ int rs_variant_set(const char *name, const char *value)
 
 int rs_config_describe(const struct rs_config *cfg, char *buf, size_t len)
 {
-	return snprintf(buf, len, "batch=%s\nhalfopen=%s\nqueue=%s\n",
+	return snprintf(buf, len, "batch=%s\nchunked=%s\nhalfopen=%s\nqueue=%s\n",
 			cfg->batch ? "on" : "off",
+			cfg->chunked == RS_CHUNKED_FIXED ? "fixed" : "separate",
 			cfg->halfopen == RS_HALFOPEN_END_FIRST ? "end-first" : "poll-first",
 			cfg->queue == RS_QUEUE_CURSOR ? "cursor" : "memmove");
 }

@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake pkg-config libfiu-dev fiu-utils libjansson-dev
           libcmocka-dev libssl-dev valgrind strace python3 python3-pytest
           python3-pytest-xdist python3-matplotlib python3-hypothesis
-          nodejs libuv1-dev)
+          nodejs libuv1-dev
+          curl python3-h11 wrk)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

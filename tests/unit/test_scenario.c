@@ -1211,7 +1211,7 @@ static void test_error_blocks(void **state)
 	expect_error("task foo\n", 1, "unexpected 'foo'", "conn=K");
 	expect_error("task conn=-1\n", 1, "conn=-1", "connection index");
 	expect_error("task conn=\n", 1, "conn=", "connection index");
-	expect_error("on\n", 1, "'on' needs an event", "data, eof, drain, finish, close, write-cb or end-cb");
+	expect_error("on\n", 1, "'on' needs an event", "data, eof, drain, finish, close, write-cb, end-cb, request or writable");
 	expect_error("on frob\n", 1, "unknown event 'frob'");
 	expect_error("on data conn=x\n", 1, "conn=x", "connection index");
 	expect_error("\non data later\n", 2, "unexpected 'later'", "conn=K");
