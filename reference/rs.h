@@ -35,10 +35,18 @@ enum rs_halfopen_strategy {
 	RS_HALFOPEN_POLL_FIRST, /* legacy: poll to writable, then on_end */
 };
 
+/* WebSocket framing (reference-prs/004): the frame type of a send. */
+enum rs_ws_strategy {
+	RS_WS_BY_OPTION = 0, /* fixed: the binary option, else the kind; bytes
+			      * as given */
+	RS_WS_BY_KIND,       /* legacy: the kind; text decoded with U+FFFD */
+};
+
 struct rs_config {
 	enum rs_queue_strategy queue;
 	enum rs_halfopen_strategy halfopen;
 	int batch;  /* 1 fixed: batch a task's later small writes; 0 legacy */
+	enum rs_ws_strategy ws;  /* RS_WS_BY_OPTION (0) unless set */
 };
 
 /* Write batching (reference-prs/000): a write of at most RS_BATCH_MAX_WRITE
@@ -60,8 +68,8 @@ extern struct rs_config rs_config;
  * Sets a variant of cfg by name and value ("queue", "memmove"). Returns 0,
  * or -ENOENT for an unknown name, -EINVAL for a value the name does not
  * take (cfg unchanged then). Known values: queue=cursor|memmove,
- * batch=on|off, halfopen=end-first|poll-first, and the aliases fixed|legacy
- * for each.
+ * batch=on|off, halfopen=end-first|poll-first, ws=by-option|by-kind, and
+ * the aliases fixed|legacy for each.
  */
 int rs_variant_apply(struct rs_config *cfg, const char *name,
 		     const char *value);

@@ -150,6 +150,61 @@ int rs_ws_encoder_done(const struct rs_ws_encoder *e)
 }
 
 /* ------------------------------------------------------------------------ */
+/* The frame of one send.                                                   */
+
+int rs_ws_message_type(int by_kind, int kind, int binary)
+{
+	if (kind != RS_WS_KIND_TEXT && kind != RS_WS_KIND_BYTES)
+		return -EINVAL;
+	if (binary != RS_WS_BINARY_ABSENT && binary != 0 && binary != 1)
+		return -EINVAL;
+	if (!by_kind && binary != RS_WS_BINARY_ABSENT)
+		return binary ? RS_WS_OP_BINARY : RS_WS_OP_TEXT;
+	return kind == RS_WS_KIND_TEXT ? RS_WS_OP_TEXT : RS_WS_OP_BINARY;
+}
+
+size_t rs_ws_send_size(int by_kind, int kind, size_t len, int masked)
+{
+	size_t payload = by_kind && kind == RS_WS_KIND_TEXT ? 3 * len : len;
+
+	return (masked ? RS_WS_MAX_HEADER : RS_WS_MAX_HEADER - 4) + payload;
+}
+
+long rs_ws_encode_send(struct rs_ws_fragments *f, int by_kind, int kind,
+		       int binary, int fin, int rsv1, const uint8_t *key,
+		       const void *data, size_t len, uint8_t *out, size_t cap)
+{
+	int type = rs_ws_message_type(by_kind, kind, binary);
+	const uint8_t *payload = data;
+	int opcode;
+	size_t h;
+
+	if (type < 0 || (fin != 0 && fin != 1))
+		return -EINVAL;
+	if (cap < rs_ws_send_size(by_kind, kind, len, key != NULL))
+		return -ENOSPC;
+	if (by_kind && kind == RS_WS_KIND_TEXT && !rs_utf8_valid(data, len)) {
+		/* The legacy path: text made of the bytes and encoded again.
+		 * Decoded past the largest header, then moved behind the
+		 * header once its length is known. */
+		len = rs_utf8_replace(data, len, out + RS_WS_MAX_HEADER);
+		payload = out + RS_WS_MAX_HEADER;
+	}
+	/* npm ws's Sender: a continuation has opcode 0 and no RSV1 (RFC 7692
+	 * 6.1: RSV1 only on a message's first frame). */
+	opcode = f->open ? RS_WS_OP_CONT : type;
+	if (f->open)
+		rsv1 = 0;
+	f->open = !fin;
+	h = rs_ws_header(out, fin, rsv1, opcode, len, key);
+	if (key)
+		rs_ws_mask(out + h, payload, len, key, 0);
+	else
+		memmove(out + h, payload, len);
+	return (long)(h + len);
+}
+
+/* ------------------------------------------------------------------------ */
 /* The parser.                                                              */
 
 enum { ST_HEAD, ST_PAYLOAD, ST_ERROR, ST_CLOSED };

@@ -99,6 +99,53 @@ size_t rs_ws_encoder_write(struct rs_ws_encoder *e, uint8_t *out, size_t cap);
 int rs_ws_encoder_done(const struct rs_ws_encoder *e);
 
 /* ------------------------------------------------------------------------ */
+/* The frame of one send(data, kind, options).                             */
+
+/* The kind of the caller's data: text (a string) or bytes (a buffer). */
+enum rs_ws_kind { RS_WS_KIND_TEXT = 1, RS_WS_KIND_BYTES = 2 };
+/* The `binary` option: absent, or given as false or true. */
+#define RS_WS_BINARY_ABSENT (-1)
+
+/*
+ * The frame type of a message. by_kind 0 (the fixed strategy) is npm ws's
+ * rule (websocket.js send(): `binary: typeof data !== 'string'`, then the
+ * caller's options over it): the binary option when given, else the kind.
+ * by_kind 1 (the legacy) takes the kind and never reads the option.
+ * Returns RS_WS_OP_TEXT or RS_WS_OP_BINARY, or -EINVAL for a kind or a
+ * binary value out of range (checked on both strategies).
+ */
+int rs_ws_message_type(int by_kind, int kind, int binary);
+
+/*
+ * A sender's fragment state, as npm ws's Sender keeps it (_firstFragment):
+ * a send with fin 0 opens a message; until a send with fin 1 ends it, each
+ * later frame is a continuation (opcode 0), whatever its own type.
+ */
+struct rs_ws_fragments {
+	int open;  /* 1 between a fin=0 send and the fin=1 send that ends it */
+};
+
+/*
+ * The bytes that the frame of one send takes at most: its header and its
+ * payload (3 * len for legacy text, which may grow by U+FFFD).
+ */
+size_t rs_ws_send_size(int by_kind, int kind, size_t len, int masked);
+/*
+ * Encodes the frame of one send into out[0, cap): the type by
+ * rs_ws_message_type, opcode 0 inside an open fragmented message (f),
+ * FIN from fin, RSV1 from rsv1, masked with key when key is not NULL. The
+ * fixed strategy sends the payload as given; the legacy one sends text
+ * decoded and encoded again, each ill-formed sequence as U+FFFD
+ * (rs_utf8_replace: `ff 68` becomes `ef bf bd 68`).
+ * Returns the frame's length; -EINVAL for a bad kind, binary or fin (f
+ * unchanged then, nothing written), -ENOSPC when cap is under
+ * rs_ws_send_size.
+ */
+long rs_ws_encode_send(struct rs_ws_fragments *f, int by_kind, int kind,
+		       int binary, int fin, int rsv1, const uint8_t *key,
+		       const void *data, size_t len, uint8_t *out, size_t cap);
+
+/* ------------------------------------------------------------------------ */
 /* The incremental parser: every split of the input gives the same events.  */
 
 struct rs_ws_parser_options {
