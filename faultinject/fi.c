@@ -545,11 +545,6 @@ static void plan_make(struct plan *p, enum fi_sys kind, int fd)
 }
 
 /*
- * Decides a call and applies what comes before it: the signal, then errno
- * or zero, which replace the call. Returns 1 with *ret set when the kernel
- * must not be called, else 0 (the caller then applies the clamp).
- */
-/*
  * The rules' state and `call` are shared by every thread of a program the
  * LD_PRELOAD build is loaded into, so there the plan is made under a lock;
  * recursive, so that a signal handler that calls the gate in the same
@@ -605,6 +600,11 @@ static void plan_make_locked(struct plan *p, enum fi_sys kind, int fd)
 #define plan_make_locked plan_make
 #endif
 
+/*
+ * Decides a call and applies what comes before it: the signal, then errno
+ * or zero, which replace the call. Returns 1 with *ret set when the kernel
+ * must not be called, else 0 (the caller then applies the clamp).
+ */
 static int gate_begin(enum fi_sys kind, int fd, struct plan *p, ssize_t *ret)
 {
 	plan_make_locked(p, kind, fd);

@@ -1,6 +1,6 @@
 /*
- * run.h: one run of a scenario: spawn the subject, play the peer, and build
- * the trace (docs/ARCHITECTURE.md, "A run").
+ * run.h: one run of a scenario: spawn the subject, let the peer (peer.h)
+ * play its part, and build the trace (trace.h) (docs/ARCHITECTURE.md, "A run").
  */
 #ifndef WIRECHECK_RUN_H
 #define WIRECHECK_RUN_H
@@ -24,12 +24,5 @@ struct run_options {
  */
 int wc_run(const struct scenario *sc, const struct run_options *opts,
 	   json_t **trace, char *err, size_t errlen);
-
-/*
- * Compares two traces on their deterministic fields (everything but
- * syscalls_timing). Returns 1 when equal; else 0 and names the first field
- * that differs in what (a static string).
- */
-int wc_trace_same(json_t *a, json_t *b, const char **what);
 
 #endif

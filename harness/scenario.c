@@ -7,6 +7,7 @@
  * wrong, and a failed parse frees what it built.
  */
 #include "scenario.h"
+#include "scenario_int.h"
 
 #include "fi.h"
 #include "rs.h"
@@ -20,7 +21,6 @@
 #include <string.h>
 
 #define SC_MAX_TOKENS 32
-#define SC_MAX_CONNECTIONS 1024
 
 struct token {
 	char *text;        /* NUL-terminated; unescaped for strings */
@@ -52,279 +52,6 @@ static int fail(struct parser *p, const char *fmt, ...)
 	va_end(ap);
 	snprintf(p->err, p->errlen, "%s:%d: %s", p->where, p->line, msg);
 	return -1;
-}
-
-static int say(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int say(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-/* Grows an array by one zeroed element; returns it or NULL. */
-static void *grow(void *arrp, size_t *n, size_t size)
-{
-	void **arr = arrp;
-	char *bigger = realloc(*arr, (*n + 1) * size);
-
-	if (!bigger)
-		return NULL;
-	memset(bigger + *n * size, 0, size);
-	*arr = bigger;
-	return bigger + (*n)++ * size;
-}
-
-/* ---- numbers ---------------------------------------------------------- */
-
-/* A non-negative decimal with an optional size suffix (K, KiB, M, MiB). */
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned long long mult = 1;
-
-	if (!isdigit((unsigned char)s[0]))
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	if (strcmp(end, "K") == 0 || strcmp(end, "KiB") == 0)
-		mult = 1024;
-	else if (strcmp(end, "M") == 0 || strcmp(end, "MiB") == 0)
-		mult = 1024 * 1024;
-	else if (*end)
-		return -1;
-	if (v > SIZE_MAX / mult)
-		return -1;
-	*out = (size_t)(v * mult);
-	return 0;
-}
-
-static int parse_int(const char *s, int min, int max, int *out)
-{
-	char *end;
-	long v;
-
-	if (!isdigit((unsigned char)s[0]) && s[0] != '-')
-		return -1;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
-
-/* ---- settings shared with the command line ---------------------------- */
-
-static int add_setting(struct sc_setting **arr, size_t *n, const char *text,
-		       int line, char *err, size_t errlen)
-{
-	struct sc_setting *s = grow(arr, n, sizeof(**arr));
-
-	if (!s || !(s->text = strdup(text)))
-		return say(err, errlen, "out of memory");
-	s->line = line;
-	return 0;
-}
-
-int sc_add_fault(struct scenario *sc, const char *arg, int line, char *err,
-		 size_t errlen)
-{
-	struct fi_rule rule;
-	char canon[128];
-
-	if (fi_rule_parse(arg, &rule, err, errlen) < 0)
-		return -1;
-	fi_rule_format(&rule, canon, sizeof(canon));
-	/* A rule identical to one the scenario has is still a rule of its
-	 * own: only one rule per action fires on a call, and a due rule that
-	 * was beaten fires on a later one (docs/scenario-language.md), so two
-	 * `refuse-write EPIPE@2` refuse the 2nd and the 3rd writing calls. */
-	return add_setting(&sc->faults, &sc->nfaults, canon, line, err, errlen);
-}
-
-int sc_add_clamp(struct scenario *sc, const char *arg, int line, char *err,
-		 size_t errlen)
-{
-	char spec[64];
-	int n;
-
-	if (parse_int(arg, 1, INT32_MAX, &n) < 0)
-		return say(err, errlen,
-			   "clamp-send '%s': expected a byte count of at least 1",
-			   arg);
-	snprintf(spec, sizeof(spec), "write:short=%d,repeat=forever", n);
-	return sc_add_fault(sc, spec, line, err, errlen);
-}
-
-/* ERR, ERR@K (the K-th writing call), ERR@KxN (N calls from the K-th),
- * ERR@Kx* (every call from the K-th). ERR alone refuses every call. */
-int sc_add_refuse(struct scenario *sc, const char *arg, int line, char *err,
-		  size_t errlen)
-{
-	char name[32], spec[128], times[24] = "forever";
-	const char *at = strchr(arg, '@');
-	size_t nlen = at ? (size_t)(at - arg) : strlen(arg);
-	int k = 1;
-
-	if (nlen == 0 || nlen >= sizeof(name))
-		return say(err, errlen, "refuse-write '%s': expected ERRNO[@K[xN]]", arg);
-	memcpy(name, arg, nlen);
-	name[nlen] = '\0';
-	if (fi_errno_parse(name) < 0)
-		return say(err, errlen, "refuse-write '%s': unknown errno '%s'", arg, name);
-	if (at) {
-		char kbuf[24];
-		const char *x = strchr(at + 1, 'x');
-		size_t klen = x ? (size_t)(x - at - 1) : strlen(at + 1);
-
-		if (klen == 0 || klen >= sizeof(kbuf))
-			return say(err, errlen, "refuse-write '%s': expected a call number after '@'", arg);
-		memcpy(kbuf, at + 1, klen);
-		kbuf[klen] = '\0';
-		if (parse_int(kbuf, 1, INT32_MAX, &k) < 0)
-			return say(err, errlen, "refuse-write '%s': '%s' is not a call number (1 is the first call)", arg, kbuf);
-		if (!x) {
-			snprintf(times, sizeof(times), "1");
-		} else if (strcmp(x + 1, "*") != 0) {
-			int n;
-
-			if (parse_int(x + 1, 1, INT32_MAX, &n) < 0)
-				return say(err, errlen, "refuse-write '%s': '%s' is not a count (or * for forever)", arg, x + 1);
-			snprintf(times, sizeof(times), "%d", n);
-		}
-	}
-	snprintf(spec, sizeof(spec), "write:errno=%s,after=%d,repeat=%s", name,
-		 k - 1, times);
-	return sc_add_fault(sc, spec, line, err, errlen);
-}
-
-/* SIG@SYSCALL:K (the gate raises SIG before the K-th such call), or
- * SIG@task:N[:self|:external] (at the end of task N's operations). */
-int sc_add_signal(struct scenario *sc, const char *arg, int line, char *err,
-		  size_t errlen)
-{
-	char buf[128], *at, *colon, *where, *third;
-	int sig, k;
-
-	if (strlen(arg) >= sizeof(buf))
-		return say(err, errlen, "signal '%s': too long", arg);
-	strcpy(buf, arg);
-	at = strchr(buf, '@');
-	if (!at)
-		return say(err, errlen, "signal '%s': expected SIG@SYSCALL:K or SIG@task:N", arg);
-	*at = '\0';
-	where = at + 1;
-	if ((sig = fi_signal_parse(buf)) < 0)
-		return say(err, errlen, "signal '%s': unknown signal '%s'", arg, buf);
-	colon = strchr(where, ':');
-	if (!colon)
-		return say(err, errlen, "signal '%s': expected ':' and a number after '%s'", arg, where);
-	*colon = '\0';
-	third = strchr(colon + 1, ':');
-	if (third)
-		*third++ = '\0';
-	if (parse_int(colon + 1, 1, INT32_MAX, &k) < 0)
-		return say(err, errlen, "signal '%s': '%s' is not a number from 1", arg, colon + 1);
-	if (strcmp(where, "task") == 0) {
-		struct sc_task_signal *ts;
-		int external = 0;
-
-		if (third && strcmp(third, "external") == 0)
-			external = 1;
-		else if (third && strcmp(third, "self") != 0)
-			return say(err, errlen, "signal '%s': '%s' is neither self nor external", arg, third);
-		ts = grow(&sc->tsignals, &sc->ntsignals, sizeof(*ts));
-		if (!ts)
-			return say(err, errlen, "out of memory");
-		*ts = (struct sc_task_signal){ k, sig, external, line };
-		return 0;
-	}
-	if (third)
-		return say(err, errlen, "signal '%s': unexpected ':%s'", arg, third);
-	{
-		char spec[128];
-
-		snprintf(spec, sizeof(spec), "%s:signal=%d,after=%d", where, sig, k - 1);
-		return sc_add_fault(sc, spec, line, err, errlen);
-	}
-}
-
-int sc_add_variant(struct scenario *sc, const char *arg, int line, char *err,
-		   size_t errlen)
-{
-	char name[64];
-	const char *eq = strchr(arg, '=');
-	int rc;
-
-	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(name) || !eq[1])
-		return say(err, errlen, "variant '%s': expected NAME=VALUE", arg);
-	memcpy(name, arg, (size_t)(eq - arg));
-	name[eq - arg] = '\0';
-	/* The stack knows the names and values; the scenario keeps its own
-	 * configuration, so that no global changes. */
-	rc = rs_variant_apply(&sc->config, name, eq + 1);
-	if (rc == -ENOENT)
-		return say(err, errlen, "variant '%s': unknown variant '%s'", arg, name);
-	if (rc < 0)
-		return say(err, errlen, "variant '%s': '%s' does not take the value '%s'", arg, name, eq + 1);
-	for (size_t i = 0; i < sc->nvariants; i++) {
-		if (strncmp(sc->variants[i].text, arg, (size_t)(eq - arg) + 1) == 0) {
-			char *text = strdup(arg);
-
-			if (!text)
-				return say(err, errlen, "out of memory");
-			free(sc->variants[i].text);
-			sc->variants[i].text = text;
-			sc->variants[i].line = line;
-			return 0;
-		}
-	}
-	return add_setting(&sc->variants, &sc->nvariants, arg, line, err, errlen);
-}
-
-int sc_set_transport(struct scenario *sc, const char *arg, char *err,
-		     size_t errlen)
-{
-	if (strcmp(arg, "tcp") == 0)
-		sc->transport = SC_TCP;
-	else if (strcmp(arg, "unix") == 0)
-		sc->transport = SC_UNIX;
-	else
-		return say(err, errlen, "transport '%s': expected tcp or unix", arg);
-	return 0;
-}
-
-int sc_set_timeout(struct scenario *sc, const char *arg, char *err,
-		   size_t errlen)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v > 0) || v > 3600)
-		return say(err, errlen, "timeout '%s': expected seconds, more than 0 and at most 3600", arg);
-	sc->timeout_ms = (int)(v * 1000);
-	if (sc->timeout_ms < 1)
-		sc->timeout_ms = 1;
-	return 0;
-}
-
-int sc_set_connections(struct scenario *sc, const char *arg, char *err,
-		       size_t errlen)
-{
-	if (parse_int(arg, 1, SC_MAX_CONNECTIONS, &sc->connections) < 0)
-		return say(err, errlen, "connections '%s': expected 1 to %d", arg, SC_MAX_CONNECTIONS);
-	return 0;
 }
 
 /* ---- tokens ------------------------------------------------------------ */
@@ -451,20 +178,6 @@ static unsigned char *dup_bytes(const struct token *t)
 
 /* ---- operations -------------------------------------------------------- */
 
-static const struct {
-	const char *name;
-	enum sc_op_kind kind;
-} op_names[] = {
-	{ "write", SC_OP_WRITE },	{ "end", SC_OP_END },
-	{ "destroy", SC_OP_DESTROY },	{ "destroy-soon", SC_OP_DESTROY_SOON },
-	{ "cork", SC_OP_CORK },		{ "uncork", SC_OP_UNCORK },
-	{ "pause", SC_OP_PAUSE },	{ "resume", SC_OP_RESUME },
-	{ "signal", SC_OP_SIGNAL },	{ "disarm", SC_OP_DISARM },
-	{ "checkpoint", SC_OP_CHECKPOINT }, { "ignore", SC_OP_IGNORE },
-	{ "abort", SC_OP_ABORT },	{ "exit", SC_OP_EXIT },
-	{ "execve", SC_OP_EXECVE },	{ "await-drained", SC_OP_AWAIT_DRAINED },
-};
-
 /* The bytes of a write or end: a count (generated) or a string. */
 static int op_payload(struct parser *p, struct sc_op *op, const struct token *t)
 {
@@ -475,39 +188,147 @@ static int op_payload(struct parser *p, struct sc_op *op, const struct token *t)
 		op->len = t->len;
 		return 0;
 	}
-	if (parse_size(t->text, &op->len) < 0)
+	if (sc__parse_size(t->text, &op->len) < 0)
 		return fail(p, "'%s': expected a byte count (4096, 16KiB, 8MiB) or a \"string\"", t->text);
 	return 0;
 }
 
+/*
+ * The arguments of an operation, from token i (after its name). Each
+ * returns the index after them, or -1 after a message.
+ */
+static int args_bytes(struct parser *p, struct sc_op *op, int i)
+{
+	if (i == p->ntok)
+		return fail(p, "'write' needs a byte count or a \"string\"");
+	return op_payload(p, op, &p->tok[i]) < 0 ? -1 : i + 1;
+}
+
+static int args_maybe_bytes(struct parser *p, struct sc_op *op, int i)
+{
+	const struct token *t = &p->tok[i];
+
+	if (i < p->ntok && (t->quoted || isdigit((unsigned char)t->text[0])))
+		return op_payload(p, op, t) < 0 ? -1 : i + 1;
+	return i;
+}
+
+static int args_signal(struct parser *p, struct sc_op *op, int i)
+{
+	if (i == p->ntok)
+		return fail(p, "'%s' needs a signal name (SIGTERM) or number", p->tok[i - 1].text);
+	/* A bare number passes as it is, even one kill() refuses: what the
+	 * stack does with it is what a scenario tests. */
+	if ((op->sig = fi_signal_parse(p->tok[i].text)) < 0 &&
+	    sc__parse_int(p->tok[i].text, 1, 100000, &op->sig) < 0)
+		return fail(p, "unknown signal '%s'", p->tok[i].text);
+	return i + 1;
+}
+
+static int args_status(struct parser *p, struct sc_op *op, int i)
+{
+	const struct token *t = &p->tok[i];
+
+	if (i < p->ntok && !t->quoted && isdigit((unsigned char)t->text[0])) {
+		if (sc__parse_int(t->text, 0, 255, &op->sig) < 0)
+			return fail(p, "exit '%s': expected a status from 0 to 255", t->text);
+		return i + 1;
+	}
+	return i;
+}
+
+/* The words an operation takes after its arguments; conn=K goes with all. */
+#define OPT_CB 1u        /* cb: with a completion callback */
+#define OPT_FILL 2u      /* fill=C: generated bytes of one character */
+#define OPT_HOW 4u       /* self or external: who sends the signal */
+
+/*
+ * The operations, one line each: the word, its kind, its arguments (NULL:
+ * none) and its options. In the order the error message lists them.
+ */
+static const struct op_def {
+	const char *name;
+	enum sc_op_kind kind;
+	int (*args)(struct parser *p, struct sc_op *op, int i);
+	unsigned options;
+} op_defs[] = {
+	{ "write", SC_OP_WRITE, args_bytes, OPT_CB | OPT_FILL },
+	{ "end", SC_OP_END, args_maybe_bytes, OPT_CB | OPT_FILL },
+	{ "destroy", SC_OP_DESTROY, NULL, 0 },
+	{ "destroy-soon", SC_OP_DESTROY_SOON, NULL, 0 },
+	{ "cork", SC_OP_CORK, NULL, 0 },
+	{ "uncork", SC_OP_UNCORK, NULL, 0 },
+	{ "pause", SC_OP_PAUSE, NULL, 0 },
+	{ "resume", SC_OP_RESUME, NULL, 0 },
+	{ "signal", SC_OP_SIGNAL, args_signal, OPT_HOW },
+	{ "ignore", SC_OP_IGNORE, args_signal, 0 },
+	{ "disarm", SC_OP_DISARM, NULL, 0 },
+	{ "checkpoint", SC_OP_CHECKPOINT, NULL, 0 },
+	{ "abort", SC_OP_ABORT, NULL, 0 },
+	{ "exit", SC_OP_EXIT, args_status, 0 },
+	{ "execve", SC_OP_EXECVE, NULL, 0 },
+	{ "await-drained", SC_OP_AWAIT_DRAINED, NULL, 0 },
+};
+
+#define NOPS (sizeof(op_defs) / sizeof(op_defs[0]))
+
+static const struct op_def *op_def_of(enum sc_op_kind kind)
+{
+	for (size_t k = 0; k < NOPS; k++)
+		if (op_defs[k].kind == kind)
+			return &op_defs[k];
+	return NULL;
+}
+
+const char *sc_op_name(enum sc_op_kind kind)
+{
+	const struct op_def *d = op_def_of(kind);
+
+	return d ? d->name : "?";
+}
+
 static int op_option(struct parser *p, struct sc_op *op, const struct token *t)
 {
+	unsigned options = op_def_of(op->kind)->options;
 	const char *v;
 
-	if (is_word(t, "cb") && (op->kind == SC_OP_WRITE || op->kind == SC_OP_END)) {
+	if (is_word(t, "cb") && (options & OPT_CB)) {
 		op->cb = 1;
-	} else if ((v = key_value(t, "fill")) &&
-		   (op->kind == SC_OP_WRITE || op->kind == SC_OP_END)) {
+	} else if ((v = key_value(t, "fill")) && (options & OPT_FILL)) {
 		if (strlen(v) != 1)
 			return fail(p, "fill=%s: expected one character", v);
 		op->fill = (unsigned char)v[0];
 	} else if ((v = key_value(t, "conn"))) {
-		if (parse_int(v, 0, SC_MAX_CONNECTIONS - 1, &op->conn) < 0)
+		if (sc__parse_int(v, 0, SC_MAX_CONNECTIONS - 1, &op->conn) < 0)
 			return fail(p, "conn=%s: expected a connection index from 0", v);
-	} else if (op->kind == SC_OP_SIGNAL && (is_word(t, "self") || is_word(t, "external"))) {
+	} else if ((options & OPT_HOW) && (is_word(t, "self") || is_word(t, "external"))) {
 		op->external = is_word(t, "external");
 	} else {
-		return fail(p, "unexpected '%s' after '%s'", t->text, op_names[op->kind].name);
+		return fail(p, "unexpected '%s' after '%s'", t->text, sc_op_name(op->kind));
 	}
 	return 0;
+}
+
+/* "A, B, C" of the names of a table whose rows start with a name. */
+static void name_list(const void *table, size_t n, size_t size, char *out,
+		      size_t outlen)
+{
+	size_t off = 0;
+
+	out[0] = '\0';
+	for (size_t k = 0; k < n && off < outlen; k++) {
+		const char *name = *(const char *const *)((const char *)table + k * size);
+
+		off += (size_t)snprintf(out + off, outlen - off, "%s%s", k ? ", " : "", name);
+	}
 }
 
 static int parse_op(struct parser *p, struct sc_block *b)
 {
 	struct token *t = p->tok;
 	int n = p->ntok, i = 0;
+	const struct op_def *d = NULL;
 	struct sc_op op;
-	size_t k;
 
 	memset(&op, 0, sizeof(op));
 	op.line = p->line;
@@ -519,41 +340,19 @@ static int parse_op(struct parser *p, struct sc_block *b)
 		if (i == n)
 			return fail(p, "'microtask' needs an operation after it");
 	}
-	for (k = 0; k < sizeof(op_names) / sizeof(op_names[0]); k++)
-		if (is_word(&t[i], op_names[k].name))
-			break;
-	if (k == sizeof(op_names) / sizeof(op_names[0]))
-		return fail(p, "unknown operation '%s' (write, end, destroy, destroy-soon, cork, uncork, pause, resume, signal, ignore, disarm, checkpoint, abort, exit, execve, await-drained)", t[i].text);
-	op.kind = op_names[k].kind;
-	i++;
-	if (op.kind == SC_OP_WRITE) {
-		if (i == n)
-			return fail(p, "'write' needs a byte count or a \"string\"");
-		if (op_payload(p, &op, &t[i++]) < 0)
-			return -1;
-	} else if (op.kind == SC_OP_END && i < n && !t[i].quoted &&
-		   isdigit((unsigned char)t[i].text[0])) {
-		if (op_payload(p, &op, &t[i++]) < 0)
-			return -1;
-	} else if (op.kind == SC_OP_END && i < n && t[i].quoted) {
-		if (op_payload(p, &op, &t[i++]) < 0)
-			return -1;
-	} else if (op.kind == SC_OP_SIGNAL || op.kind == SC_OP_IGNORE) {
-		if (i == n)
-			return fail(p, "'%s' needs a signal name (SIGTERM) or number", op_names[k].name);
-		/* A bare number passes as it is, even one kill() refuses: what
-		 * the stack does with it is what a scenario tests. */
-		if ((op.sig = fi_signal_parse(t[i].text)) < 0 &&
-		    parse_int(t[i].text, 1, 100000, &op.sig) < 0)
-			return fail(p, "unknown signal '%s'", t[i].text);
-		i++;
-	} else if (op.kind == SC_OP_EXIT) {
-		if (i < n && !t[i].quoted && isdigit((unsigned char)t[i].text[0])) {
-			if (parse_int(t[i].text, 0, 255, &op.sig) < 0)
-				return fail(p, "exit '%s': expected a status from 0 to 255", t[i].text);
-			i++;
-		}
+	for (size_t k = 0; k < NOPS && !d; k++)
+		if (is_word(&t[i], op_defs[k].name))
+			d = &op_defs[k];
+	if (!d) {
+		char names[512];
+
+		name_list(op_defs, NOPS, sizeof(op_defs[0]), names, sizeof(names));
+		return fail(p, "unknown operation '%s' (%s)", t[i].text, names);
 	}
+	op.kind = d->kind;
+	i++;
+	if (d->args && (i = d->args(p, &op, i)) < 0)
+		return -1;
 	for (; i < n; i++) {
 		if (op_option(p, &op, &t[i]) < 0) {
 			free(op.data);
@@ -561,7 +360,7 @@ static int parse_op(struct parser *p, struct sc_block *b)
 		}
 	}
 	{
-		struct sc_op *slot = grow(&b->ops, &b->nops, sizeof(*slot));
+		struct sc_op *slot = sc__grow(&b->ops, &b->nops, sizeof(*slot));
 
 		if (!slot) {
 			free(op.data);
@@ -581,7 +380,7 @@ static int parse_block_conn(struct parser *p, struct sc_block *b, int from)
 
 		if (!v)
 			return fail(p, "unexpected '%s' (expected conn=K)", p->tok[i].text);
-		if (parse_int(v, 0, SC_MAX_CONNECTIONS - 1, &b->conn) < 0)
+		if (sc__parse_int(v, 0, SC_MAX_CONNECTIONS - 1, &b->conn) < 0)
 			return fail(p, "conn=%s: expected a connection index from 0", v);
 	}
 	return 0;
@@ -589,7 +388,7 @@ static int parse_block_conn(struct parser *p, struct sc_block *b, int from)
 
 static int open_task(struct parser *p)
 {
-	struct sc_block *b = grow(&p->sc->tasks, &p->sc->ntasks, sizeof(*b));
+	struct sc_block *b = sc__grow(&p->sc->tasks, &p->sc->ntasks, sizeof(*b));
 
 	if (!b)
 		return fail(p, "out of memory");
@@ -615,7 +414,7 @@ static int open_handler(struct parser *p)
 			break;
 	if (e == SC_EV_COUNT)
 		return fail(p, "unknown event '%s' (data, end, drain, finish, close, write-cb, end-cb)", p->tok[1].text);
-	b = grow(&p->sc->handlers, &p->sc->nhandlers, sizeof(*b));
+	b = sc__grow(&p->sc->handlers, &p->sc->nhandlers, sizeof(*b));
 	if (!b)
 		return fail(p, "out of memory");
 	b->line = p->line;
@@ -638,19 +437,19 @@ static int parse_point(struct parser *p, int i, struct sc_point *pt)
 	}
 	if (i + 1 < p->ntok && is_word(&p->tok[i], "bytes")) {
 		pt->kind = SC_AT_BYTES;
-		if (parse_size(p->tok[i + 1].text, &pt->bytes) < 0 || pt->bytes == 0)
+		if (sc__parse_size(p->tok[i + 1].text, &pt->bytes) < 0 || pt->bytes == 0)
 			return fail(p, "bytes '%s': expected a byte count from 1 (4096, 8MiB)", p->tok[i + 1].text);
 		return i + 2;
 	}
 	if (i + 1 < p->ntok && is_word(&p->tok[i], "checkpoint")) {
 		pt->kind = SC_AT_CHECKPOINT;
-		if (parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) < 0)
+		if (sc__parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) < 0)
 			return fail(p, "checkpoint '%s': expected a checkpoint number from 1", p->tok[i + 1].text);
 		return i + 2;
 	}
 	if (i + 1 < p->ntok && is_word(&p->tok[i], "task")) {
 		pt->kind = SC_AT_TASK;
-		if (parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) < 0)
+		if (sc__parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) < 0)
 			return fail(p, "task '%s': expected a task number from 1", p->tok[i + 1].text);
 		return i + 2;
 	}
@@ -691,7 +490,7 @@ static int parse_peer_action(struct parser *p, enum sc_peer_kind kind)
 			i = fail(p, "unexpected '%s' (expected conn=K)", p->tok[i].text);
 			break;
 		}
-		if (parse_int(v, 0, SC_MAX_CONNECTIONS - 1, &a.conn) < 0) {
+		if (sc__parse_int(v, 0, SC_MAX_CONNECTIONS - 1, &a.conn) < 0) {
 			i = fail(p, "conn=%s: expected a connection index from 0", v);
 			break;
 		}
@@ -701,7 +500,7 @@ static int parse_peer_action(struct parser *p, enum sc_peer_kind kind)
 		return -1;
 	}
 	{
-		struct sc_peer_action *slot = grow(&p->sc->peer, &p->sc->npeer, sizeof(*slot));
+		struct sc_peer_action *slot = sc__grow(&p->sc->peer, &p->sc->npeer, sizeof(*slot));
 
 		if (!slot) {
 			free(a.data);
@@ -729,7 +528,7 @@ static int parse_peer(struct parser *p)
 	if (is_word(&p->tok[1], "reset"))
 		return parse_peer_action(p, SC_PEER_RESET);
 	if (is_word(&p->tok[1], "rcvbuf")) {
-		if (p->ntok != 3 || parse_int(p->tok[2].text, 1, INT32_MAX, &n) < 0)
+		if (p->ntok != 3 || sc__parse_int(p->tok[2].text, 1, INT32_MAX, &n) < 0)
 			return fail(p, "'peer rcvbuf' needs a byte count from 1");
 		p->sc->peer_rcvbuf = n;
 		return 0;
@@ -796,7 +595,7 @@ static int check_matrix_value(struct parser *p, const char *key, const char *v)
 	else if (strcmp(key, "fault") == 0)
 		rc = sc_add_fault(&scratch, v, p->line, msg, sizeof(msg));
 	else
-		rc = sc_set_transport(&scratch, v, msg, sizeof(msg));
+		rc = sc_set_transport(&scratch, v, p->line, msg, sizeof(msg));
 	for (size_t i = 0; i < scratch.nfaults; i++)
 		free(scratch.faults[i].text);
 	free(scratch.faults);
@@ -823,7 +622,7 @@ static int parse_matrix(struct parser *p)
 	for (int i = 2; i < p->ntok; i++)
 		if (check_matrix_value(p, keys[k], p->tok[i].text) < 0)
 			return -1;
-	m = grow(&p->sc->matrix, &p->sc->nmatrix, sizeof(*m));
+	m = sc__grow(&p->sc->matrix, &p->sc->nmatrix, sizeof(*m));
 	if (!m)
 		return fail(p, "out of memory");
 	snprintf(m->key, sizeof(m->key), "%s", keys[k]);
@@ -897,78 +696,122 @@ static int parse_legacy(struct parser *p)
 	return 0;
 }
 
+/* ---- settings ---------------------------------------------------------- */
+
+/* The settings of one argument that only a scenario file has. */
+static int set_name(struct scenario *sc, const char *arg, int line, char *err,
+		    size_t errlen)
+{
+	char *name = strdup(arg);
+
+	(void)line;
+	if (!name)
+		return sc__say(err, errlen, "out of memory");
+	free(sc->name);
+	sc->name = name;
+	return 0;
+}
+
+static int set_role(struct scenario *sc, const char *arg, int line, char *err,
+		    size_t errlen)
+{
+	(void)line;
+	if (strcmp(arg, "client") == 0)
+		sc->role = SC_ROLE_CLIENT;
+	else if (strcmp(arg, "server") == 0)
+		sc->role = SC_ROLE_SERVER;
+	else
+		return sc__say(err, errlen, "role '%s': expected client or server", arg);
+	return 0;
+}
+
+static int set_half_open(struct scenario *sc, const char *arg, int line,
+			 char *err, size_t errlen)
+{
+	(void)line;
+	if (strcmp(arg, "yes") == 0)
+		sc->allow_half_open = 1;
+	else if (strcmp(arg, "no") == 0)
+		sc->allow_half_open = 0;
+	else
+		return sc__say(err, errlen, "allow-half-open '%s': expected yes or no", arg);
+	return 0;
+}
+
+static int set_behaviour(struct scenario *sc, const char *arg, int line,
+			 char *err, size_t errlen)
+{
+	char *name;
+
+	(void)line;
+	if (!is_marker_name(arg))
+		return sc__say(err, errlen, "behaviour '%s': expected a lower-case name (letters, digits, _)", arg);
+	if (!(name = strdup(arg)))
+		return sc__say(err, errlen, "out of memory");
+	free(sc->behaviour);
+	sc->behaviour = name;
+	return 0;
+}
+
+static int parse_peer_line(struct parser *p)
+{
+	if (p->ntok < 2)
+		return fail(p, "'peer' needs an action");
+	return parse_peer(p);
+}
+
+/*
+ * The settings, one line each, in the same form as the operations: the
+ * keyword, then either how to apply its one argument (also a command-line
+ * flag --KEYWORD when flag is set) or how to read its whole line.
+ */
+static const struct setting_def {
+	const char *name;
+	sc_setting_fn apply;
+	int (*parse)(struct parser *p);
+	int flag;
+} setting_defs[] = {
+	{ "name", set_name, NULL, 0 },
+	{ "transport", sc_set_transport, NULL, 1 },
+	{ "timeout", sc_set_timeout, NULL, 1 },
+	{ "clamp-send", sc_add_clamp, NULL, 1 },
+	{ "refuse-write", sc_add_refuse, NULL, 1 },
+	{ "signal", sc_add_signal, NULL, 1 },
+	{ "fault", sc_add_fault, NULL, 1 },
+	{ "variant", sc_add_variant, NULL, 1 },
+	{ "connections", sc_set_connections, NULL, 1 },
+	{ "role", set_role, NULL, 0 },
+	{ "allow-half-open", set_half_open, NULL, 0 },
+	{ "behaviour", set_behaviour, NULL, 0 },
+	{ "matrix", NULL, parse_matrix, 0 },
+	{ "legacy", NULL, parse_legacy, 0 },
+	{ "peer", NULL, parse_peer_line, 0 },
+};
+
+#define NSETTINGS (sizeof(setting_defs) / sizeof(setting_defs[0]))
+
+sc_setting_fn sc_flag_setting(const char *name)
+{
+	for (size_t k = 0; k < NSETTINGS; k++)
+		if (setting_defs[k].flag && strcmp(setting_defs[k].name, name) == 0)
+			return setting_defs[k].apply;
+	return NULL;
+}
+
 static int parse_setting(struct parser *p)
 {
-	const char *k = p->tok[0].text;
-	const char *a = p->ntok > 1 ? p->tok[1].text : "";
-	struct scenario *sc = p->sc;
-	char *e = p->err;
-	size_t el = p->errlen;
+	const struct setting_def *d = NULL;
 
-	if (strcmp(k, "name") == 0) {
-		if (need_args(p, 1) < 0)
-			return -1;
-		free(sc->name);
-		sc->name = strdup(a);
-		return sc->name ? 0 : fail(p, "out of memory");
-	}
-	if (strcmp(k, "transport") == 0)
-		return need_args(p, 1) < 0 ? -1 : located(p, sc_set_transport(sc, a, e, el));
-	if (strcmp(k, "timeout") == 0)
-		return need_args(p, 1) < 0 ? -1 : located(p, sc_set_timeout(sc, a, e, el));
-	if (strcmp(k, "clamp-send") == 0)
-		return need_args(p, 1) < 0 ? -1 : located(p, sc_add_clamp(sc, a, p->line, e, el));
-	if (strcmp(k, "refuse-write") == 0)
-		return need_args(p, 1) < 0 ? -1 : located(p, sc_add_refuse(sc, a, p->line, e, el));
-	if (strcmp(k, "signal") == 0)
-		return need_args(p, 1) < 0 ? -1 : located(p, sc_add_signal(sc, a, p->line, e, el));
-	if (strcmp(k, "fault") == 0)
-		return need_args(p, 1) < 0 ? -1 : located(p, sc_add_fault(sc, a, p->line, e, el));
-	if (strcmp(k, "variant") == 0)
-		return need_args(p, 1) < 0 ? -1 : located(p, sc_add_variant(sc, a, p->line, e, el));
-	if (strcmp(k, "connections") == 0)
-		return need_args(p, 1) < 0 ? -1 : located(p, sc_set_connections(sc, a, e, el));
-	if (strcmp(k, "role") == 0) {
-		if (need_args(p, 1) < 0)
-			return -1;
-		if (strcmp(a, "client") == 0)
-			sc->role = SC_ROLE_CLIENT;
-		else if (strcmp(a, "server") == 0)
-			sc->role = SC_ROLE_SERVER;
-		else
-			return fail(p, "role '%s': expected client or server", a);
-		return 0;
-	}
-	if (strcmp(k, "allow-half-open") == 0) {
-		if (need_args(p, 1) < 0)
-			return -1;
-		if (strcmp(a, "yes") == 0)
-			sc->allow_half_open = 1;
-		else if (strcmp(a, "no") == 0)
-			sc->allow_half_open = 0;
-		else
-			return fail(p, "allow-half-open '%s': expected yes or no", a);
-		return 0;
-	}
-	if (strcmp(k, "behaviour") == 0) {
-		if (need_args(p, 1) < 0)
-			return -1;
-		if (!is_marker_name(a))
-			return fail(p, "behaviour '%s': expected a lower-case name (letters, digits, _)", a);
-		free(sc->behaviour);
-		sc->behaviour = strdup(a);
-		return sc->behaviour ? 0 : fail(p, "out of memory");
-	}
-	if (strcmp(k, "matrix") == 0)
-		return parse_matrix(p);
-	if (strcmp(k, "legacy") == 0)
-		return parse_legacy(p);
-	if (strcmp(k, "peer") == 0) {
-		if (p->ntok < 2)
-			return fail(p, "'peer' needs an action");
-		return parse_peer(p);
-	}
-	return fail(p, "unknown keyword '%s'", k);
+	for (size_t k = 0; k < NSETTINGS && !d; k++)
+		if (strcmp(p->tok[0].text, setting_defs[k].name) == 0)
+			d = &setting_defs[k];
+	if (!d)
+		return fail(p, "unknown keyword '%s'", p->tok[0].text);
+	if (d->parse)
+		return d->parse(p);
+	if (need_args(p, 1) < 0)
+		return -1;
+	return located(p, d->apply(p->sc, p->tok[1].text, p->line, p->err, p->errlen));
 }
 
 static int parse_line(struct parser *p, char *line)
@@ -1025,7 +868,7 @@ int sc_parse(const char *where, const char *text, struct scenario *sc,
 
 	sc_defaults(sc);
 	if (!copy)
-		return say(err, errlen, "%s: out of memory", where);
+		return sc__say(err, errlen, "%s: out of memory", where);
 	for (line = copy; line && rc == 0; line = next) {
 		next = strchr(line, '\n');
 		if (next)
@@ -1035,9 +878,9 @@ int sc_parse(const char *where, const char *text, struct scenario *sc,
 	}
 	free(copy);
 	if (rc == 0 && !sc->name && !(sc->name = default_name(where)))
-		rc = say(err, errlen, "%s: out of memory", where);
+		rc = sc__say(err, errlen, "%s: out of memory", where);
 	if (rc == 0 && !(sc->path = strdup(where)))
-		rc = say(err, errlen, "%s: out of memory", where);
+		rc = sc__say(err, errlen, "%s: out of memory", where);
 	if (rc == 0)
 		rc = sc_validate(sc, err, errlen);
 	if (rc < 0)
@@ -1054,7 +897,7 @@ int sc_parse_file(const char *path, struct scenario *sc, char *err,
 	int rc, e;
 
 	if (!f)
-		return say(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return sc__say(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 	do {
 		if (cap - len < 4096) {
 			char *bigger = realloc(text, cap + 65536);
@@ -1062,7 +905,7 @@ int sc_parse_file(const char *path, struct scenario *sc, char *err,
 			if (!bigger) {
 				free(text);
 				fclose(f);
-				return say(err, errlen, "%s: out of memory", path);
+				return sc__say(err, errlen, "%s: out of memory", path);
 			}
 			text = bigger;
 			cap += 65536;
@@ -1075,7 +918,7 @@ int sc_parse_file(const char *path, struct scenario *sc, char *err,
 	fclose(f);
 	if (rc) {
 		free(text);
-		return say(err, errlen, "%s: cannot read: %s", path, strerror(e));
+		return sc__say(err, errlen, "%s: cannot read: %s", path, strerror(e));
 	}
 	text[len] = '\0';
 	if (strlen(text) != len) {
@@ -1084,7 +927,7 @@ int sc_parse_file(const char *path, struct scenario *sc, char *err,
 		for (const char *c = text; *c; c++)
 			line += *c == '\n';
 		free(text);
-		return say(err, errlen, "%s:%d: a NUL byte in the file (use \"\\0\" in strings)", path, line);
+		return sc__say(err, errlen, "%s:%d: a NUL byte in the file (use \"\\0\" in strings)", path, line);
 	}
 	rc = sc_parse(path, text, sc, err, errlen);
 	free(text);
@@ -1095,7 +938,7 @@ static int check_conn(const struct scenario *sc, int conn, int line,
 		      char *err, size_t errlen)
 {
 	if (conn >= sc->connections)
-		return say(err, errlen, "%s:%d: conn=%d, but the scenario has %d connection%s (indexes from 0)",
+		return sc__say(err, errlen, "%s:%d: conn=%d, but the scenario has %d connection%s (indexes from 0)",
 			   sc->path ? sc->path : "scenario", line, conn,
 			   sc->connections, sc->connections == 1 ? "" : "s");
 	return 0;
@@ -1140,11 +983,11 @@ int sc_validate(const struct scenario *sc, char *err, size_t errlen)
 		if (a->conn >= 0 && check_conn(sc, a->conn, a->line, err, errlen) < 0)
 			return -1;
 		if (a->at.kind == SC_AT_CHECKPOINT && a->at.task > count_checkpoints(sc))
-			return say(err, errlen, "%s:%d: 'at checkpoint %d', but the scenario has %d checkpoint%s",
+			return sc__say(err, errlen, "%s:%d: 'at checkpoint %d', but the scenario has %d checkpoint%s",
 				   where, a->line, a->at.task, count_checkpoints(sc),
 				   count_checkpoints(sc) == 1 ? "" : "s");
 		if (a->at.kind == SC_AT_TASK && (size_t)a->at.task > sc->ntasks)
-			return say(err, errlen, "%s:%d: 'at task %d', but the scenario has %zu task%s",
+			return sc__say(err, errlen, "%s:%d: 'at task %d', but the scenario has %zu task%s",
 				   where, a->line, a->at.task, sc->ntasks, sc->ntasks == 1 ? "" : "s");
 	}
 	for (size_t i = 0; i < sc->ntsignals; i++) {
@@ -1154,9 +997,9 @@ int sc_validate(const struct scenario *sc, char *err, size_t errlen)
 			continue;
 		/* Line 0: the signal came from the command line. */
 		if (ts->line == 0)
-			return say(err, errlen, "%s: --signal: a signal at task %d, but the scenario has %zu task%s",
+			return sc__say(err, errlen, "%s: --signal: a signal at task %d, but the scenario has %zu task%s",
 				   where, ts->task, sc->ntasks, sc->ntasks == 1 ? "" : "s");
-		return say(err, errlen, "%s:%d: a signal at task %d, but the scenario has %zu task%s",
+		return sc__say(err, errlen, "%s:%d: a signal at task %d, but the scenario has %zu task%s",
 			   where, ts->line, ts->task, sc->ntasks, sc->ntasks == 1 ? "" : "s");
 	}
 	return 0;

@@ -157,11 +157,16 @@ int sc_parse_file(const char *path, struct scenario *sc, char *err,
 void sc_free(struct scenario *sc);
 
 /*
- * Settings shared by scenario lines and CLI flags. Each adds to sc and
- * returns 0, or -1 with a message (without location) in err.
- * clamp-send N; refuse-write ERR[@K][xN|x*]; signal SIG@SYSCALL:K or
- * SIG@task:N[:external]; fault RULE; variant NAME=VALUE.
+ * Settings shared by scenario lines and CLI flags. Each adds to sc (or
+ * sets: transport, timeout, connections) and returns 0, or -1 with a
+ * message (without location) in err. line is the scenario line, 0 for the
+ * command line. clamp-send N; refuse-write ERR[@K][xN|x*]; signal
+ * SIG@SYSCALL:K or SIG@task:N[:external]; fault RULE; variant NAME=VALUE;
+ * transport tcp|unix; timeout SECONDS; connections N.
  */
+typedef int (*sc_setting_fn)(struct scenario *sc, const char *arg, int line,
+			     char *err, size_t errlen);
+
 int sc_add_clamp(struct scenario *sc, const char *arg, int line, char *err,
 		 size_t errlen);
 int sc_add_refuse(struct scenario *sc, const char *arg, int line, char *err,
@@ -172,12 +177,19 @@ int sc_add_fault(struct scenario *sc, const char *arg, int line, char *err,
 		 size_t errlen);
 int sc_add_variant(struct scenario *sc, const char *arg, int line, char *err,
 		   size_t errlen);
-int sc_set_transport(struct scenario *sc, const char *arg, char *err,
-		     size_t errlen);
-int sc_set_timeout(struct scenario *sc, const char *arg, char *err,
-		   size_t errlen);
-int sc_set_connections(struct scenario *sc, const char *arg, char *err,
-		       size_t errlen);
+int sc_set_transport(struct scenario *sc, const char *arg, int line,
+		     char *err, size_t errlen);
+int sc_set_timeout(struct scenario *sc, const char *arg, int line,
+		   char *err, size_t errlen);
+int sc_set_connections(struct scenario *sc, const char *arg, int line,
+		       char *err, size_t errlen);
+
+/* The setting that the command-line flag --NAME applies (name without the
+ * dashes: "clamp-send"), or NULL when NAME is not such a flag. */
+sc_setting_fn sc_flag_setting(const char *name);
+
+/* The scenario keyword of an operation ("write", "await-drained"). */
+const char *sc_op_name(enum sc_op_kind kind);
 
 /*
  * Checks what can only be checked once everything is known: connection

@@ -10,6 +10,7 @@
 #include "fi.h"
 #include "run.h"
 #include "scenario.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -147,30 +148,22 @@ static char *default_subject(void)
 	return beside_self("refstack-subject");
 }
 
+/* The setting a flag --NAME applies (scenario.c's table), or NULL. */
+static sc_setting_fn flag_setting(const char *flag)
+{
+	return strncmp(flag, "--", 2) == 0 ? sc_flag_setting(flag + 2) : NULL;
+}
+
 /* Applies one flag with a value to the scenario. 0, or 2 after a message. */
 static int apply_flag(struct scenario *sc, const char *flag, const char *val)
 {
+	sc_setting_fn apply = flag_setting(flag);
 	char err[512];
 	int rc;
 
-	if (strcmp(flag, "--clamp-send") == 0)
-		rc = sc_add_clamp(sc, val, 0, err, sizeof(err));
-	else if (strcmp(flag, "--refuse-write") == 0)
-		rc = sc_add_refuse(sc, val, 0, err, sizeof(err));
-	else if (strcmp(flag, "--signal") == 0)
-		rc = sc_add_signal(sc, val, 0, err, sizeof(err));
-	else if (strcmp(flag, "--fault") == 0)
-		rc = sc_add_fault(sc, val, 0, err, sizeof(err));
-	else if (strcmp(flag, "--variant") == 0)
-		rc = sc_add_variant(sc, val, 0, err, sizeof(err));
-	else if (strcmp(flag, "--transport") == 0)
-		rc = sc_set_transport(sc, val, err, sizeof(err));
-	else if (strcmp(flag, "--timeout") == 0)
-		rc = sc_set_timeout(sc, val, err, sizeof(err));
-	else if (strcmp(flag, "--connections") == 0)
-		rc = sc_set_connections(sc, val, err, sizeof(err));
-	else
+	if (!apply)
 		return usage_error("unknown flag '%s'%s", flag, "");
+	rc = apply(sc, val, 0, err, sizeof(err));
 	/* The setting's message starts with its scenario keyword: name the
 	 * flag instead ("--clamp-send '0': ..."), or put the flag first. */
 	if (rc < 0 && strncmp(err, flag + 2, strlen(flag + 2)) == 0)
@@ -180,17 +173,16 @@ static int apply_flag(struct scenario *sc, const char *flag, const char *val)
 	return 0;
 }
 
+/* The flags of run that take a value: the settings, and these. */
 static int is_value_flag(const char *f)
 {
-	static const char *flags[] = { "--clamp-send", "--refuse-write", "--signal",
-				       "--fault", "--variant", "--transport",
-				       "--timeout", "--repeat", "--trace", "--subject",
-				       "--connections", "--strace", "--from", "--to" };
+	static const char *flags[] = { "--repeat", "--trace", "--subject",
+				       "--strace", "--from", "--to" };
 
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
 		if (strcmp(f, flags[i]) == 0)
 			return 1;
-	return 0;
+	return flag_setting(f) != NULL;
 }
 
 /* First pass: the file and the flags that are not scenario settings. */
@@ -311,8 +303,6 @@ static int run_repeated(const struct scenario *sc, const struct cli *cli,
 static int prepare(int argc, char **argv, struct cli *cli, struct scenario *sc,
 		   struct run_options *ro, char **subject)
 {
-	static const char *not_settings[] = { "--repeat", "--trace", "--subject",
-					      "--strace", "--from", "--to" };
 	char err[1024];
 	int rc = parse_cli(argc, argv, cli);
 
@@ -323,11 +313,7 @@ static int prepare(int argc, char **argv, struct cli *cli, struct scenario *sc,
 		return 2;
 	}
 	for (int i = 0; i < argc; i++) {
-		int setting = is_value_flag(argv[i]);
-
-		for (size_t k = 0; setting && k < sizeof(not_settings) / sizeof(not_settings[0]); k++)
-			setting = strcmp(argv[i], not_settings[k]) != 0;
-		if (setting && (rc = apply_flag(sc, argv[i], argv[i + 1]))) {
+		if (flag_setting(argv[i]) && (rc = apply_flag(sc, argv[i], argv[i + 1]))) {
 			sc_free(sc);
 			return rc;
 		}

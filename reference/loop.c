@@ -22,33 +22,26 @@
 struct rs_config rs_config = RS_CONFIG_DEFAULTS;
 struct rs_stats rs_stats;
 
-static int task_queue_push(struct rs__task_queue *q, rs_task_fn fn, void *arg)
+static int task_queue_push(struct rs__ring *q, rs_task_fn fn, void *arg)
 {
-	if (q->len == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 16;
-		struct rs__task *items = malloc(cap * sizeof(*items));
+	struct rs__task t = { fn, arg };
 
-		if (!items)
-			return -ENOMEM;
-		for (size_t i = 0; i < q->len; i++)
-			items[i] = q->items[(q->head + i) % q->cap];
-		free(q->items);
-		q->items = items;
-		q->head = 0;
-		q->cap = cap;
-	}
-	q->items[(q->head + q->len) % q->cap] = (struct rs__task){ fn, arg };
-	q->len++;
-	return 0;
+	return rs__ring_push(q, &t);
 }
 
-static struct rs__task task_queue_pop(struct rs__task_queue *q)
+static struct rs__task task_queue_pop(struct rs__ring *q)
 {
-	struct rs__task t = q->items[q->head];
+	struct rs__task t;
 
-	q->head = (q->head + 1) % q->cap;
-	q->len--;
+	rs__ring_pop(q, &t);
 	return t;
+}
+
+/* Frees the sockets, then the listeners, closed during the iteration. */
+static void loop_reap(rs_loop *loop)
+{
+	rs__socket_reap(loop);
+	rs__listener_reap(loop);
 }
 
 int rs_loop_new(rs_loop **out)
@@ -64,6 +57,8 @@ int rs_loop_new(rs_loop **out)
 		return fd;
 	}
 	loop->epfd = fd;
+	rs__ring_init(&loop->posted, sizeof(struct rs__task), 16);
+	rs__ring_init(&loop->micro, sizeof(struct rs__task), 16);
 	*out = loop;
 	return 0;
 }
@@ -72,10 +67,10 @@ int rs_loop_free(rs_loop *loop)
 {
 	if (loop->handles > 0 || loop->posted.len > 0 || loop->micro.len > 0)
 		return -EBUSY;
-	rs__loop_reap(loop);
+	loop_reap(loop);
 	(void)close(loop->epfd);
-	free(loop->posted.items);
-	free(loop->micro.items);
+	rs__ring_free(&loop->posted);
+	rs__ring_free(&loop->micro);
 	free(loop);
 	return 0;
 }
@@ -133,7 +128,12 @@ static void io_task_run(rs_loop *loop, void *arg)
 {
 	struct io_task *t = arg;
 
-	rs__handle_dispatch(loop, t->handle, t->events);
+	(void)loop;
+	/* A socket's and a listener's struct begins with its handle. */
+	if (t->handle->kind == RS__LISTENER)
+		rs__listener_dispatch((rs_listener *)t->handle);
+	else
+		rs__socket_dispatch((rs_socket *)t->handle, t->events);
 }
 
 void rs__handle_init(struct rs__handle *h, enum rs__handle_kind kind)
@@ -190,7 +190,7 @@ static int loop_poll(rs_loop *loop)
 
 		rs__loop_task(loop, io_task_run, &t);
 		/* A task may close a handle whose event is later in evs; the
-		 * handle stays allocated until rs__loop_reap, and dispatch
+		 * handle stays allocated until loop_reap, and dispatch
 		 * ignores closed handles. */
 	}
 	return 0;
@@ -211,7 +211,7 @@ int rs_loop_run(rs_loop *loop)
 
 			rs__loop_task(loop, t.fn, t.arg);
 		}
-		rs__loop_reap(loop);
+		loop_reap(loop);
 	}
 	return 0;
 }

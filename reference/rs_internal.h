@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <netinet/in.h>
 
 /* io.c: the one file that talks to the kernel, through the fault gate. Each
  * returns the syscall's result or -errno. */
@@ -29,7 +31,31 @@ int rs__io_local_port(int fd);
 int rs__io_shutdown(int fd);
 int rs__io_close(int fd);
 
-/* What an epoll registration points at: a socket or a listener. */
+/* ring.c: a FIFO of fixed-size items (the loop's task queues, a socket's
+ * write requests). A zeroed ring is not ready: rs__ring_init first. */
+struct rs__ring {
+	unsigned char *items;
+	size_t item_size;
+	size_t first_cap;  /* items of the first allocation */
+	size_t head;
+	size_t len;        /* items held */
+	size_t cap;
+};
+/* An empty ring of item_size-byte items that allocates nothing yet. */
+void rs__ring_init(struct rs__ring *r, size_t item_size, size_t first_cap);
+/* Frees the items; the ring is empty and ready again. */
+void rs__ring_free(struct rs__ring *r);
+/* Copies *item in at the back (push) or the front (push_front). Returns 0,
+ * or -ENOMEM with the ring unchanged. */
+int rs__ring_push(struct rs__ring *r, const void *item);
+int rs__ring_push_front(struct rs__ring *r, const void *item);
+/* The item i places from the front (i < len); valid until the next push. */
+void *rs__ring_at(const struct rs__ring *r, size_t i);
+/* Copies the front item to *out and drops it (len > 0). */
+void rs__ring_pop(struct rs__ring *r, void *out);
+
+/* What an epoll registration points at: a socket or a listener, whose
+ * struct begins with it. */
 enum rs__handle_kind { RS__SOCKET, RS__LISTENER };
 struct rs__handle {
 	enum rs__handle_kind kind;
@@ -43,19 +69,13 @@ struct rs__task {
 	rs_task_fn fn;
 	void *arg;
 };
-struct rs__task_queue {
-	struct rs__task *items;
-	size_t head;
-	size_t len;
-	size_t cap;
-};
 struct rs_loop {
 	int epfd;
 	uint64_t task;          /* number of the last task started */
 	int in_task;
 	int handles;            /* open sockets and listeners */
-	struct rs__task_queue posted;
-	struct rs__task_queue micro;
+	struct rs__ring posted; /* of struct rs__task */
+	struct rs__ring micro;  /* of struct rs__task */
 	rs_task_hook hook;
 	void *hook_arg;
 	rs_socket *closed;      /* freed at the end of the iteration */
@@ -63,12 +83,48 @@ struct rs_loop {
 };
 /* Runs fn(arg) as one task: hook, body, microtasks, end-of-task work. */
 void rs__loop_task(rs_loop *loop, rs_task_fn fn, void *arg);
-/* socket.c: dispatches an epoll event to a socket or listener (a task). */
-void rs__handle_dispatch(rs_loop *loop, struct rs__handle *h, uint32_t events);
-/* socket.c: sends the batch of every socket of the loop that has one (the
- * end-of-task work). Returns how many batches it sent. */
+
+/* address.c: a numeric IPv4 host and a port (-EINVAL for anything else),
+ * or a unix path (-ENAMETOOLONG when it does not fit). Return 0 or -errno. */
+int rs__address_tcp(const char *host, int port, struct sockaddr_in *sin);
+int rs__address_unix(const char *path, struct sockaddr_un *sun);
+
+/* socket.c: the stream socket. */
+/* An epoll event of socket s, as one task of its loop. */
+void rs__socket_dispatch(rs_socket *s, uint32_t events);
+/*
+ * Takes fd, a connection the listener of loop accepted, as a socket with
+ * opts: registered for reading, counted among the loop's handles. Returns 0
+ * and sets *out, or -errno with fd closed.
+ */
+int rs__socket_accepted(rs_loop *loop, int fd,
+			const struct rs_socket_options *opts, rs_socket **out);
+/* Sends the batch of s (batch.c calls it for each listed socket). */
+void rs__socket_batch_flush(rs_socket *s);
+/* Frees the sockets of loop that closed during the iteration. */
+void rs__socket_reap(rs_loop *loop);
+
+/* listener.c */
+/* An epoll event of listener l: one accept. */
+void rs__listener_dispatch(rs_listener *l);
+/* Frees the listeners of loop that closed during the iteration. */
+void rs__listener_reap(rs_loop *loop);
+
+/* batch.c: the process-wide list of sockets whose batch holds bytes, so
+ * that the end of a task, and rs_exit, rs_abort, rs_raise and rs_execve,
+ * reach every batch. A socket embeds its link. */
+struct rs__batch_link {
+	rs_socket *socket;
+	rs_loop *loop;
+	struct rs__batch_link *next;
+	int listed;
+};
+/* Puts the link (socket, loop set) on the list unless it is there. */
+void rs__batch_list(struct rs__batch_link *l);
+/* Takes the link off the list (nothing when it is not on it). */
+void rs__batch_unlist(struct rs__batch_link *l);
+/* Sends the batch of every listed socket of loop (the end-of-task work).
+ * Returns how many batches it sent. */
 int rs__batches_flush(rs_loop *loop);
-/* socket.c: frees what was closed during the iteration. */
-void rs__loop_reap(rs_loop *loop);
 
 #endif

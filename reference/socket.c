@@ -15,18 +15,16 @@
  * inside the call that queued it, and always after the kernel has the bytes.
  * settle also emits drain and, once every byte is taken after end(), sends
  * our FIN and runs end()'s callback, then finish, as node 20 does.
+ *
+ * The list of sockets with a batch, and the process-exit wrappers, are
+ * batch.c; listening and accepting are listener.c.
  */
 #include "rs_internal.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/un.h>
-#include <unistd.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 
 /* One recv per readable event into this buffer: the stack is single-
  * threaded, and a short read means the kernel had no more. */
@@ -40,13 +38,6 @@ struct wreq {
 	void *arg;
 };
 
-struct wreq_fifo {
-	struct wreq *items;
-	size_t head;
-	size_t len;
-	size_t cap;
-};
-
 struct rs_socket {
 	struct rs__handle handle;
 	rs_loop *loop;
@@ -58,11 +49,11 @@ struct rs_socket {
 	struct rs_queue cork;   /* collected while corked */
 	struct rs_queue batch;  /* held until the end of the task */
 	uint64_t write_task;    /* the loop task of the last write, or 0 */
-	rs_socket *next_batched;
+	struct rs__batch_link batch_link;
 	int corked;
 	uint64_t seq;           /* bytes accepted by write() and end() */
 	uint64_t written;       /* bytes the kernel took */
-	struct wreq_fifo reqs;
+	struct rs__ring reqs;   /* of struct wreq, in write order */
 	uint32_t poll;          /* events registered with epoll */
 	rs_write_cb end_cb;
 	void *end_arg;
@@ -75,28 +66,14 @@ struct rs_socket {
 	unsigned need_drain : 1;
 	unsigned settle_queued : 1;
 	unsigned destroy_on_finish : 1;
-	unsigned batched : 1;      /* on the list of sockets with a batch */
 	unsigned unregistered : 1; /* taken out of epoll after a hang-up */
 	int error;              /* the error the socket closes with, or 0 */
 	const char *error_syscall;
 	rs_socket *next_closed;
 };
 
-struct rs_listener {
-	struct rs__handle handle;
-	rs_loop *loop;
-	int fd;
-	struct rs_socket_options opts;
-	rs_connection_cb cb;
-	void *arg;
-	int closed;
-	rs_listener *next_closed;
-};
-
 static void sock_settle(rs_loop *loop, void *arg);
 static void sock_fail(rs_socket *s, int code, const char *syscall);
-static void batch_unlist(rs_socket *s);
-static void sock_batch_flush(rs_socket *s);
 
 /* Out of memory in the middle of a callback chain leaves no sane way to
  * keep the promises of the API (a callback that never runs); a test stack
@@ -107,35 +84,6 @@ static void must(int rc, const char *what)
 		fprintf(stderr, "refstack: %s: %s\n", what, strerror(-rc));
 		abort();
 	}
-}
-
-static int wreq_push(struct wreq_fifo *f, struct wreq r)
-{
-	if (f->len == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 8;
-		struct wreq *items = malloc(cap * sizeof(*items));
-
-		if (!items)
-			return -ENOMEM;
-		for (size_t i = 0; i < f->len; i++)
-			items[i] = f->items[(f->head + i) % f->cap];
-		free(f->items);
-		f->items = items;
-		f->head = 0;
-		f->cap = cap;
-	}
-	f->items[(f->head + f->len) % f->cap] = r;
-	f->len++;
-	return 0;
-}
-
-static struct wreq wreq_pop(struct wreq_fifo *f)
-{
-	struct wreq r = f->items[f->head];
-
-	f->head = (f->head + 1) % f->cap;
-	f->len--;
-	return r;
 }
 
 /* ---- poll interest ---------------------------------------------------- */
@@ -189,9 +137,10 @@ static void sock_close_task(rs_loop *loop, void *arg)
 	int first = 1;
 
 	while (s->reqs.len > 0) {
-		struct wreq r = wreq_pop(&s->reqs);
+		struct wreq r;
 		int status = first && s->error ? -s->error : -ECANCELED;
 
+		rs__ring_pop(&s->reqs, &r);
 		first = 0;
 		if (r.cb)
 			r.cb(s, status, r.arg);
@@ -215,7 +164,7 @@ static void sock_destroy(rs_socket *s, int code, const char *syscall)
 	if (s->destroyed)
 		return;
 	s->destroyed = 1;
-	batch_unlist(s);
+	rs__batch_unlist(&s->batch_link);
 	s->error = code;
 	s->error_syscall = syscall;
 	/* An explicit DEL, not just close(): the count of epoll_ctl(DEL) per
@@ -237,8 +186,8 @@ void rs_socket_destroy(rs_socket *s, int code)
 {
 	/* What was written before destroy() still goes out: one send of the
 	 * batch, then the close. */
-	if (s->batched)
-		sock_batch_flush(s);
+	if (s->batch_link.listed)
+		rs__socket_batch_flush(s);
 	sock_destroy(s, code > 0 ? code : 0, "destroy");
 }
 
@@ -254,58 +203,17 @@ static int is_retryable(ssize_t rc)
 
 static void sock_send_raw(rs_socket *s, const char *data, size_t len);
 
-/* Sockets whose batch holds bytes. One list for the process, since rs_raise
- * and rs_abort must reach every batch without knowing the loops. */
-static rs_socket *batched_sockets;
-
-static void batch_unlist(rs_socket *s)
-{
-	rs_socket **p = &batched_sockets;
-
-	if (!s->batched)
-		return;
-	while (*p && *p != s)
-		p = &(*p)->next_batched;
-	if (*p)
-		*p = s->next_batched;
-	s->batched = 0;
-	s->next_batched = NULL;
-}
-
 /* Sends what the batch holds, before anything written after it. What the
  * kernel refuses goes to the pending-write queue, as an ordinary write. */
-static void sock_batch_flush(rs_socket *s)
+void rs__socket_batch_flush(rs_socket *s)
 {
 	struct iovec iov;
 
-	batch_unlist(s);
+	rs__batch_unlist(&s->batch_link);
 	if (rs_queue_peek(&s->batch, &iov) == 0)
 		return;
 	sock_send_raw(s, iov.iov_base, iov.iov_len);
 	rs_queue_consume(&s->batch, iov.iov_len);
-}
-
-int rs__batches_flush(rs_loop *loop)
-{
-	int sent = 0;
-	rs_socket *s = batched_sockets;
-
-	while (s) {
-		rs_socket *next = s->next_batched;
-
-		if (s->loop == loop) {
-			sock_batch_flush(s);
-			sent++;
-		}
-		s = next;
-	}
-	return sent;
-}
-
-static void batches_flush_all(void)
-{
-	while (batched_sockets)
-		sock_batch_flush(batched_sockets);
 }
 
 /* Whether a write is held in the batch: the fixed strategy, a byte write of
@@ -375,8 +283,8 @@ static void sock_send_raw(rs_socket *s, const char *data, size_t len)
  * holds goes first, so the order on the wire is the order of the writes. */
 static void sock_send_bytes(rs_socket *s, const char *data, size_t len)
 {
-	if (s->batched)
-		sock_batch_flush(s);
+	if (s->batch_link.listed)
+		rs__socket_batch_flush(s);
 	if (!s->destroyed)
 		sock_send_raw(s, data, len);
 }
@@ -461,20 +369,12 @@ static int sock_write_refused(rs_socket *s, int code, rs_write_cb cb,
 		}
 		return -code;
 	}
-	if (cb)
-		must(wreq_push(&s->reqs, (struct wreq){ s->seq, cb, arg }),
-		     "write request");
-	/* The refused write is the first request to fail: move it to the
+	/* The refused write is the first request to fail: it goes to the
 	 * front so that it gets the error and the others -ECANCELED. */
-	if (s->reqs.len > 1 && cb) {
-		struct wreq r = s->reqs.items[(s->reqs.head + s->reqs.len - 1) %
-					      s->reqs.cap];
+	if (cb) {
+		struct wreq r = { s->seq, cb, arg };
 
-		for (size_t i = s->reqs.len - 1; i > 0; i--)
-			s->reqs.items[(s->reqs.head + i) % s->reqs.cap] =
-				s->reqs.items[(s->reqs.head + i - 1) %
-					      s->reqs.cap];
-		s->reqs.items[s->reqs.head] = r;
+		must(rs__ring_push_front(&s->reqs, &r), "write request");
 	}
 	sock_destroy(s, code, "write");
 	return -code;
@@ -499,24 +399,22 @@ static int sock_write(rs_socket *s, const void *data, size_t len,
 	if (!keep_going)
 		s->need_drain = 1;
 	s->seq += len;
-	if (cb)
-		must(wreq_push(&s->reqs, (struct wreq){ s->seq, cb, arg }),
-		     "write request");
+	if (cb) {
+		struct wreq r = { s->seq, cb, arg };
+
+		must(rs__ring_push(&s->reqs, &r), "write request");
+	}
 	if (s->corked) {
 		must(rs_queue_append(&s->cork, data, len), "cork append");
 	} else if (sock_batchable(s, len, cb)) {
 		must(rs_queue_append(&s->batch, data, len), "batch append");
-		if (!s->batched) {
-			s->batched = 1;
-			s->next_batched = batched_sockets;
-			batched_sockets = s;
-		}
+		rs__batch_list(&s->batch_link);
 	} else if (len > 0) {
 		sock_send_bytes(s, data, len);
-	} else if (s->batched) {
+	} else if (s->batch_link.listed) {
 		/* An empty write with a callback completes after the bytes
 		 * before it: send them now, not at the end of the task. */
-		sock_batch_flush(s);
+		rs__socket_batch_flush(s);
 	}
 	s->write_task = rs_loop_task(s->loop);
 	/* A write whose bytes are all taken (or that has none) completes in
@@ -567,8 +465,8 @@ int rs_socket_end(rs_socket *s, const void *data, size_t len, rs_write_cb cb,
 	s->end_arg = arg;
 	if (len > 0)
 		(void)sock_write(s, data, len, NULL, NULL);
-	if (s->batched)
-		sock_batch_flush(s);
+	if (s->batch_link.listed)
+		rs__socket_batch_flush(s);
 	if (s->destroyed)
 		return 0;
 	s->ending = 1;
@@ -648,9 +546,10 @@ static void sock_settle(rs_loop *loop, void *arg)
 			s->ev.on_drain(s, s->arg);
 	}
 	while (!s->destroyed && s->reqs.len > 0 &&
-	       s->reqs.items[s->reqs.head].end <= s->written) {
-		struct wreq r = wreq_pop(&s->reqs);
+	       ((struct wreq *)rs__ring_at(&s->reqs, 0))->end <= s->written) {
+		struct wreq r;
 
+		rs__ring_pop(&s->reqs, &r);
 		r.cb(s, 0, r.arg);
 	}
 	if (!s->destroyed && s->ending && !s->finished && !s->connecting &&
@@ -796,7 +695,7 @@ static void sock_unregister(rs_socket *s)
 	s->poll = 0;
 }
 
-static void sock_dispatch(rs_socket *s, uint32_t events)
+void rs__socket_dispatch(rs_socket *s, uint32_t events)
 {
 	if (s->destroyed)
 		return;
@@ -822,57 +721,58 @@ static void sock_dispatch(rs_socket *s, uint32_t events)
 		sock_flush(s);
 }
 
-static void listener_dispatch(rs_listener *l)
-{
-	rs_socket *s;
-	int fd;
-
-	if (l->closed)
-		return;
-	/* One accept per event: a peer not yet accepted keeps the listener
-	 * readable, and the count of accept calls stays the count of
-	 * connections whatever the timing. */
-	fd = rs__io_accept(l->fd);
-	if (fd < 0)
-		return;
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		(void)rs__io_close(fd);
-		return;
-	}
-	rs__handle_init(&s->handle, RS__SOCKET);
-	s->loop = l->loop;
-	s->fd = fd;
-	s->opts = l->opts;
-	rs_queue_init(&s->queue, rs_config.queue);
-	rs_queue_init(&s->cork, rs_config.queue);
-	rs_queue_init(&s->batch, rs_config.queue);
-	if (rs__io_setbuf(fd, s->opts.rcvbuf, s->opts.sndbuf) < 0 ||
-	    rs__io_epoll_ctl(l->loop->epfd, EPOLL_CTL_ADD, fd, EPOLLIN,
-			     &s->handle) < 0) {
-		(void)rs__io_close(fd);
-		free(s);
-		return;
-	}
-	s->poll = EPOLLIN;
-	l->loop->handles++;
-	l->cb(l, s, l->arg);
-}
-
-void rs__handle_dispatch(rs_loop *loop, struct rs__handle *h, uint32_t events)
-{
-	(void)loop;
-	if (h->kind == RS__LISTENER)
-		listener_dispatch((rs_listener *)h);
-	else
-		sock_dispatch((rs_socket *)h, events);
-}
-
 void rs_socket_set_events(rs_socket *s, const struct rs_socket_events *ev,
 			  void *arg)
 {
 	s->ev = *ev;
 	s->arg = arg;
+}
+
+/* A new socket of loop on fd, with opts, not yet in epoll. NULL without
+ * memory. */
+static rs_socket *sock_new(rs_loop *loop, int fd,
+			   const struct rs_socket_options *opts)
+{
+	rs_socket *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	rs__handle_init(&s->handle, RS__SOCKET);
+	s->loop = loop;
+	s->fd = fd;
+	s->opts = *opts;
+	rs_queue_init(&s->queue, rs_config.queue);
+	rs_queue_init(&s->cork, rs_config.queue);
+	rs_queue_init(&s->batch, rs_config.queue);
+	rs__ring_init(&s->reqs, sizeof(struct wreq), 8);
+	s->batch_link.socket = s;
+	s->batch_link.loop = loop;
+	return s;
+}
+
+int rs__socket_accepted(rs_loop *loop, int fd,
+			const struct rs_socket_options *opts, rs_socket **out)
+{
+	rs_socket *s = sock_new(loop, fd, opts);
+	int rc;
+
+	if (!s) {
+		(void)rs__io_close(fd);
+		return -ENOMEM;
+	}
+	rc = rs__io_setbuf(fd, s->opts.rcvbuf, s->opts.sndbuf);
+	if (rc == 0)
+		rc = rs__io_epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, EPOLLIN,
+				      &s->handle);
+	if (rc < 0) {
+		(void)rs__io_close(fd);
+		free(s);
+		return rc;
+	}
+	s->poll = EPOLLIN;
+	loop->handles++;
+	*out = s;
+	return 0;
 }
 
 static int sock_connect(rs_loop *loop, int domain, const struct sockaddr *sa,
@@ -887,21 +787,14 @@ static int sock_connect(rs_loop *loop, int domain, const struct sockaddr *sa,
 	fd = rs__io_socket(domain);
 	if (fd < 0)
 		return fd;
-	s = calloc(1, sizeof(*s));
+	s = sock_new(loop, fd, opts ? opts : &defaults);
 	if (!s) {
 		(void)rs__io_close(fd);
 		return -ENOMEM;
 	}
-	rs__handle_init(&s->handle, RS__SOCKET);
-	s->loop = loop;
-	s->fd = fd;
-	s->opts = opts ? *opts : defaults;
 	if (ev)
 		s->ev = *ev;
 	s->arg = arg;
-	rs_queue_init(&s->queue, rs_config.queue);
-	rs_queue_init(&s->cork, rs_config.queue);
-	rs_queue_init(&s->batch, rs_config.queue);
 	rc = rs__io_setbuf(fd, s->opts.rcvbuf, s->opts.sndbuf);
 	if (rc == 0)
 		rc = rs__io_connect(fd, sa, salen);
@@ -927,39 +820,18 @@ static int sock_connect(rs_loop *loop, int domain, const struct sockaddr *sa,
 	return 0;
 }
 
-/* A numeric IPv4 address and a port; -EINVAL for anything else. */
-static int tcp_address(const char *host, int port, struct sockaddr_in *sin)
-{
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons((uint16_t)port);
-	if (port < 0 || port > 65535 || inet_pton(AF_INET, host, &sin->sin_addr) != 1)
-		return -EINVAL;
-	return 0;
-}
-
 int rs_connect_tcp(rs_loop *loop, const char *host, int port,
 		   const struct rs_socket_options *opts,
 		   const struct rs_socket_events *ev, void *arg,
 		   rs_socket **out)
 {
 	struct sockaddr_in sin;
-	int rc = tcp_address(host, port, &sin);
+	int rc = rs__address_tcp(host, port, &sin);
 
 	if (rc < 0)
 		return rc;
 	return sock_connect(loop, AF_INET, (struct sockaddr *)&sin, sizeof(sin),
 			    opts, ev, arg, out);
-}
-
-static int unix_address(const char *path, struct sockaddr_un *sun)
-{
-	memset(sun, 0, sizeof(*sun));
-	sun->sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sun->sun_path))
-		return -ENAMETOOLONG;
-	memcpy(sun->sun_path, path, strlen(path) + 1);
-	return 0;
 }
 
 int rs_connect_unix(rs_loop *loop, const char *path,
@@ -968,90 +840,12 @@ int rs_connect_unix(rs_loop *loop, const char *path,
 		    rs_socket **out)
 {
 	struct sockaddr_un sun;
-	int rc = unix_address(path, &sun);
+	int rc = rs__address_unix(path, &sun);
 
 	if (rc < 0)
 		return rc;
 	return sock_connect(loop, AF_UNIX, (struct sockaddr *)&sun, sizeof(sun),
 			    opts, ev, arg, out);
-}
-
-static int listen_on(rs_loop *loop, int domain, const struct sockaddr *sa,
-		     socklen_t salen, const struct rs_socket_options *opts,
-		     rs_connection_cb cb, void *arg, rs_listener **out)
-{
-	rs_listener *l = calloc(1, sizeof(*l));
-	int fd, rc;
-
-	if (!l)
-		return -ENOMEM;
-	fd = rs__io_socket(domain);
-	if (fd < 0) {
-		free(l);
-		return fd;
-	}
-	rc = rs__io_bind_listen(fd, sa, salen);
-	if (rc == 0)
-		rc = rs__io_epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, EPOLLIN,
-				      &l->handle);
-	if (rc < 0) {
-		(void)rs__io_close(fd);
-		free(l);
-		return rc;
-	}
-	rs__handle_init(&l->handle, RS__LISTENER);
-	l->loop = loop;
-	l->fd = fd;
-	if (opts)
-		l->opts = *opts;
-	l->cb = cb;
-	l->arg = arg;
-	loop->handles++;
-	*out = l;
-	return 0;
-}
-
-int rs_listen_tcp(rs_loop *loop, const char *host, int port,
-		  const struct rs_socket_options *opts, rs_connection_cb cb,
-		  void *arg, rs_listener **out)
-{
-	struct sockaddr_in sin;
-	int rc = tcp_address(host, port, &sin);
-
-	if (rc < 0)
-		return rc;
-	return listen_on(loop, AF_INET, (struct sockaddr *)&sin, sizeof(sin),
-			 opts, cb, arg, out);
-}
-
-int rs_listen_unix(rs_loop *loop, const char *path,
-		   const struct rs_socket_options *opts, rs_connection_cb cb,
-		   void *arg, rs_listener **out)
-{
-	struct sockaddr_un sun;
-	int rc = unix_address(path, &sun);
-
-	if (rc < 0)
-		return rc;
-	return listen_on(loop, AF_UNIX, (struct sockaddr *)&sun, sizeof(sun),
-			 opts, cb, arg, out);
-}
-
-int rs_listener_port(const rs_listener *l)
-{
-	return rs__io_local_port(l->fd);
-}
-
-void rs_listener_close(rs_listener *l)
-{
-	if (l->closed)
-		return;
-	l->closed = 1;
-	(void)rs__io_epoll_ctl(l->loop->epfd, EPOLL_CTL_DEL, l->fd, 0, NULL);
-	(void)rs__io_close(l->fd);
-	l->loop->handles--;
-	l->next_closed = l->loop->closed_listeners;
-	l->loop->closed_listeners = l;
 }
 
 static void sock_free(rs_socket *s)
@@ -1061,11 +855,11 @@ static void sock_free(rs_socket *s)
 	rs_queue_free(&s->queue);
 	rs_queue_free(&s->cork);
 	rs_queue_free(&s->batch);
-	free(s->reqs.items);
+	rs__ring_free(&s->reqs);
 	free(s);
 }
 
-void rs__loop_reap(rs_loop *loop)
+void rs__socket_reap(rs_loop *loop)
 {
 	while (loop->closed) {
 		rs_socket *s = loop->closed;
@@ -1073,56 +867,4 @@ void rs__loop_reap(rs_loop *loop)
 		loop->closed = s->next_closed;
 		sock_free(s);
 	}
-	while (loop->closed_listeners) {
-		rs_listener *l = loop->closed_listeners;
-
-		loop->closed_listeners = l->next_closed;
-		free(l);
-	}
-}
-
-/* Whether the default action of sig ends the process (POSIX: terminate or
- * core); the others are ignore, stop and continue. */
-static int sig_default_ends(int sig)
-{
-	switch (sig) {
-	case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
-	case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
-		return 0;
-	default:
-		return 1;
-	}
-}
-
-int rs_raise(int sig)
-{
-	struct sigaction sa;
-
-	/* A number kill() refuses does nothing to the process, so it sends
-	 * nothing either. */
-	if (sig <= 0 || sig >= NSIG || sigaction(sig, NULL, &sa) < 0)
-		return -EINVAL;
-	if (!(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_DFL &&
-	    sig_default_ends(sig))
-		batches_flush_all();
-	return raise(sig) == 0 ? 0 : -EINVAL;
-}
-
-void rs_abort(void)
-{
-	batches_flush_all();
-	abort();
-}
-
-void rs_exit(int code)
-{
-	batches_flush_all();
-	exit(code);
-}
-
-int rs_execve(const char *path, char *const argv[], char *const envp[])
-{
-	batches_flush_all();
-	execve(path, argv, envp);
-	return -errno;
 }

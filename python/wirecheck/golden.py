@@ -484,7 +484,9 @@ class Difference:
     text: str
 
 
-def _exit_text(ex: dict) -> str:
+def exit_text(ex: dict) -> str:
+    """A trace's or a golden's exit fields as the golden's `exit:` line
+    writes them (`code=0`, `signal="SIGABRT"`), or "(none)" when empty."""
     return _exit_line(ex) if ex else "(none)"
 
 
@@ -553,8 +555,8 @@ def compare(golden: Golden, actual: Golden) -> list[Difference]:
     Bytes compare by length and sha256 only (never a copy of the stream)."""
     diffs: list[Difference] = []
     if golden.exit != actual.exit:
-        diffs.append(Difference("exit", f"exit: golden {_exit_text(golden.exit)}, "
-                                        f"actual {_exit_text(actual.exit)}"))
+        diffs.append(Difference("exit", f"exit: golden {exit_text(golden.exit)}, "
+                                        f"actual {exit_text(actual.exit)}"))
     if golden.faults != actual.faults:
         diffs.append(Difference("faults", f"faults: golden {golden.faults}, actual {actual.faults}"))
     if len(golden.peers) != len(actual.peers) or golden.multi != actual.multi:

@@ -24,18 +24,9 @@ from typing import Optional
 
 import pytest
 
+from . import behaviours
 from . import golden as G
 from . import runner
-
-# Behaviours of the project's scenario suite; any other behaviour a scenario
-# declares is registered when it is collected.
-BEHAVIOURS = {
-    "queue": "the pending-write queue (scenarios/queue)",
-    "batching": "write batching",
-    "half_open": "half-open connections",
-    "chunked": "chunked transfer encoding",
-    "websocket": "websocket framing",
-}
 
 _TRUE = ("1", "true", "yes", "on")
 
@@ -115,8 +106,10 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    for name, what in BEHAVIOURS.items():
-        config.addinivalue_line("markers", f"{name}: wirecheck scenarios of behaviour {name}: {what}")
+    # The suite's behaviours (wirecheck.behaviours); any other behaviour a
+    # scenario declares is registered when it is collected.
+    for b in behaviours.BEHAVIOURS:
+        config.addinivalue_line("markers", behaviours.marker_line(b))
     st = _State(update=config.getoption("update_goldens"),
                 repeat=config.getoption("wirecheck_repeat"),
                 valgrind=config.getoption("valgrind"))
@@ -189,7 +182,7 @@ class ScenarioFile(pytest.File):
         behaviour = meta.get("behaviour")
         if behaviour and behaviour not in st.behaviours:
             st.behaviours.add(behaviour)
-            if behaviour not in BEHAVIOURS:
+            if behaviours.get(behaviour) is None:
                 config.addinivalue_line("markers", f"{behaviour}: wirecheck scenarios of behaviour {behaviour}")
         profiles = runner.profiles(meta)
         yield from _children(self, meta, profiles, 0)
@@ -290,7 +283,7 @@ class ScenarioItem(pytest.Item):
             if verdict is None:
                 self.add_report_section("call", "wirecheck valgrind",
                                         f"no memcheck verdict: the subject did not exit "
-                                        f"({G._exit_text({k: ex[k] for k in G.EXIT_KEYS if k in ex})})")
+                                        f"({G.exit_text({k: ex[k] for k in G.EXIT_KEYS if k in ex})})")
             elif verdict != "clean":
                 raise WirecheckFailure(
                     f"valgrind: memcheck found errors in the subject (exit.valgrind = {verdict!r}"

@@ -1,7 +1,7 @@
 """End-to-end tests of `wirecheck run` against the real subject.
 
 Every expected figure below is derived from the scenario and the stack's rules
-(reference/socket.c, reference/queue.c, harness/run.c), not pasted from a
+(reference/socket.c, reference/queue.c, harness/run.c, harness/peer.c), not pasted from a
 trace; each derivation is written next to the assertion that uses it.
 
 The rules the derivations use:
@@ -28,8 +28,11 @@ import math
 import pathlib
 import re
 import shutil
+import stat
 
 import pytest
+
+from conftest import wirecheck_path
 
 HERE = pathlib.Path(__file__).resolve().parent
 E2E_SCENARIOS = HERE / "scenarios"
@@ -87,6 +90,13 @@ def queue_scenario(name):
 
 def e2e_scenario(name):
     return E2E_SCENARIOS / f"{name}.wcs"
+
+
+def scenario(tmp_path, text, name="s.wcs"):
+    """A scenario file of the test's own."""
+    path = tmp_path / name
+    path.write_text(text)
+    return path
 
 
 def trace_of(proc):
@@ -349,6 +359,22 @@ def test_no_drain_after_end(wc):
     assert "drain" not in ev
 
 
+def test_no_drain_after_destroy(wc, tmp_path):
+    # node's afterWrite emits drain only for a stream that is not destroyed.
+    path = scenario(tmp_path, "task\n  write 20KiB\n  destroy\n")
+    ev = texts(trace_of(wc("run", path)))
+    assert "destroy" in ev and "drain" not in ev
+
+
+def test_end_callback_learns_that_its_own_send_failed(wc, tmp_path):
+    # The send inside end() failed and destroyed the socket before end()
+    # stored its callback: the callback never ran.
+    path = scenario(tmp_path, "fault send:errno=ECONNRESET\ntask\n  end \"xyz\" cb\n")
+    ev = texts(trace_of(wc("run", path)))
+    assert "end cb ECONNRESET" in ev
+    assert ev.index("end cb ECONNRESET") < ev.index("error ECONNRESET send")
+
+
 # ---- 2. --repeat ---------------------------------------------------------------------
 
 
@@ -604,6 +630,47 @@ def test_signal_at_send_via_gate(wc, transport):
     assert_stream(t["peer"], 4096)
 
 
+# ---- how the subject starts: its signals and its fds ----------------------------------
+
+
+def test_the_subject_starts_with_sigpipe_at_its_default(wc, tmp_path):
+    # The harness ignores SIGPIPE; an ignored signal stays ignored across
+    # execve, so the subject survived a SIGPIPE sent to itself.
+    path = scenario(tmp_path, "task\n  write \"a\\n\"\n  signal SIGPIPE\ntask\n  end\n")
+    t = trace_of(wc("run", path))
+    assert t["exit"]["signal"] == "SIGPIPE"
+    assert not any(e.startswith("end") for e in texts(t))  # task 2 never ran
+
+
+def test_the_subject_gets_only_its_three_fds(wc, tmp_path):
+    # The harness moved the pipes and the memfd out of the way with F_DUPFD
+    # (no CLOEXEC), so the subject also held three more fds (11, 12, 13):
+    # two pipe ends and the memfd, beside 3, 4 and 5.
+    listing = tmp_path / "fds"
+    wrapper = tmp_path / "subject.py"
+    real = wirecheck_path().parent / "refstack-subject"
+    wrapper.write_text(
+        "#!/usr/bin/python3\n"
+        "import os\n"
+        "fds = {}\n"
+        "for fd in os.listdir('/proc/self/fd'):\n"
+        "    try:\n"
+        "        fds[fd] = os.readlink('/proc/self/fd/' + fd)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        f"open({str(listing)!r}, 'w').write(repr(fds))\n"
+        f"os.execv({str(real)!r}, [{str(real)!r}])\n")
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    path = scenario(tmp_path, "task\n  end \"x\"\n")
+    t = trace_of(wc("run", path, "--subject", wrapper))
+    assert t["exit"]["code"] == 0
+    fds = eval(listing.read_text())  # noqa: S307 - our own repr
+    pipes_and_memfd = {fd for fd, target in fds.items()
+                       if fd not in ("0", "1", "2") and
+                       (target.startswith("pipe:") or "memfd:" in target)}
+    assert pipes_and_memfd == {"3", "4", "5"}, fds
+
+
 # ---- 9. the trace format --------------------------------------------------------------
 
 
@@ -674,3 +741,17 @@ def test_two_connections(wc, transport):
                                  "end", f"close had_error=0 bytes_written={n}"]
     assert t["syscalls"]["connect"] == 2
     assert t["syscalls"]["shutdown"] == 2
+
+
+def test_a_refused_close_still_closes_the_fd(wc, tmp_path):
+    # The gate kept the fd open on an injected close failure; with a failed
+    # epoll_ctl(DEL) too, epoll then pointed at a freed socket (ASan: use
+    # after free), and with close alone the peer never saw EOF (a hang).
+    path = scenario(tmp_path, "connections 2\n"
+                              "fault epoll_ctl:errno=EIO,after=4\n"
+                              "fault close:errno=EIO\n"
+                              "task\n  destroy conn=0\n"
+                              "task\n  write \"b\" conn=1\n  end conn=1\n", "close.wcs")
+    t = trace_of(wc("run", path, "--timeout", 20))
+    assert t["exit"] == {"code": 0, "timed_out": False}
+    assert [p["bytes"] for p in t["peer"]] == [0, 1]

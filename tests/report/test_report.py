@@ -1,4 +1,4 @@
-"""Tests of `python3 -m wirecheck.report` (python/wirecheck/report.py).
+"""Tests of `python3 -m wirecheck.report` (python/wirecheck/report/).
 
 Most tests share one report, made once per module by the real entry point on
 two real scenarios (end-large, whose matrix has 4 clamps, and epipe-prefix),

@@ -1340,8 +1340,8 @@ static void test_cli_settings(void **state)
 	assert_int_equal(sc_add_fault(&sc, "read:zero", 0, err, sizeof(err)), 0);
 	assert_int_equal(sc_add_signal(&sc, "SIGUSR1@task:1:external", 0, err, sizeof(err)), 0);
 	assert_int_equal(sc_add_variant(&sc, "queue=memmove", 0, err, sizeof(err)), 0);
-	assert_int_equal(sc_set_transport(&sc, "unix", err, sizeof(err)), 0);
-	assert_int_equal(sc_set_timeout(&sc, "1.5", err, sizeof(err)), 0);
+	assert_int_equal(sc_set_transport(&sc, "unix", 0, err, sizeof(err)), 0);
+	assert_int_equal(sc_set_timeout(&sc, "1.5", 0, err, sizeof(err)), 0);
 	assert_int_equal(sc.nfaults, 4);
 	assert_string_equal(sc.faults[0].text, "write:short=7,repeat=forever");
 	assert_string_equal(sc.faults[1].text, "write:errno=EPIPE,after=2");
@@ -1368,9 +1368,9 @@ static void test_cli_settings(void **state)
 	assert_string_equal(err, "variant 'queue=ring': 'queue' does not take the value 'ring'");
 	assert_int_equal(sc_add_fault(&sc, "send", 0, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "spec \"send\": missing ':'"));
-	assert_int_equal(sc_set_transport(&sc, "sctp", err, sizeof(err)), -1);
+	assert_int_equal(sc_set_transport(&sc, "sctp", 0, err, sizeof(err)), -1);
 	assert_string_equal(err, "transport 'sctp': expected tcp or unix");
-	assert_int_equal(sc_set_timeout(&sc, "0", err, sizeof(err)), -1);
+	assert_int_equal(sc_set_timeout(&sc, "0", 0, err, sizeof(err)), -1);
 	assert_string_equal(err, "timeout '0': expected seconds, more than 0 and at most 3600");
 	assert_int_equal(sc.nfaults, 4);
 	assert_int_equal(sc.ntsignals, 1);

@@ -1,0 +1,487 @@
+/*
+ * peer.c: the harness's built-in peer (peer.h).
+ *
+ * What the peer reads at a point is decided by the subject's own count of
+ * bytes the kernel took (the "sync" line), never by how long the peer
+ * waited; time bounds the waits only, through the run's deadline.
+ */
+#include "peer.h"
+
+#include "wcutil.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define READ_CHUNK 262144
+
+static int fail(struct wc_peer *pe, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct wc_peer *pe, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(pe->err, pe->errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---- set-up ------------------------------------------------------------- */
+
+static int peer_listen(struct wc_peer *pe)
+{
+	const struct scenario *sc = pe->sc;
+	/* Non-blocking: a sync point may have accepted the connection that
+	 * made the listener readable in the same poll round. */
+	int fd = socket(sc->transport == SC_UNIX ? AF_UNIX : AF_INET,
+			SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return fail(pe, "peer socket: %s", strerror(errno));
+	pe->listen_fd = fd;
+	if (sc->peer_rcvbuf > 0 &&
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sc->peer_rcvbuf, sizeof(int)) < 0)
+		return fail(pe, "peer SO_RCVBUF: %s", strerror(errno));
+	if (sc->transport == SC_UNIX) {
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", pe->path);
+		if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0)
+			return fail(pe, "peer bind %s: %s", pe->path, strerror(errno));
+	} else {
+		struct sockaddr_in sin = { .sin_family = AF_INET };
+
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
+			return fail(pe, "peer bind: %s", strerror(errno));
+	}
+	if (listen(fd, 1024) < 0)
+		return fail(pe, "peer listen: %s", strerror(errno));
+	return 0;
+}
+
+int wc_peer_init(struct wc_peer *pe, const struct scenario *sc,
+		 const char *tmpdir, int64_t deadline_ms, char *err,
+		 size_t errlen)
+{
+	memset(pe, 0, sizeof(*pe));
+	pe->sc = sc;
+	pe->deadline_ms = deadline_ms;
+	pe->err = err;
+	pe->errlen = errlen;
+	pe->listen_fd = -1;
+	pe->continuous = !sc_reads_at_points(sc);
+	if (sc->transport == SC_UNIX)
+		snprintf(pe->path, sizeof(pe->path), "%s/%s.sock", tmpdir,
+			 sc->role == SC_ROLE_SERVER ? "subject" : "peer");
+	pe->readbuf = malloc(READ_CHUNK);
+	pe->bytes_done = calloc(sc->npeer * (size_t)sc->connections + 1, 1);
+	pe->conns = calloc((size_t)sc->connections, sizeof(*pe->conns));
+	if (!pe->readbuf || !pe->conns || !pe->bytes_done)
+		return fail(pe, "out of memory");
+	for (int i = 0; i < sc->connections; i++)
+		pe->conns[i].fd = -1;
+	for (int i = 0; i < sc->connections; i++) {
+		struct wc_peer_conn *p = &pe->conns[i];
+
+		p->reads = json_array();
+		p->sha = EVP_MD_CTX_new();
+		if (!p->sha || !p->reads || EVP_DigestInit_ex(p->sha, EVP_sha256(), NULL) != 1)
+			return fail(pe, "sha256 context");
+	}
+	if (sc->role == SC_ROLE_CLIENT)
+		return peer_listen(pe);
+	return 0;
+}
+
+void wc_peer_free(struct wc_peer *pe)
+{
+	for (int i = 0; pe->conns && i < pe->sc->connections; i++) {
+		if (pe->conns[i].fd >= 0)
+			close(pe->conns[i].fd);
+		EVP_MD_CTX_free(pe->conns[i].sha);
+		json_decref(pe->conns[i].reads);
+	}
+	free(pe->conns);
+	free(pe->readbuf);
+	free(pe->bytes_done);
+	if (pe->listen_fd >= 0)
+		close(pe->listen_fd);
+	if (pe->path[0])
+		(void)unlink(pe->path);
+	memset(pe, 0, sizeof(*pe));
+	pe->listen_fd = -1;
+}
+
+static int local_port(int fd)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+
+	if (getsockname(fd, (struct sockaddr *)&sin, &len) < 0)
+		return -1;
+	return ntohs(sin.sin_port);
+}
+
+void wc_peer_address_line(const struct wc_peer *pe, char *line, size_t len)
+{
+	const struct scenario *sc = pe->sc;
+
+	if (sc->role == SC_ROLE_SERVER && sc->transport == SC_UNIX)
+		snprintf(line, len, "listen unix %s", pe->path);
+	else if (sc->role == SC_ROLE_SERVER)
+		snprintf(line, len, "listen tcp 127.0.0.1 0");
+	else if (sc->transport == SC_UNIX)
+		snprintf(line, len, "connect unix %s", pe->path);
+	else
+		snprintf(line, len, "connect tcp 127.0.0.1 %d", local_port(pe->listen_fd));
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+static void peer_take(struct wc_peer_conn *p, const unsigned char *buf, size_t n)
+{
+	if (p->received < WC_PEER_HEX_LIMIT) {
+		size_t room = WC_PEER_HEX_LIMIT - (size_t)p->received;
+
+		memcpy(p->head + p->received, buf, n < room ? n : room);
+	}
+	p->received += n;
+	(void)EVP_DigestUpdate(p->sha, buf, n);
+}
+
+/*
+ * When the streams end. What the peer does about the end of a stream waits
+ * until the script is over and every connection's stream has ended:
+ * closing one connection while the subject still runs tasks on another
+ * would make the order of its events depend on timing.
+ */
+static void peer_eof_actions(struct wc_peer *pe)
+{
+	const struct scenario *sc = pe->sc;
+
+	if (pe->eof_acted || !pe->over)
+		return;
+	for (int i = 0; i < sc->connections; i++)
+		if (pe->conns[i].fd >= 0 && !pe->conns[i].eof)
+			return;
+	pe->eof_acted = 1;
+	for (int i = 0; i < sc->connections; i++) {
+		struct wc_peer_conn *p = &pe->conns[i];
+
+		if (p->fd < 0)
+			continue;
+		if (sc->peer_on_eof == SC_EOF_CLOSE) {
+			close(p->fd);
+			p->fd = -1;
+		} else if (sc->peer_on_eof == SC_EOF_SHUTDOWN) {
+			(void)shutdown(p->fd, SHUT_WR);
+		}
+	}
+}
+
+static int peer_act(struct wc_peer *pe, const struct sc_peer_action *a,
+		    struct wc_peer_conn *p, uint64_t written);
+
+/* Peer actions "at bytes N": the peer's own point, once it has read N bytes
+ * on a connection (whatever the subject is doing then). */
+static void peer_bytes_actions(struct wc_peer *pe, struct wc_peer_conn *p)
+{
+	const struct scenario *sc = pe->sc;
+	int c = (int)(p - pe->conns);
+
+	for (size_t i = 0; i < sc->npeer; i++) {
+		const struct sc_peer_action *a = &sc->peer[i];
+		unsigned char *done = &pe->bytes_done[i * (size_t)sc->connections + (size_t)c];
+
+		if (a->at.kind != SC_AT_BYTES || *done || (a->conn >= 0 && a->conn != c) ||
+		    p->received < a->at.bytes)
+			continue;
+		*done = 1;
+		(void)peer_act(pe, a, p, 0);
+	}
+}
+
+/* One read of whatever is there. Returns bytes read, 0 at EOF, -1 when
+ * nothing was there. */
+static ssize_t peer_read_once(struct wc_peer *pe, struct wc_peer_conn *p)
+{
+	ssize_t n = recv(p->fd, pe->readbuf, READ_CHUNK, MSG_DONTWAIT);
+
+	if (n > 0) {
+		peer_take(p, pe->readbuf, (size_t)n);
+		peer_bytes_actions(pe, p);
+		return n;
+	}
+	if (n == 0) {
+		p->eof = 1;
+		return 0;
+	}
+	if (errno == EAGAIN || errno == EINTR)
+		return -1;
+	/* ECONNRESET and the like: the stream is over. */
+	p->reset = 1;
+	p->eof = 1;
+	return 0;
+}
+
+static int peer_accept_one(struct wc_peer *pe)
+{
+	int fd = accept4(pe->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+	/* The accepted socket is blocking (SOCK_NONBLOCK is not inherited);
+	 * the peer's reads use MSG_DONTWAIT and poll. */
+
+	if (fd < 0)
+		return errno == EINTR || errno == EAGAIN ? 0 : -1;
+	if (pe->accepted >= pe->sc->connections) {
+		close(fd);
+		return 0;
+	}
+	pe->conns[pe->accepted++].fd = fd;
+	return 0;
+}
+
+/* Waits for fd to be readable until the deadline. 1 ready, 0 timeout. */
+static int wait_readable(const struct wc_peer *pe, int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int rc;
+
+	do {
+		rc = poll(&pfd, 1, wc_ms_left(pe->deadline_ms));
+	} while (rc < 0 && errno == EINTR);
+	return rc > 0;
+}
+
+static int peer_accept_all(struct wc_peer *pe)
+{
+	while (pe->accepted < pe->sc->connections) {
+		if (!wait_readable(pe, pe->listen_fd))
+			return -1;
+		if (peer_accept_one(pe) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Reads until the peer has `until` bytes or the stream ends. */
+static int peer_read_until(struct wc_peer *pe, struct wc_peer_conn *p, uint64_t until)
+{
+	uint64_t before = p->received;
+
+	while (p->fd >= 0 && !p->eof && p->received < until) {
+		if (!wait_readable(pe, p->fd))
+			return -1;
+		(void)peer_read_once(pe, p);
+	}
+	json_array_append_new(p->reads, json_integer((json_int_t)(p->received - before)));
+	return 0;
+}
+
+/* ---- acting at points --------------------------------------------------- */
+
+static void peer_reset(struct wc_peer_conn *p)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+	if (p->fd < 0)
+		return;
+	/* SO_LINGER 0: close() sends RST instead of FIN. */
+	(void)setsockopt(p->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(p->fd);
+	p->fd = -1;
+	p->eof = 1;
+}
+
+static int point_matches(const struct sc_point *at, const char *point)
+{
+	if (at->kind == SC_AT_START)
+		return strcmp(point, "start") == 0;
+	if (at->kind == SC_AT_DONE)
+		return strcmp(point, "done") == 0;
+	if (at->kind == SC_AT_CHECKPOINT)
+		return strncmp(point, "checkpoint:", 11) == 0 && atoi(point + 11) == at->task;
+	return strncmp(point, "task:", 5) == 0 && atoi(point + 5) == at->task;
+}
+
+static int peer_act(struct wc_peer *pe, const struct sc_peer_action *a,
+		    struct wc_peer_conn *p, uint64_t written)
+{
+	if (p->fd < 0)
+		return 0;
+	switch (a->kind) {
+	case SC_PEER_READ:
+		return peer_read_until(pe, p, written);
+	case SC_PEER_SEND:
+		/* A failure means the subject is gone: its trace says why. */
+		(void)wc_write_all(p->fd, a->data, a->len);
+		return 0;
+	case SC_PEER_SHUTDOWN:
+		(void)shutdown(p->fd, SHUT_WR);
+		return 0;
+	case SC_PEER_RESET:
+		peer_reset(p);
+		return 0;
+	}
+	return 0;
+}
+
+int wc_peer_at_point(struct wc_peer *pe, const char *point,
+		     const uint64_t *written)
+{
+	const struct scenario *sc = pe->sc;
+
+	if (sc->role == SC_ROLE_CLIENT && peer_accept_all(pe) < 0)
+		return 1; /* the deadline passed; the run reports it */
+	for (size_t i = 0; i < sc->npeer; i++) {
+		const struct sc_peer_action *a = &sc->peer[i];
+
+		if (!point_matches(&a->at, point))
+			continue;
+		for (int c = 0; c < sc->connections; c++)
+			if (a->conn < 0 || a->conn == c)
+				(void)peer_act(pe, a, &pe->conns[c], written[c]);
+	}
+	if (strcmp(point, "done") == 0) {
+		pe->continuous = 1;
+		pe->over = 1;
+	}
+	return 0;
+}
+
+void wc_peer_subject_exited(struct wc_peer *pe)
+{
+	pe->continuous = 1;
+	pe->over = 1;
+}
+
+int wc_peer_connect(struct wc_peer *pe, int port)
+{
+	const struct scenario *sc = pe->sc;
+
+	for (int i = 0; i < sc->connections; i++) {
+		int fd = socket(sc->transport == SC_UNIX ? AF_UNIX : AF_INET,
+				SOCK_STREAM | SOCK_CLOEXEC, 0);
+		int rc;
+
+		if (fd < 0)
+			return fail(pe, "peer socket: %s", strerror(errno));
+		if (sc->peer_rcvbuf > 0)
+			(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sc->peer_rcvbuf, sizeof(int));
+		if (sc->transport == SC_UNIX) {
+			struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+			snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", pe->path);
+			rc = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
+		} else {
+			struct sockaddr_in sin = { .sin_family = AF_INET };
+
+			sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+			sin.sin_port = htons((uint16_t)port);
+			rc = connect(fd, (struct sockaddr *)&sin, sizeof(sin));
+		}
+		if (rc < 0) {
+			close(fd);
+			return fail(pe, "peer connect: %s", strerror(errno));
+		}
+		pe->conns[pe->accepted++].fd = fd;
+	}
+	return 0;
+}
+
+/* ---- the poll loop's part ----------------------------------------------- */
+
+int wc_peer_pollfds(const struct wc_peer *pe, struct pollfd *pfd)
+{
+	int n = pe->sc->connections, k = 0;
+
+	pfd[k++] = (struct pollfd){
+		.fd = pe->accepted < n && pe->listen_fd >= 0 ? pe->listen_fd : -1,
+		.events = POLLIN };
+	for (int i = 0; i < n; i++)
+		pfd[k++] = (struct pollfd){
+			.fd = pe->continuous && !pe->conns[i].eof ? pe->conns[i].fd : -1,
+			.events = POLLIN };
+	return k;
+}
+
+int wc_peer_on_poll(struct wc_peer *pe, const struct pollfd *pfd)
+{
+	int n = pe->sc->connections;
+
+	if (pfd[0].revents && pe->accepted < n && peer_accept_one(pe) < 0)
+		return fail(pe, "peer accept: %s", strerror(errno));
+	for (int i = 0; i < n; i++)
+		if (pfd[1 + i].revents && pe->conns[i].fd >= 0)
+			(void)peer_read_once(pe, &pe->conns[i]);
+	peer_eof_actions(pe);
+	return 0;
+}
+
+void wc_peer_take_rest(struct wc_peer *pe)
+{
+	for (int i = 0; i < pe->sc->connections; i++)
+		while (pe->conns[i].fd >= 0 && !pe->conns[i].eof &&
+		       peer_read_once(pe, &pe->conns[i]) > 0)
+			;
+}
+
+int wc_peer_finished(const struct wc_peer *pe)
+{
+	if (pe->accepted == 0)
+		return 1;
+	for (int i = 0; i < pe->sc->connections; i++)
+		if (pe->conns[i].fd >= 0 && !pe->conns[i].eof)
+			return 0;
+	return 1;
+}
+
+/* ---- the trace ---------------------------------------------------------- */
+
+static json_t *conn_json(struct wc_peer_conn *p)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	char hex[2 * EVP_MAX_MD_SIZE + 1];
+	json_t *o;
+
+	(void)EVP_DigestFinal_ex(p->sha, md, &mdlen);
+	for (unsigned int i = 0; i < mdlen; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	o = json_pack("{s:I,s:s,s:O}", "bytes", (json_int_t)p->received,
+		      "sha256", hex, "reads", p->reads);
+	if (p->received <= WC_PEER_HEX_LIMIT) {
+		char *dump = malloc(2 * (size_t)p->received + 1);
+
+		if (dump) {
+			for (uint64_t i = 0; i < p->received; i++)
+				snprintf(dump + 2 * i, 3, "%02x", p->head[i]);
+			dump[2 * p->received] = '\0';
+			json_object_set_new(o, "hex", json_string(dump));
+			free(dump);
+		}
+	}
+	if (p->reset)
+		json_object_set_new(o, "reset", json_true());
+	return o;
+}
+
+json_t *wc_peer_json(struct wc_peer *pe)
+{
+	json_t *arr;
+
+	if (pe->sc->connections == 1)
+		return conn_json(&pe->conns[0]);
+	arr = json_array();
+	for (int i = 0; i < pe->sc->connections; i++)
+		json_array_append_new(arr, conn_json(&pe->conns[i]));
+	return arr;
+}

@@ -1,0 +1,121 @@
+/*
+ * peer.h: the harness's built-in peer, the other end of every connection
+ * of the subject (docs/ARCHITECTURE.md, "A run").
+ *
+ * The peer listens when the subject is the client and connects when the
+ * subject is the server. It reads either continuously or only at the
+ * points the subject announces (a "sync" line), and then exactly the bytes
+ * the subject says the kernel took, so that what it holds never depends on
+ * timing. It sends, shuts down and resets at points, and acts on the end
+ * of the streams (`peer on-eof`) once the subject's script is over. Its
+ * part of the trace is what it received on each connection.
+ *
+ * The peer owns its sockets and its buffers; it does not know the subject's
+ * pipes: the run (run.c) feeds it the subject's points and its poll()
+ * results. Every wait is bounded by the run's deadline.
+ */
+#ifndef WIRECHECK_PEER_H
+#define WIRECHECK_PEER_H
+
+#include "scenario.h"
+
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define WC_PEER_HEX_LIMIT 4096 /* streams up to this size get a hex dump */
+
+/* One connection of the peer. */
+struct wc_peer_conn {
+	int fd;               /* -1 before accept and after close */
+	uint64_t received;
+	EVP_MD_CTX *sha;
+	unsigned char head[WC_PEER_HEX_LIMIT];
+	int eof;
+	int reset;            /* the subject reset the connection */
+	json_t *reads;        /* bytes read at each read point */
+};
+
+struct wc_peer {
+	const struct scenario *sc;
+	int64_t deadline_ms;
+	char *err;
+	size_t errlen;
+	int listen_fd;        /* role client: the peer's listener, else -1 */
+	char path[100];       /* transport unix: the peer's or the subject's
+				* socket path (unlinked at the end), or "" */
+	struct wc_peer_conn *conns; /* [sc->connections] */
+	int accepted;         /* connections made (accepted or connected) */
+	int continuous;       /* the peer reads whenever bytes arrive */
+	int over;             /* the subject's script is over, or it exited */
+	unsigned char *bytes_done; /* [npeer * connections]: "at bytes" acted */
+	int eof_acted;        /* the peer acted on the end of every stream */
+	unsigned char *readbuf;
+};
+
+/*
+ * Sets the peer up for one run of sc: its buffers, and when the subject is
+ * the client its listening socket (TCP on 127.0.0.1:0, or tmpdir/peer.sock).
+ * deadline_ms (wc_now_ms's clock) bounds every wait; err receives messages.
+ * Returns 0, or -1 with a message in err; pe is then still to be freed
+ * with wc_peer_free (as it is after a success).
+ */
+int wc_peer_init(struct wc_peer *pe, const struct scenario *sc,
+		 const char *tmpdir, int64_t deadline_ms, char *err,
+		 size_t errlen);
+
+/* Closes what the peer holds and frees it; pe may be zeroed or half set
+ * up by a failed wc_peer_init. */
+void wc_peer_free(struct wc_peer *pe);
+
+/*
+ * The script line that tells the subject where the peer is ("connect tcp
+ * 127.0.0.1 PORT", "connect unix PATH") or where to listen ("listen tcp
+ * 127.0.0.1 0", "listen unix PATH"), without a newline, into line.
+ */
+void wc_peer_address_line(const struct wc_peer *pe, char *line, size_t len);
+
+/*
+ * The subject listens (role server) on port (ignored for unix): connects
+ * every connection of the peer. Returns 0, or -1 with a message.
+ */
+int wc_peer_connect(struct wc_peer *pe, int port);
+
+/*
+ * The subject reached point ("start", "task:N", "checkpoint:N", "done")
+ * with written[i] bytes taken by the kernel on connection i: the peer
+ * accepts what it has not yet (role client), then does the scenario's
+ * actions at that point. At "done" the script is over: the peer reads
+ * continuously from then on. Returns 0, or 1 when the deadline passed
+ * before every connection was accepted (nothing was done: the run then
+ * times out).
+ */
+int wc_peer_at_point(struct wc_peer *pe, const char *point,
+		     const uint64_t *written);
+
+/* The subject exited: nobody will ask for reads at points any more. */
+void wc_peer_subject_exited(struct wc_peer *pe);
+
+/* The fds the peer waits on, into pfd (room for 1 + sc->connections):
+ * the listener, then each connection (fd -1 where there is nothing to
+ * wait for). Returns how many entries it wrote. */
+int wc_peer_pollfds(const struct wc_peer *pe, struct pollfd *pfd);
+
+/* Acts on what poll() said of the entries wc_peer_pollfds wrote: accepts,
+ * reads, and acts on the end of the streams. Returns 0, or -1 with a
+ * message when accept failed. */
+int wc_peer_on_poll(struct wc_peer *pe, const struct pollfd *pfd);
+
+/* At the deadline: reads what is there by then, without waiting. */
+void wc_peer_take_rest(struct wc_peer *pe);
+
+/* 1 when no connection has more to read (or none was ever made). */
+int wc_peer_finished(const struct wc_peer *pe);
+
+/* The trace's "peer": an object for one connection, an array for several.
+ * A new reference; call it once, at the end of the run. */
+json_t *wc_peer_json(struct wc_peer *pe);
+
+#endif

@@ -1,0 +1,293 @@
+/*
+ * settings.c: the settings a scenario file shares with the command line
+ * (scenario.h: clamp-send, refuse-write, signal, fault, variant, transport,
+ * timeout, connections), and the helpers of the whole parser
+ * (scenario_int.h): numbers, messages, growing arrays.
+ */
+#include "scenario.h"
+#include "scenario_int.h"
+
+#include "fi.h"
+#include "rs.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sc__say(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Grows an array by one zeroed element; returns it or NULL. */
+void *sc__grow(void *arrp, size_t *n, size_t size)
+{
+	void **arr = arrp;
+	char *bigger = realloc(*arr, (*n + 1) * size);
+
+	if (!bigger)
+		return NULL;
+	memset(bigger + *n * size, 0, size);
+	*arr = bigger;
+	return bigger + (*n)++ * size;
+}
+
+/* ---- numbers ---------------------------------------------------------- */
+
+/* A non-negative decimal with an optional size suffix (K, KiB, M, MiB). */
+int sc__parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned long long mult = 1;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	if (strcmp(end, "K") == 0 || strcmp(end, "KiB") == 0)
+		mult = 1024;
+	else if (strcmp(end, "M") == 0 || strcmp(end, "MiB") == 0)
+		mult = 1024 * 1024;
+	else if (*end)
+		return -1;
+	if (v > SIZE_MAX / mult)
+		return -1;
+	*out = (size_t)(v * mult);
+	return 0;
+}
+
+int sc__parse_int(const char *s, int min, int max, int *out)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)s[0]) && s[0] != '-')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* ---- settings shared with the command line ---------------------------- */
+
+static int add_setting(struct sc_setting **arr, size_t *n, const char *text,
+		       int line, char *err, size_t errlen)
+{
+	struct sc_setting *s = sc__grow(arr, n, sizeof(**arr));
+
+	if (!s || !(s->text = strdup(text)))
+		return sc__say(err, errlen, "out of memory");
+	s->line = line;
+	return 0;
+}
+
+int sc_add_fault(struct scenario *sc, const char *arg, int line, char *err,
+		 size_t errlen)
+{
+	struct fi_rule rule;
+	char canon[128];
+
+	if (fi_rule_parse(arg, &rule, err, errlen) < 0)
+		return -1;
+	fi_rule_format(&rule, canon, sizeof(canon));
+	/* A rule identical to one the scenario has is still a rule of its
+	 * own: only one rule per action fires on a call, and a due rule that
+	 * was beaten fires on a later one (docs/scenario-language.md), so two
+	 * `refuse-write EPIPE@2` refuse the 2nd and the 3rd writing calls. */
+	return add_setting(&sc->faults, &sc->nfaults, canon, line, err, errlen);
+}
+
+int sc_add_clamp(struct scenario *sc, const char *arg, int line, char *err,
+		 size_t errlen)
+{
+	char spec[64];
+	int n;
+
+	if (sc__parse_int(arg, 1, INT32_MAX, &n) < 0)
+		return sc__say(err, errlen,
+			   "clamp-send '%s': expected a byte count of at least 1",
+			   arg);
+	snprintf(spec, sizeof(spec), "write:short=%d,repeat=forever", n);
+	return sc_add_fault(sc, spec, line, err, errlen);
+}
+
+/* ERR, ERR@K (the K-th writing call), ERR@KxN (N calls from the K-th),
+ * ERR@Kx* (every call from the K-th). ERR alone refuses every call. */
+int sc_add_refuse(struct scenario *sc, const char *arg, int line, char *err,
+		  size_t errlen)
+{
+	char name[32], spec[128], times[24] = "forever";
+	const char *at = strchr(arg, '@');
+	size_t nlen = at ? (size_t)(at - arg) : strlen(arg);
+	int k = 1;
+
+	if (nlen == 0 || nlen >= sizeof(name))
+		return sc__say(err, errlen, "refuse-write '%s': expected ERRNO[@K[xN]]", arg);
+	memcpy(name, arg, nlen);
+	name[nlen] = '\0';
+	if (fi_errno_parse(name) < 0)
+		return sc__say(err, errlen, "refuse-write '%s': unknown errno '%s'", arg, name);
+	if (at) {
+		char kbuf[24];
+		const char *x = strchr(at + 1, 'x');
+		size_t klen = x ? (size_t)(x - at - 1) : strlen(at + 1);
+
+		if (klen == 0 || klen >= sizeof(kbuf))
+			return sc__say(err, errlen, "refuse-write '%s': expected a call number after '@'", arg);
+		memcpy(kbuf, at + 1, klen);
+		kbuf[klen] = '\0';
+		if (sc__parse_int(kbuf, 1, INT32_MAX, &k) < 0)
+			return sc__say(err, errlen, "refuse-write '%s': '%s' is not a call number (1 is the first call)", arg, kbuf);
+		if (!x) {
+			snprintf(times, sizeof(times), "1");
+		} else if (strcmp(x + 1, "*") != 0) {
+			int n;
+
+			if (sc__parse_int(x + 1, 1, INT32_MAX, &n) < 0)
+				return sc__say(err, errlen, "refuse-write '%s': '%s' is not a count (or * for forever)", arg, x + 1);
+			snprintf(times, sizeof(times), "%d", n);
+		}
+	}
+	snprintf(spec, sizeof(spec), "write:errno=%s,after=%d,repeat=%s", name,
+		 k - 1, times);
+	return sc_add_fault(sc, spec, line, err, errlen);
+}
+
+/* SIG@SYSCALL:K (the gate raises SIG before the K-th such call), or
+ * SIG@task:N[:self|:external] (at the end of task N's operations). */
+int sc_add_signal(struct scenario *sc, const char *arg, int line, char *err,
+		  size_t errlen)
+{
+	char buf[128], *at, *colon, *where, *third;
+	int sig, k;
+
+	if (strlen(arg) >= sizeof(buf))
+		return sc__say(err, errlen, "signal '%s': too long", arg);
+	strcpy(buf, arg);
+	at = strchr(buf, '@');
+	if (!at)
+		return sc__say(err, errlen, "signal '%s': expected SIG@SYSCALL:K or SIG@task:N", arg);
+	*at = '\0';
+	where = at + 1;
+	if ((sig = fi_signal_parse(buf)) < 0)
+		return sc__say(err, errlen, "signal '%s': unknown signal '%s'", arg, buf);
+	colon = strchr(where, ':');
+	if (!colon)
+		return sc__say(err, errlen, "signal '%s': expected ':' and a number after '%s'", arg, where);
+	*colon = '\0';
+	third = strchr(colon + 1, ':');
+	if (third)
+		*third++ = '\0';
+	if (sc__parse_int(colon + 1, 1, INT32_MAX, &k) < 0)
+		return sc__say(err, errlen, "signal '%s': '%s' is not a number from 1", arg, colon + 1);
+	if (strcmp(where, "task") == 0) {
+		struct sc_task_signal *ts;
+		int external = 0;
+
+		if (third && strcmp(third, "external") == 0)
+			external = 1;
+		else if (third && strcmp(third, "self") != 0)
+			return sc__say(err, errlen, "signal '%s': '%s' is neither self nor external", arg, third);
+		ts = sc__grow(&sc->tsignals, &sc->ntsignals, sizeof(*ts));
+		if (!ts)
+			return sc__say(err, errlen, "out of memory");
+		*ts = (struct sc_task_signal){ k, sig, external, line };
+		return 0;
+	}
+	if (third)
+		return sc__say(err, errlen, "signal '%s': unexpected ':%s'", arg, third);
+	{
+		char spec[128];
+
+		snprintf(spec, sizeof(spec), "%s:signal=%d,after=%d", where, sig, k - 1);
+		return sc_add_fault(sc, spec, line, err, errlen);
+	}
+}
+
+int sc_add_variant(struct scenario *sc, const char *arg, int line, char *err,
+		   size_t errlen)
+{
+	char name[64];
+	const char *eq = strchr(arg, '=');
+	int rc;
+
+	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(name) || !eq[1])
+		return sc__say(err, errlen, "variant '%s': expected NAME=VALUE", arg);
+	memcpy(name, arg, (size_t)(eq - arg));
+	name[eq - arg] = '\0';
+	/* The stack knows the names and values; the scenario keeps its own
+	 * configuration, so that no global changes. */
+	rc = rs_variant_apply(&sc->config, name, eq + 1);
+	if (rc == -ENOENT)
+		return sc__say(err, errlen, "variant '%s': unknown variant '%s'", arg, name);
+	if (rc < 0)
+		return sc__say(err, errlen, "variant '%s': '%s' does not take the value '%s'", arg, name, eq + 1);
+	for (size_t i = 0; i < sc->nvariants; i++) {
+		if (strncmp(sc->variants[i].text, arg, (size_t)(eq - arg) + 1) == 0) {
+			char *text = strdup(arg);
+
+			if (!text)
+				return sc__say(err, errlen, "out of memory");
+			free(sc->variants[i].text);
+			sc->variants[i].text = text;
+			sc->variants[i].line = line;
+			return 0;
+		}
+	}
+	return add_setting(&sc->variants, &sc->nvariants, arg, line, err, errlen);
+}
+
+int sc_set_transport(struct scenario *sc, const char *arg, int line,
+		     char *err, size_t errlen)
+{
+	(void)line;
+	if (strcmp(arg, "tcp") == 0)
+		sc->transport = SC_TCP;
+	else if (strcmp(arg, "unix") == 0)
+		sc->transport = SC_UNIX;
+	else
+		return sc__say(err, errlen, "transport '%s': expected tcp or unix", arg);
+	return 0;
+}
+
+int sc_set_timeout(struct scenario *sc, const char *arg, int line,
+		   char *err, size_t errlen)
+{
+	char *end;
+	double v;
+
+	(void)line;
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v > 0) || v > 3600)
+		return sc__say(err, errlen, "timeout '%s': expected seconds, more than 0 and at most 3600", arg);
+	sc->timeout_ms = (int)(v * 1000);
+	if (sc->timeout_ms < 1)
+		sc->timeout_ms = 1;
+	return 0;
+}
+
+int sc_set_connections(struct scenario *sc, const char *arg, int line,
+		       char *err, size_t errlen)
+{
+	(void)line;
+	if (sc__parse_int(arg, 1, SC_MAX_CONNECTIONS, &sc->connections) < 0)
+		return sc__say(err, errlen, "connections '%s': expected 1 to %d", arg, SC_MAX_CONNECTIONS);
+	return 0;
+}
+

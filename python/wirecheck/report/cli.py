@@ -1,0 +1,188 @@
+"""`python3 -m wirecheck.report`: the command line. It collects (collect.py)
+into a report dict, derives its figures (derive.py), and writes report.json,
+the plots (plots.py) and report.md (markdown.py) into --out; --from-json
+re-renders from a report.json alone, which is the seam between collecting
+and rendering."""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+from ..runner import REPO, find_binary
+from .collect import (BENCHES, CPU_SIZES_FULL, CPU_SIZES_QUICK, PER_CONNECTION_SCENARIO,
+                      empty_bench, environment, find_scenarios, run_benches,
+                      run_per_connection, run_scenarios)
+from .derive import bytes_moved_scaling, sender_cpu_scaling, seed_table
+from .fmt import rel
+from .markdown import render_markdown
+from .plots import _plt, plot_jobs, run_plots
+
+SCHEMA = 1
+DEFAULT_OUT = REPO / "reports" / "out"
+DEFAULT_PATHS = [REPO / "scenarios"]
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(
+        prog="python3 -m wirecheck.report",
+        description="Run the scenario suite (fixed and legacy) and the benchmarks; "
+                    "write report.md, report.json and SVG plots.")
+    ap.add_argument("--out", default=str(DEFAULT_OUT),
+                    help="output folder (default: reports/out)")
+    ap.add_argument("--paths", nargs="+", default=[str(p) for p in DEFAULT_PATHS],
+                    metavar="PATH", help="scenario files or folders (default: scenarios/)")
+    speed = ap.add_mutually_exclusive_group()
+    speed.add_argument("--quick", action="store_true",
+                       help="sender_cpu --quick, sizes 2,4,8 MiB (the default)")
+    speed.add_argument("--full", action="store_true",
+                       help="sender_cpu with 7 rounds, sizes 4..64 MiB (about a minute)")
+    ap.add_argument("--cpu-sizes", metavar="MIB,MIB,...",
+                    help="sender_cpu --sizes (default 2,4,8; 4,8,16,32,64 with --full)")
+    ap.add_argument("--no-bench", action="store_true", help="run no benchmark")
+    ap.add_argument("--benches", metavar="NAME,...",
+                    help="run only these benchmarks, from " + ",".join(BENCHES) + " (default: all)")
+    ap.add_argument("--no-gate-cost", action="store_true", help="skip gate_cost (about 12 s)")
+    ap.add_argument("--bench-json", metavar="FILE",
+                    help="take the benchmarks' figures from FILE (a JSON object with keys "
+                         "among " + ", ".join(BENCHES) + ", as in report.json's bench) "
+                         "instead of running them")
+    ap.add_argument("--no-per-connection", action="store_true",
+                    help="skip the half-open syscalls per connection (wirecheck per-connection, "
+                         "under a second)")
+    ap.add_argument("--wirecheck-bin", metavar="PATH",
+                    help="the wirecheck binary (default: $WIRECHECK_BIN, else build/bin/wirecheck)")
+    ap.add_argument("--bench-dir", metavar="DIR",
+                    help="where bytes_moved, sender_cpu, gate_cost are (default: beside wirecheck)")
+    ap.add_argument("--png", action="store_true",
+                    help="also write a PNG next to each SVG (for looking at them)")
+    ap.add_argument("--from-json", metavar="REPORT_JSON",
+                    help="run nothing: re-render report.md and the plots from a report.json")
+    ap.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    return ap.parse_args(argv)
+
+
+def write_outputs(report: dict, out: Path, extra: Sequence[str] = (), log=lambda m: None,
+                  before_render=None) -> list[str]:
+    """Plots, report.md and report.json into out; returns the files written.
+    Removes first the files that a previous report.json in out lists (and
+    only those), so that a scenario gone since leaves no stale plot.
+    before_render(report) runs after the plots, before report.md is written."""
+    out.mkdir(parents=True, exist_ok=True)
+    old = out / "report.json"
+    if old.is_file():
+        try:
+            previous = json.loads(old.read_text()).get("files", [])
+        except (ValueError, OSError, AttributeError):
+            previous = []
+        for f in previous:
+            target = out / Path(str(f)).name
+            for t in (target, target.with_suffix(".png")):
+                if t.suffix in (".svg", ".png", ".md", ".json") and t.is_file():
+                    t.unlink()
+
+    log("plots")
+    jobs, files = plot_jobs(report, out, extra)
+    run_plots(jobs, log)
+    report["files"] = ["report.md", "report.json", *files]
+    if before_render:
+        before_render(report)
+    (out / "report.md").write_text(render_markdown(report))
+    (out / "report.json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+    return report["files"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    opts = parse_args(argv)
+    started = time.monotonic()
+    argv_list = list(argv if argv is not None else sys.argv[1:])
+
+    def log(msg: str) -> None:
+        if not opts.quiet:
+            print(f"report: {msg}", file=sys.stderr, flush=True)
+
+    out = Path(opts.out)
+    extra = ("png",) if opts.png else ()
+    _plt()  # fail early when matplotlib is missing
+
+    if opts.from_json:
+        try:
+            report = json.loads(Path(opts.from_json).read_text())
+        except (OSError, ValueError) as e:
+            print(f"wirecheck.report: --from-json: {e}", file=sys.stderr)
+            return 2
+        if report.get("schema") != SCHEMA:
+            print(f"wirecheck.report: --from-json: schema {report.get('schema')}, "
+                  f"expected {SCHEMA}", file=sys.stderr)
+            return 2
+        files = write_outputs(report, out, extra, log)
+        log(f"re-rendered {len(files)} files into {rel(out)}")
+        return 0
+
+    try:
+        binary = find_binary(opts.wirecheck_bin)
+        paths = find_scenarios(opts.paths)
+    except FileNotFoundError as e:
+        print(f"wirecheck.report: {e}", file=sys.stderr)
+        return 2
+    if not paths:
+        print(f"wirecheck.report: no *.wcs under {' '.join(opts.paths)}", file=sys.stderr)
+        return 2
+
+    if opts.benches and not opts.no_bench and not opts.bench_json:
+        unknown = [b for b in opts.benches.split(",") if b.strip() and b.strip() not in BENCHES]
+        if unknown:
+            print(f"wirecheck.report: --benches: unknown {', '.join(unknown)} "
+                  f"(from {', '.join(BENCHES)})", file=sys.stderr)
+            return 2
+
+    scenarios = run_scenarios(paths, binary, log)
+    per_connection = (None if opts.no_per_connection else
+                      run_per_connection(binary, PER_CONNECTION_SCENARIO, log))
+
+    if opts.bench_json:
+        try:
+            given = json.loads(Path(opts.bench_json).read_text())
+        except (OSError, ValueError) as e:
+            print(f"wirecheck.report: --bench-json: {e}", file=sys.stderr)
+            return 2
+        bench = empty_bench(True)
+        bench["from_file"] = rel(Path(opts.bench_json))
+        bench.update({k: given.get(k) for k in BENCHES})
+    elif opts.no_bench:
+        bench = empty_bench(False)
+    else:
+        bench = run_benches(Path(opts.bench_dir) if opts.bench_dir else binary.parent, opts, log)
+
+    report: dict = {
+        "schema": SCHEMA,
+        "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": ["python3", "-m", "wirecheck.report", *argv_list],
+        "options": {"paths": [rel(Path(p)) for p in opts.paths], "full": opts.full,
+                    "no_bench": opts.no_bench, "no_gate_cost": opts.no_gate_cost,
+                    "bench_json": opts.bench_json, "benches": opts.benches,
+                    "no_per_connection": opts.no_per_connection,
+                    "cpu_sizes": opts.cpu_sizes or (CPU_SIZES_FULL if opts.full else CPU_SIZES_QUICK)},
+        "environment": environment(binary),
+        "scenarios": scenarios,
+        "bench": bench,
+        "scaling": {"bytes_moved": bytes_moved_scaling(bench.get("bytes_moved")),
+                    "sender_cpu": sender_cpu_scaling(bench.get("sender_cpu"))},
+        "seed_table": seed_table(bench.get("bytes_moved")),
+        "per_connection": per_connection,
+        "files": [],
+        "seconds": None,
+    }
+
+    def finish(rep: dict) -> None:  # the run's time, plots included
+        rep["seconds"] = round(time.monotonic() - started, 1)
+
+    files = write_outputs(report, out, extra, log, before_render=finish)
+    log(f"wrote {len(files)} files into {rel(out)} in {report['seconds']:.0f} s")
+
+    failed = any(s["error"] or any(p["errors"] for p in s["profiles"]) for s in scenarios)
+    return 1 if failed or bench.get("errors") or (per_connection or {}).get("errors") else 0

@@ -1,0 +1,27 @@
+"""The report's sections: one module per behaviour (its figure, the title of
+its plots' middle panel and its summary line; found through the behaviour
+registry, wirecheck.behaviours, generic.py for a behaviour without one), and
+one module per benchmark (bench_*.py: its Markdown section and its summary
+lines, in BENCH_SECTIONS' order)."""
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Optional
+
+from ... import behaviours
+from . import (bench_batching, bench_bytes_moved, bench_chat, bench_gate_cost,
+               bench_per_connection, bench_sender_cpu, generic)
+
+# The benchmarks' sections, in the order report.md shows them and their
+# summary lines.
+BENCH_SECTIONS = (bench_bytes_moved, bench_sender_cpu, bench_batching, bench_chat,
+                  bench_per_connection, bench_gate_cost)
+
+
+def behaviour_section(name: Optional[str]) -> ModuleType:
+    """The section module of a behaviour: the registry's, else generic."""
+    b = behaviours.get(name)
+    if b is None or b.section is None:
+        return generic
+    return importlib.import_module(f"{__name__}.{b.section}")

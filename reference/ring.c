@@ -1,0 +1,98 @@
+/*
+ * ring.c: a FIFO of fixed-size items in a growable circular array. The
+ * loop's task queues and a socket's write requests are rings.
+ *
+ * No I/O and no process-wide state: items in, items out.
+ */
+#include "rs_internal.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rs__ring_init(struct rs__ring *r, size_t item_size, size_t first_cap)
+{
+	r->items = NULL;
+	r->item_size = item_size;
+	r->first_cap = first_cap;
+	r->head = 0;
+	r->len = 0;
+	r->cap = 0;
+}
+
+void rs__ring_free(struct rs__ring *r)
+{
+	free(r->items);
+	r->items = NULL;
+	r->head = 0;
+	r->len = 0;
+	r->cap = 0;
+}
+
+static unsigned char *ring_slot(const struct rs__ring *r, size_t i)
+{
+	return r->items + ((r->head + i) % r->cap) * r->item_size;
+}
+
+/* Doubles the capacity (or allocates first_cap), the items in order from
+ * index 0. -ENOMEM leaves the ring as it was. */
+static int ring_grow(struct rs__ring *r)
+{
+	size_t cap = r->cap ? r->cap * 2 : r->first_cap;
+	unsigned char *items;
+
+	if (cap < r->cap || cap > SIZE_MAX / r->item_size)
+		return -ENOMEM;
+	items = malloc(cap * r->item_size);
+	if (!items)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->len; i++)
+		memcpy(items + i * r->item_size, ring_slot(r, i), r->item_size);
+	free(r->items);
+	r->items = items;
+	r->head = 0;
+	r->cap = cap;
+	return 0;
+}
+
+int rs__ring_push(struct rs__ring *r, const void *item)
+{
+	if (r->len == r->cap) {
+		int err = ring_grow(r);
+
+		if (err < 0)
+			return err;
+	}
+	memcpy(ring_slot(r, r->len), item, r->item_size);
+	r->len++;
+	return 0;
+}
+
+int rs__ring_push_front(struct rs__ring *r, const void *item)
+{
+	if (r->len == r->cap) {
+		int err = ring_grow(r);
+
+		if (err < 0)
+			return err;
+	}
+	r->head = (r->head + r->cap - 1) % r->cap;
+	memcpy(ring_slot(r, 0), item, r->item_size);
+	r->len++;
+	return 0;
+}
+
+void *rs__ring_at(const struct rs__ring *r, size_t i)
+{
+	assert(i < r->len);
+	return ring_slot(r, i);
+}
+
+void rs__ring_pop(struct rs__ring *r, void *out)
+{
+	assert(r->len > 0);
+	memcpy(out, ring_slot(r, 0), r->item_size);
+	r->head = (r->head + 1) % r->cap;
+	r->len--;
+}
