@@ -437,9 +437,11 @@ int rs_ws_ping(rs_ws *ws, const void *data, size_t len);
 /*
  * Starts the close handshake: a close frame with code (0: none) and a
  * reason of at most 123 bytes, behind the messages that wait. Later sends
- * fail with -EPIPE. Once the peer's close frame is in too, the stream is
- * ended. Returns 0, -EINVAL for a code that may not be sent or a reason
- * that is too long or not UTF-8, -EPIPE when a close was already sent.
+ * fail with -EPIPE. The stream is ended (FIN) right behind the close frame;
+ * the peer's close frame is still read until its FIN (npm ws instead waits
+ * up to 30 s for it before it ends the stream). Returns 0, -EINVAL for a
+ * code that may not be sent or a reason that is too long or not UTF-8,
+ * -EPIPE when a close was already sent.
  */
 int rs_ws_close(rs_ws *ws, int code, const void *reason, size_t len);
 /*

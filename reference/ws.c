@@ -209,14 +209,15 @@ static void ws_dequeue(rs_ws *ws)
  */
 static void ws_drain(rs_ws *ws)
 {
-	while (ws->qhead && !ws->waiting && ws->state == WS_OPEN) {
+	while (ws->qhead && !ws->waiting && ws->state == WS_OPEN &&
+	       !ws->close_received) {
 		struct ws_msg *m = ws->qhead;
 		int r;
 
 		if (m->close) {
 			r = ws_write_close(ws, m->code, m->data, m->len);
 			ws_dequeue(ws);
-			if (r >= 0 && ws->close_received)
+			if (r >= 0)
 				ws_end(ws);
 			continue;
 		}
@@ -297,7 +298,11 @@ int rs_ws_close(rs_ws *ws, int code, const void *reason, size_t len)
 			ws->close_sent = 1;  /* later sends fail from now */
 		return r;
 	}
-	if (ws_write_close(ws, code, reason, len) >= 0 && ws->close_received)
+	/* The stream ends right behind our close frame: a peer that never
+	 * answers (a raw TCP peer) cannot keep the socket open, where npm ws
+	 * waits up to 30 s for the answer. The peer's close frame is still
+	 * read until its FIN. */
+	if (ws_write_close(ws, code, reason, len) >= 0)
 		ws_end(ws);
 	return 0;
 }
