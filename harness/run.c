@@ -117,12 +117,14 @@ static int on_line(struct run *r, char *line)
 	if (strncmp(line, "listening ", 10) == 0)
 		return wc_peer_connect(&r->peer, atoi(line + 10));
 	if (strncmp(line, "stats ", 6) == 0) {
-		unsigned long long moved = 0, allocs = 0;
+		unsigned long long moved = 0, allocs = 0, copied = 0;
 
-		if (sscanf(line + 6, "bytes_moved=%llu allocations=%llu", &moved, &allocs) == 2) {
+		if (sscanf(line + 6, "bytes_moved=%llu allocations=%llu bytes_copied=%llu",
+			   &moved, &allocs, &copied) == 3) {
 			json_decref(r->queue);
-			r->queue = json_pack("{s:I,s:I}", "bytes_moved", (json_int_t)moved,
-					     "allocations", (json_int_t)allocs);
+			r->queue = json_pack("{s:I,s:I,s:I}", "bytes_moved", (json_int_t)moved,
+					     "allocations", (json_int_t)allocs,
+					     "bytes_copied", (json_int_t)copied);
 		}
 		return 0;
 	}

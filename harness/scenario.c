@@ -473,7 +473,7 @@ static int open_task(struct parser *p)
 }
 
 const char *const sc_event_names[SC_EV_COUNT] = {
-	"data", "end", "drain", "finish", "close", "write-cb", "end-cb",
+	"data", "eof", "drain", "finish", "close", "write-cb", "end-cb",
 };
 
 static int open_handler(struct parser *p)
@@ -482,12 +482,16 @@ static int open_handler(struct parser *p)
 	size_t e;
 
 	if (p->ntok < 2)
-		return fail(p, "'on' needs an event: data, end, drain, finish, close, write-cb or end-cb");
+		return fail(p, "'on' needs an event: data, eof, drain, finish, close, write-cb or end-cb");
 	for (e = 0; e < SC_EV_COUNT; e++)
 		if (is_word(&p->tok[1], sc_event_names[e]))
 			break;
+	/* The name of the event before it was "eof", kept so that older
+	 * scenarios still run (docs/scenario-language.md, "Handlers"). */
+	if (is_word(&p->tok[1], "end"))
+		e = SC_EV_EOF;
 	if (e == SC_EV_COUNT)
-		return fail(p, "unknown event '%s' (data, end, drain, finish, close, write-cb, end-cb)", p->tok[1].text);
+		return fail(p, "unknown event '%s' (data, eof, drain, finish, close, write-cb, end-cb)", p->tok[1].text);
 	b = sc__grow(&p->sc->handlers, &p->sc->nhandlers, sizeof(*b));
 	if (!b)
 		return fail(p, "out of memory");

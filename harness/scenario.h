@@ -55,12 +55,15 @@ struct sc_op {
 
 /* A block of operations: a task (run once, in order) or a handler. */
 enum sc_event {
-	SC_EV_DATA, SC_EV_END, SC_EV_DRAIN, SC_EV_FINISH, SC_EV_CLOSE,
+	SC_EV_DATA,
+	SC_EV_EOF,     /* the peer ended its side (FIN): the stack's on_end */
+	SC_EV_DRAIN, SC_EV_FINISH, SC_EV_CLOSE,
 	SC_EV_WRITE_CB, /* a write's callback ran (ok or not) */
 	SC_EV_END_CB,   /* end()'s callback ran */
 	SC_EV_COUNT
 };
-/* The names of the events, in enum order ("data" ... "end-cb"). */
+/* The names of the events, in enum order ("data" ... "end-cb"). The
+ * peer's FIN is "eof", never "end", which names the end() call. */
 extern const char *const sc_event_names[SC_EV_COUNT];
 struct sc_block {
 	int line;

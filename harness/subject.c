@@ -51,11 +51,11 @@ struct op {
 };
 
 enum ev_kind {
-	EV_DATA, EV_END, EV_DRAIN, EV_FINISH, EV_CLOSE, EV_WRITE_CB, EV_END_CB,
+	EV_DATA, EV_EOF, EV_DRAIN, EV_FINISH, EV_CLOSE, EV_WRITE_CB, EV_END_CB,
 	EV_KIND_COUNT
 };
 static const char *ev_names[EV_KIND_COUNT] = {
-	"data", "end", "drain", "finish", "close", "write-cb", "end-cb",
+	"data", "eof", "drain", "finish", "close", "write-cb", "end-cb",
 };
 
 struct block {
@@ -788,8 +788,9 @@ static void on_end(rs_socket *s, void *arg)
 	struct conn *c = conn_of(arg);
 
 	(void)s;
-	event(c->index, "end");
-	run_handlers(EV_END, c->index);
+	/* "eof", not "end": end names the end() call in the trace. */
+	event(c->index, "eof");
+	run_handlers(EV_EOF, c->index);
 }
 
 static void on_drain(rs_socket *s, void *arg)
@@ -1138,9 +1139,10 @@ int main(void)
 		fatal("loop: %s", strerror(-rc));
 	if (S.next_task <= S.ntasks)
 		line_out("note the loop ended before task %zu", S.next_task + 1);
-	line_out("stats bytes_moved=%llu allocations=%llu",
+	line_out("stats bytes_moved=%llu allocations=%llu bytes_copied=%llu",
 		 (unsigned long long)rs_stats.bytes_moved,
-		 (unsigned long long)rs_stats.allocations);
+		 (unsigned long long)rs_stats.allocations,
+		 (unsigned long long)rs_stats.bytes_copied);
 	if (rs_loop_free(S.loop) < 0)
 		fatal("loop still busy at exit");
 	fi_disarm_all();

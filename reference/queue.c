@@ -44,6 +44,7 @@ void rs_queue_init(struct rs_queue *q, enum rs_queue_strategy strategy)
 	q->strategy = strategy;
 	q->bytes_moved = 0;
 	q->allocations = 0;
+	q->bytes_copied = 0;
 }
 
 static void queue_buf_free(char *buf, size_t cap);
@@ -261,6 +262,7 @@ int rs_queue_append(struct rs_queue *q, const void *data, size_t len)
 		queue_compact(q);
 	memcpy(q->buf + q->tail, data, len);
 	q->tail += len;
+	q->bytes_copied += len;
 	return 0;
 }
 

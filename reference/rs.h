@@ -101,6 +101,7 @@ struct rs_queue {
 	enum rs_queue_strategy strategy;
 	uint64_t bytes_moved;  /* bytes memmove'd inside the buffer */
 	uint64_t allocations;  /* buffers allocated or grown */
+	uint64_t bytes_copied; /* bytes copied in by rs_queue_append */
 };
 
 /* Initialises an empty queue that allocates nothing until an append. */
@@ -109,7 +110,8 @@ void rs_queue_init(struct rs_queue *q, enum rs_queue_strategy strategy);
 void rs_queue_free(struct rs_queue *q);
 /* Unsent bytes. */
 size_t rs_queue_len(const struct rs_queue *q);
-/* Appends len bytes (copied). Returns 0, or -ENOMEM (queue unchanged). */
+/* Appends len bytes (copied; bytes_copied counts them). Returns 0, or
+ * -ENOMEM (queue and counters unchanged). */
 int rs_queue_append(struct rs_queue *q, const void *data, size_t len);
 /*
  * Points iov at the unsent bytes (at most one iovec, since they are
@@ -312,13 +314,24 @@ uint64_t rs_socket_bytes_written(const rs_socket *s);
 size_t rs_socket_writable_length(const rs_socket *s);
 /* The socket's fd, or -1 once closed. */
 int rs_socket_fd(const rs_socket *s);
-/* The queue's counters of this socket (bytes_moved, allocations). */
+/* The queue's counters of this socket (bytes_moved, allocations,
+ * bytes_copied): its pending-write queue alone. */
 const struct rs_queue *rs_socket_queue(const rs_socket *s);
+/*
+ * Bytes the stack has copied for this socket so far: into its pending-write
+ * queue (what the kernel did not take in the call), its cork buffer and its
+ * batch, each copy counted (a byte corked, then queued after a short send at
+ * uncork, counts twice). For writes that are neither corked nor batched it
+ * equals the bytes the kernel did not take in the write's own call.
+ */
+uint64_t rs_socket_bytes_copied(const rs_socket *s);
 
-/* Queue counters of every socket closed so far, for end-of-run reports. */
+/* Queue counters of every socket closed so far (its pending-write queue,
+ * cork buffer and batch summed), for end-of-run reports. */
 struct rs_stats {
 	uint64_t bytes_moved;
 	uint64_t allocations;
+	uint64_t bytes_copied;
 };
 extern struct rs_stats rs_stats;
 

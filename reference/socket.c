@@ -335,6 +335,12 @@ const struct rs_queue *rs_socket_queue(const rs_socket *s)
 	return &s->queue;
 }
 
+uint64_t rs_socket_bytes_copied(const rs_socket *s)
+{
+	return s->queue.bytes_copied + s->cork.bytes_copied +
+	       s->batch.bytes_copied;
+}
+
 struct late_cb {
 	rs_socket *s;
 	rs_write_cb cb;
@@ -852,6 +858,7 @@ static void sock_free(rs_socket *s)
 {
 	rs_stats.bytes_moved += s->queue.bytes_moved + s->cork.bytes_moved + s->batch.bytes_moved;
 	rs_stats.allocations += s->queue.allocations + s->cork.allocations + s->batch.allocations;
+	rs_stats.bytes_copied += rs_socket_bytes_copied(s);
 	rs_queue_free(&s->queue);
 	rs_queue_free(&s->cork);
 	rs_queue_free(&s->batch);

@@ -13,7 +13,8 @@ machine or on timing:
   connections one ``peer cK`` section per connection.
 - ``events``: one per line.
 - ``syscalls``: ``name count``, one per line (not ``syscalls_timing``).
-- ``queue``: ``bytes_moved`` and ``allocations``, or ``null``.
+- ``queue``: ``bytes_moved``, ``allocations`` and ``bytes_copied``, or
+  ``null``.
 
 Not the scenario's name, its transport or its variants: the file name and the
 header comment say which scenario and profile the golden is for.
@@ -31,7 +32,7 @@ The format (docs/pytest-plugin.md)::
       t1 c0 connect
     syscalls:
       accept 0
-    queue: bytes_moved=0 allocations=1
+    queue: bytes_moved=0 allocations=1 bytes_copied=0
 
 The file is bytes, written and read without newline translation: lines end
 with LF only, a comment may hold any byte (a CR included: comment lines are
@@ -102,7 +103,7 @@ class Golden:
 
 
 EXIT_KEYS = ("code", "signal", "timed_out", "error")
-QUEUE_KEYS = ("bytes_moved", "allocations")
+QUEUE_KEYS = ("bytes_moved", "allocations", "bytes_copied")
 
 
 def from_trace(trace: dict) -> Golden:

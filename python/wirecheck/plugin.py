@@ -15,6 +15,7 @@ id given on the command line selects exactly that item.
 """
 from __future__ import annotations
 
+import copy
 import os
 import re
 import shlex
@@ -29,6 +30,41 @@ from . import golden as G
 from . import runner
 
 _TRUE = ("1", "true", "yes", "on")
+
+# The command a golden's header and a missing golden's message give, to be
+# run from the rootdir: the plugin named (another project has no conftest
+# that loads it) and Debian's python3 (docs/pytest-plugin.md).
+REGENERATE = "/usr/bin/python3 -m pytest -p wirecheck.plugin {nodeid} --update-goldens"
+# Our options that take a value (see _replace_rootdir).
+_VALUE_OPTIONS = ("--wirecheck-bin", "--wirecheck-subject", "--wirecheck-repeat")
+
+
+def regenerate_command(nodeid: str) -> str:
+    """The command that rewrites the golden of a test, from the rootdir."""
+    return REGENERATE.format(nodeid=shlex.quote(nodeid))
+
+
+def obtained_path(golden: Path) -> Path:
+    """Where a failed comparison writes the run's trace beside its golden,
+    in the golden's format, for a diff tool: x.golden -> x.obtained
+    (ignored by git)."""
+    return golden.with_suffix(".obtained")
+
+
+def write_obtained(golden: Path, actual: G.Golden, header: list[str]) -> Path:
+    """Writes the obtained trace beside the golden; returns its path."""
+    path = obtained_path(golden)
+    G.write(path, G.render(actual, header=header))
+    return path
+
+
+def drop_obtained(golden: Path) -> None:
+    """Removes the obtained trace of an earlier failure, once the run
+    matches its golden again (or the golden is rewritten)."""
+    try:
+        obtained_path(golden).unlink()
+    except FileNotFoundError:
+        pass
 
 
 class WirecheckFailure(Exception):
@@ -103,6 +139,48 @@ def pytest_addoption(parser):
     group.addoption("--valgrind", action="store_true", default=False,
                     help="run every subject under valgrind memcheck; memcheck "
                          "errors fail the item")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    _replace_rootdir(early_config, parser, args)
+
+
+def _replace_rootdir(config, parser, args) -> None:
+    """pytest places the rootdir and finds its ini file before it loads a
+    plugin named by -p, so the value of `--wirecheck-bin /abs/path` (space
+    form) is taken for a path to test and moves the rootdir, and the ini
+    file is lost (pytest-dev/pytest#8846; the `=` form is not affected).
+    Once our options are known, place them again as pytest does, from the
+    same arguments without our options' values. pytest offers no public way
+    to do it: the attributes are those its own _initini sets, and with
+    another pytest this does nothing."""
+    if not any(a in _VALUE_OPTIONS for a in args):
+        return
+    try:
+        from _pytest.config.findpaths import determine_setup
+        ns, unknown = parser.parse_known_and_unknown_args(args, namespace=copy.copy(config.option))
+        rootpath, inipath, inicfg = determine_setup(
+            ns.inifilename, ns.file_or_dir + unknown, rootdir_cmd_arg=ns.rootdir or None,
+            config=config)
+    except (ImportError, TypeError, AttributeError):
+        return
+    if rootpath == config.rootpath or not hasattr(config, "_rootpath"):
+        return
+    old_ini = config.inipath
+    config._rootpath, config._inipath, config.inicfg = rootpath, inipath, inicfg
+    parser.extra_info["rootdir"] = str(rootpath)
+    parser.extra_info["inifile"] = str(inipath)
+    known = config.known_args_namespace
+    if ns.confcutdir is None:
+        known.confcutdir = str(inipath.parent) if inipath is not None else None
+    if inipath != old_ini and inipath is not None:
+        # The ini file pytest did not find: its addopts, before the
+        # command line's (as pytest puts them). A -p in them comes too late.
+        addopts = inicfg.get("addopts") or []
+        if isinstance(addopts, str):
+            addopts = shlex.split(addopts)
+        args[:] = list(addopts) + args
 
 
 def pytest_configure(config):
@@ -220,6 +298,49 @@ class ProfileNode(pytest.Collector):
         return list(_children(self, self.meta, self.profiles, self.depth))
 
 
+def check_golden(golden_path: Path, actual: G.Golden, *, update: bool, header: list[str],
+                 missing: str) -> tuple[str, Optional[str]]:
+    """Compares a run with its golden, or writes the golden (update).
+
+    Returns (status, report): with update, "written" (report: the changes
+    from the old golden, None without one) or "unchanged" (same content: the
+    file is left byte for byte as it is, comments and all); without update,
+    "passed". A mismatch raises WirecheckFailure with the differences and
+    writes the obtained trace beside the golden (obtained_path); a missing
+    golden raises WirecheckFailure(missing). A match removes an old
+    obtained trace."""
+    shown = _shown(golden_path)
+    if update:
+        old = None
+        if golden_path.exists():
+            try:
+                old = G.parse(golden_path.read_bytes(), shown)
+            except G.GoldenError:
+                old = None
+        drop_obtained(golden_path)
+        if old is not None and old == actual:
+            return "unchanged", None
+        golden_path.parent.mkdir(parents=True, exist_ok=True)
+        G.write(golden_path, G.render(actual, header=header))
+        if old is None:
+            return "written", None
+        return "written", f"updated {shown}:\n\n" + G.report(G.compare(old, actual))
+    if not golden_path.exists():
+        raise WirecheckFailure(missing)
+    try:
+        golden = G.parse(golden_path.read_bytes(), shown)
+    except G.GoldenError as e:
+        raise WirecheckFailure(f"the golden cannot be read: {e}") from None
+    diffs = G.compare(golden, actual)
+    if diffs:
+        obtained = write_obtained(golden_path, actual, header)
+        raise WirecheckFailure(f"the trace differs from the golden {shown}\n"
+                               f"(the run's trace is in {_shown(obtained)}: diff {shown} "
+                               f"{_shown(obtained)})\n\n" + G.report(diffs))
+    drop_obtained(golden_path)
+    return "passed", None
+
+
 class ScenarioItem(pytest.Item):
     """One run of a scenario under one profile and variant, compared with
     the profile's golden."""
@@ -249,7 +370,7 @@ class ScenarioItem(pytest.Item):
         return re.sub(r"variant=legacy$", "variant=fixed", self.nodeid)
 
     def _hint(self) -> str:
-        return (f"no golden: run pytest {shlex.quote(self.fixed_nodeid)} --update-goldens\n"
+        return (f"no golden: run {regenerate_command(self.fixed_nodeid)}\n"
                 f"(expected {_shown(self.golden_path)})")
 
     def _header(self) -> list[str]:
@@ -258,7 +379,7 @@ class ScenarioItem(pytest.Item):
             f"wirecheck golden of scenario {self.meta.get('name')} ({_shown(self.path)}), "
             f"profile {prof}, variant fixed.",
             "Only the trace's deterministic fields (docs/pytest-plugin.md). Do not edit:",
-            f"regenerate with: python3 -m pytest {shlex.quote(self.fixed_nodeid)} --update-goldens",
+            f"regenerate with: {regenerate_command(self.fixed_nodeid)}",
             "and review the diff line by line.",
         ]
 
@@ -307,31 +428,11 @@ class ScenarioItem(pytest.Item):
 
     def _run_fixed(self, st: _State):
         actual = G.from_trace(self._run([]))
-        if st.update:
-            old = None
-            if self.golden_path.exists():
-                try:
-                    old = G.parse(self.golden_path.read_bytes(), _shown(self.golden_path))
-                except G.GoldenError:
-                    old = None
-            if old is not None and old == actual:
-                # Same content (hex dump included): leave the file byte for
-                # byte as it is, comments and all.
-                self.wirecheck_golden = "unchanged"
-                return
-            G.write(self.golden_path, G.render(actual, header=self._header()))
-            self.wirecheck_golden = "written"
-            if old is not None:
-                self.add_report_section("call", "wirecheck golden",
-                                        f"updated {_shown(self.golden_path)}:\n\n"
-                                        + G.report(G.compare(old, actual)))
-            return
-        if not self.golden_path.exists():
-            raise WirecheckFailure(self._hint())
-        diffs = G.compare(self._load_golden(), actual)
-        if diffs:
-            raise WirecheckFailure(f"the trace differs from the golden {_shown(self.golden_path)}\n\n"
-                                   + G.report(diffs))
+        status, section = check_golden(self.golden_path, actual, update=st.update,
+                                       header=self._header(), missing=self._hint())
+        self.wirecheck_golden = status if st.update else None
+        if section:
+            self.add_report_section("call", "wirecheck golden", section)
 
     def _run_legacy(self, st: _State):
         actual = G.from_trace(self._run([self.legacy_variant]))
@@ -378,6 +479,71 @@ class ScenarioItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, None, f"{self.nodeid} (scenario {self.meta.get('name')})"
+
+
+# ------------------------------------------------------ the golden fixture
+
+
+class GoldenFixture:
+    """The `wirecheck_golden` fixture: compares a trace made in a test of
+    one's own (wirecheck.api, wirecheck.runner) with a golden, as a scenario
+    item does (docs/pytest-plugin.md):
+
+        def test_mine(wirecheck_golden):
+            trace = Scenario().task().end("hi", cb=True).run()
+            wirecheck_golden(trace)                       # goldens/test_mine.golden
+            wirecheck_golden(other, "goldens/other.golden")  # beside the test file
+
+    --update-goldens writes the golden instead (refused when CI=true); a
+    mismatch fails the test with the differences and writes the trace beside
+    the golden (NAME.obtained)."""
+
+    def __init__(self, request):
+        self._request = request
+        self._used: set = set()
+
+    def default_path(self) -> Path:
+        """goldens/<test name>.golden beside the test's file."""
+        node = self._request.node
+        return Path(node.path).parent / "goldens" / (_file_name(node.name) + ".golden")
+
+    def __call__(self, trace: dict, path=None) -> Path:
+        node = self._request.node
+        golden = Path(path) if path is not None else self.default_path()
+        if not golden.is_absolute():
+            golden = Path(node.path).parent / golden
+        if golden in self._used:
+            raise WirecheckFailure(f"wirecheck_golden: {_shown(golden)} is used twice in "
+                                   f"{node.nodeid}: give each trace its own path")
+        self._used.add(golden)
+        header = [f"wirecheck golden of test {node.nodeid}.",
+                  "Only the trace's deterministic fields (docs/pytest-plugin.md). Do not edit:",
+                  f"regenerate with: {regenerate_command(node.nodeid)}",
+                  "and review the diff line by line."]
+        st = _state(self._request.config)
+        try:
+            status, section = check_golden(
+                golden, G.from_trace(trace), update=st.update, header=header,
+                missing=f"no golden: run {regenerate_command(node.nodeid)}\n"
+                        f"(expected {_shown(golden)})")
+        except WirecheckFailure as e:
+            pytest.fail(str(e), pytrace=False)
+        if status == "written":
+            st.written.append(str(golden))
+        if section:
+            print(section)
+        return golden
+
+
+def _file_name(name: str) -> str:
+    """A test's name as a file name: test_x[a/b] -> test_x_a_b_."""
+    return re.sub(r"[^A-Za-z0-9._=+-]", "_", name)
+
+
+@pytest.fixture
+def wirecheck_golden(request) -> GoldenFixture:
+    """Compare a trace with a golden in a test of one's own (GoldenFixture)."""
+    return GoldenFixture(request)
 
 
 # ------------------------------------------------------------ reporting

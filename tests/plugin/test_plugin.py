@@ -144,7 +144,7 @@ def test_update_then_pass_and_the_golden_holds_only_deterministic_fields(suite):
     assert outcomes(res) == {"passed": 3}
     text = suite.golden("small").read_bytes().decode()
     assert text.startswith("# wirecheck golden of scenario small (s/small.wcs)")
-    assert "python3 -m pytest s/small.wcs::variant=fixed --update-goldens" in text
+    assert "/usr/bin/python3 -m pytest -p wirecheck.plugin s/small.wcs::variant=fixed --update-goldens" in text
     body = [l for l in text.splitlines() if not l.startswith("#")]
     assert body[:2] == ["exit: code=0 timed_out=false", "faults:"]
     assert body[2].startswith("peer: bytes=10 sha256=")
@@ -153,7 +153,7 @@ def test_update_then_pass_and_the_golden_holds_only_deterministic_fields(suite):
                          "  00000000  68 65 6c 6c 6f 0d 0a 6f  6b 0a                    |hello..ok.|"]
     assert body[5] == "events:" and "  t2 c0 write#1 5 -> true" in body
     assert "  send 2" in body and "syscalls:" in body
-    assert body[-1] == "queue: bytes_moved=0 allocations=0"
+    assert body[-1] == "queue: bytes_moved=0 allocations=0 bytes_copied=0"
     for absent in ("valgrind", "core", "variant", "transport", "syscalls_timing", "epoll_wait",
                    "scenario:"):
         assert absent not in "\n".join(body)
@@ -172,12 +172,12 @@ def test_missing_golden_fails_with_the_command_that_makes_it(suite):
     res = suite.run()
     assert outcomes(res) == {"failed": 2}
     res.stdout.fnmatch_lines([
-        "no golden: run pytest s/end-large.wcs::clamp=4096::variant=fixed --update-goldens",
+        "no golden: run /usr/bin/python3 -m pytest -p wirecheck.plugin s/end-large.wcs::clamp=4096::variant=fixed --update-goldens",
         "(expected s/end-large.clamp=4096.golden)",
     ])
     # the legacy item points at the fixed item, which writes the golden
     out = res.stdout.str()
-    assert out.count("no golden: run pytest s/end-large.wcs::clamp=4096::variant=fixed "
+    assert out.count("no golden: run /usr/bin/python3 -m pytest -p wirecheck.plugin s/end-large.wcs::clamp=4096::variant=fixed "
                      "--update-goldens") == 2
     res = suite.run("s/end-large.wcs::clamp=4096::variant=fixed", "--update-goldens")
     assert outcomes(res) == {"passed": 1}
@@ -373,7 +373,8 @@ def test_legacy_must_differ_that_matches_fails_with_the_reason(suite):
     # the passing must-differ item shows what differed
     assert "legacy queue=memmove must-differ: the legacy run differs from the golden " \
            "s/moves.golden, as it must:" in out
-    assert re.search(r"queue: golden bytes_moved=0 allocations=1, actual bytes_moved=[1-9]", out)
+    assert re.search(r"queue: golden bytes_moved=0 allocations=1 bytes_copied=[0-9]+, "
+                     r"actual bytes_moved=[1-9]", out)
 
 
 def test_legacy_must_match_that_differs_fails(suite):
@@ -635,7 +636,7 @@ def test_api_builds_the_scenario_language_and_runs_it(suite):
     trace = sc.run()
     assert trace["scenario"] == "end-large"
     assert trace["peer"]["bytes"] == 131072 and trace["queue"]["bytes_moved"] == 0
-    assert trace["events"][-3:] == ["t3 c0 finish", "t4 c0 end",
+    assert trace["events"][-3:] == ["t3 c0 finish", "t4 c0 eof",
                                     "t4 c0 close had_error=0 bytes_written=131072"]
     legacy = sc.run(variants=["queue=memmove"])
     assert legacy["variant"] == {"batch": "on", "halfopen": "end-first", "queue": "memmove"}

@@ -26,6 +26,7 @@ pytest.importorskip("matplotlib", reason="python3-matplotlib is not installed")
 
 from wirecheck import report as rpt  # noqa: E402
 from wirecheck import runner  # noqa: E402
+from wirecheck.report import pr as rpt_pr  # noqa: E402
 
 SCENARIOS = ["scenarios/queue/end-large.wcs", "scenarios/queue/epipe-prefix.wcs"]
 # Batching and half-open scenarios; end-abort ends by SIGABRT and
@@ -211,7 +212,7 @@ def test_cpu_scaling_leaves_skipped_cells_out_of_the_slope():
 @needs_wirecheck
 def test_files_are_produced(made):
     out, rep = made["out"], made["json"]
-    expected = {"report.md", "report.json", "queue-end-large.clamp=1.svg",
+    expected = {"report.md", "summary.md", "report.json", "queue-end-large.clamp=1.svg",
                 "queue-end-large.clamp=7.svg", "queue-end-large.clamp=4096.svg",
                 "queue-end-large.clamp=16384.svg", "queue-epipe-prefix.svg",
                 "scaling-bytes-moved.svg", "scaling-sender-cpu.svg"}
@@ -372,11 +373,72 @@ def test_stale_plots_of_the_previous_report_go(made, tmp_path):
     proc = run_report("--out", str(out), "--paths", SCENARIOS[1], "--no-bench", "-q",
                       "--wirecheck-bin", str(wirecheck_bin()))
     assert proc.returncode == 0, proc.stderr
-    assert {p.name for p in out.iterdir()} == {"report.md", "report.json",
+    assert {p.name for p in out.iterdir()} == {"report.md", "summary.md", "report.json",
                                                "queue-epipe-prefix.svg", "mine.svg"}
     rep = json.loads((out / "report.json").read_text())
     assert rep["bench"]["ran"] is False
     assert "Not run (--no-bench)." in (out / "report.md").read_text()
+
+
+MD_LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+
+
+@needs_wirecheck
+def test_summary_is_short_and_its_links_resolve(made):
+    """Issue 12, item 10: summary.md beside report.md, far below GitHub's
+    65,536 characters, with the targets, the plots and the full report
+    linked relative to the folder, so that they render where it is browsed."""
+    out, md = made["out"], (made["out"] / "summary.md").read_text()
+    assert len(md) < rpt_pr.SUMMARY_LIMIT < 65_536
+    links = MD_LINK.findall(md)
+    assert {"report.md", "report.json", "scaling-bytes-moved.svg",
+            "scaling-sender-cpu.svg"} <= set(links)
+    for target in links:
+        assert (out / target).is_file(), target
+    for line in md.split("## Summary\n", 1)[1].split("\n## ", 1)[0].strip().splitlines():
+        assert line in made["md"]  # the summary is report.md's
+    assert "<details>" not in md
+    assert "summary.md" in made["json"]["files"]
+
+
+@needs_wirecheck
+def test_summary_links_start_with_link_base(made, tmp_path):
+    base = "https://example.invalid/o/r/raw/main/reports/sample"
+    proc = run_report("--from-json", str(made["out"] / "report.json"), "--out", str(tmp_path),
+                      "--link-base", base + "/", "-q")
+    assert proc.returncode == 0, proc.stderr
+    links = MD_LINK.findall((tmp_path / "summary.md").read_text())
+    assert links and all(link.startswith(base + "/") for link in links)
+    assert base + "/batching.svg" not in links  # no batching bench in this report
+    assert (tmp_path / "report.md").read_bytes() == (made["out"] / "report.md").read_bytes()
+
+
+@needs_wirecheck
+def test_paths_outside_the_repository(tmp_path):
+    """Issue 12, item 10: --paths outside the repository, relative to the
+    working folder or absolute, runs (it failed with `cannot open`), and no
+    plot name starts with a dash (an absolute path gave '-tmp-...svg')."""
+    mine = tmp_path / "my suite"
+    mine.mkdir()
+    (mine / "-dash.wcs").write_text((REPO / SCENARIOS[1]).read_text())
+    other = tmp_path / "other" / "my suite"
+    other.mkdir(parents=True)
+    (other / "-dash.wcs").write_text((REPO / SCENARIOS[1]).read_text())
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    for args in (["my suite"], [str(mine), str(other)]):
+        out = tmp_path / "out"
+        proc = subprocess.run([sys.executable, "-m", "wirecheck.report", "--out", str(out),
+                               "--paths", *args, "--no-bench", "--no-per-connection", "-q",
+                               "--wirecheck-bin", str(wirecheck_bin())],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        rep = json.loads((out / "report.json").read_text())
+        assert [p["errors"] for s in rep["scenarios"] for p in s["profiles"]] == \
+            [{}] * len(args)
+        svgs = [f for f in rep["files"] if f.endswith(".svg")]
+        assert len(svgs) == len(args) and len(set(svgs)) == len(svgs)
+        assert not any(f.startswith(("-", ".")) for f in svgs), svgs
+        assert {p.name for p in out.iterdir()} >= set(svgs)
 
 
 @needs_wirecheck
@@ -530,6 +592,17 @@ def test_batching_and_chat_targets_as_the_benches_say(real):
     rows = md_section_table(real["md"], "Targets (bench/chat)")
     assert rows == [[t["target"], f"{t['bound']:.2f}", f"{t['measured']:.2f}",
                      "PASS" if t["pass"] else "FAIL"] for t in bench["chat"]["targets"]]
+    # Issue 9: the bound is min(frames, 2) sends per client per task that
+    # writes; the literal "1 send per client per task" is no target, the
+    # batches' own bound (1 per client per task) is. Sends are counts: every
+    # target holds.
+    assert [t["target"].split(" (")[0] for t in bench["chat"]["targets"]] == [
+        "batch=on: sends per round at most min(frames, 2) per client per task that writes "
+        "to it",
+        "batch=on: end-of-task sends",
+        "batch=off: 1 send per frame out"]
+    assert all(t["pass"] for t in bench["chat"]["targets"])
+    assert "FAIL" not in real["md"].split("(bench/chat)", 1)[1].split("\n## ", 1)[0]
     for name in ("batching", "chat"):
         b = bench[name]
         assert sum(t["pass"] for t in b["targets"]) == b["targets_met"]

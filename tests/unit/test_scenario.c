@@ -539,7 +539,7 @@ static void test_blocks(void **state)
 		enum sc_event event;
 		size_t nops;
 	} handlers[] = {
-		{ 5, -1, SC_EV_DATA, 1 },  { 7, 1, SC_EV_END, 0 },
+		{ 5, -1, SC_EV_DATA, 1 },  { 7, 1, SC_EV_EOF, 0 },
 		{ 8, -1, SC_EV_DRAIN, 0 }, { 9, 0, SC_EV_FINISH, 0 },
 		{ 10, -1, SC_EV_CLOSE, 1 },
 	};
@@ -552,7 +552,7 @@ static void test_blocks(void **state)
 		 "task conn=2\n"      /* 4: an empty task */
 		 "on data\n"          /* 5 */
 		 "  pause\n"          /* 6 */
-		 "on end conn=1\n"    /* 7 */
+		 "on eof conn=1\n"    /* 7 */
 		 "on drain\n"         /* 8 */
 		 "on finish conn=0\n" /* 9 */
 		 "on close\n"         /* 10 */
@@ -586,6 +586,19 @@ static void test_blocks(void **state)
 	assert_int_equal(sc.handlers[0].ops[0].line, 6);
 	assert_int_equal(sc.handlers[4].ops[0].kind, SC_OP_RESUME);
 	assert_int_equal(sc.handlers[4].ops[0].line, 11);
+	sc_free(&sc);
+}
+
+/* "on end" is the older name of "on eof" (the peer's FIN): still read. */
+static void test_on_end_is_on_eof(void **state)
+{
+	struct scenario sc;
+
+	(void)state;
+	parse_ok("on end\n  destroy\n", &sc);
+	assert_int_equal(sc.nhandlers, 1);
+	assert_int_equal(sc.handlers[0].event, SC_EV_EOF);
+	assert_string_equal(sc_event_names[sc.handlers[0].event], "eof");
 	sc_free(&sc);
 }
 
@@ -1097,7 +1110,7 @@ static void test_error_blocks(void **state)
 	expect_error("task foo\n", 1, "unexpected 'foo'", "conn=K");
 	expect_error("task conn=-1\n", 1, "conn=-1", "connection index");
 	expect_error("task conn=\n", 1, "conn=", "connection index");
-	expect_error("on\n", 1, "'on' needs an event", "data, end, drain, finish, close, write-cb or end-cb");
+	expect_error("on\n", 1, "'on' needs an event", "data, eof, drain, finish, close, write-cb or end-cb");
 	expect_error("on frob\n", 1, "unknown event 'frob'");
 	expect_error("on data conn=x\n", 1, "conn=x", "connection index");
 	expect_error("\non data later\n", 2, "unexpected 'later'", "conn=K");
@@ -1400,6 +1413,7 @@ int main(void)
 		cmocka_unit_test(test_peer_actions),
 		cmocka_unit_test(test_reads_at_points),
 		cmocka_unit_test(test_blocks),
+		cmocka_unit_test(test_on_end_is_on_eof),
 		cmocka_unit_test(test_write_sizes),
 		cmocka_unit_test(test_write_strings),
 		cmocka_unit_test(test_end_ops),

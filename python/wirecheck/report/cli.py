@@ -20,6 +20,7 @@ from .collect import (BENCHES, CPU_SIZES_FULL, CPU_SIZES_QUICK, PER_CONNECTION_S
 from .derive import bytes_moved_scaling, sender_cpu_scaling, seed_table
 from .fmt import rel
 from .markdown import render_markdown
+from .pr import render_summary
 from .plots import _plt, plot_jobs, run_plots
 
 SCHEMA = 1
@@ -60,6 +61,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                     help="where bytes_moved, sender_cpu, gate_cost are (default: beside wirecheck)")
     ap.add_argument("--png", action="store_true",
                     help="also write a PNG next to each SVG (for looking at them)")
+    ap.add_argument("--link-base", metavar="URL", default="",
+                    help="summary.md's links to the plots and the full report start with URL "
+                         "(the output folder as published, e.g. a raw GitHub URL), so that "
+                         "they render when summary.md is pasted into a pull request "
+                         "(default: relative to the output folder)")
     ap.add_argument("--from-json", metavar="REPORT_JSON",
                     help="run nothing: re-render report.md and the plots from a report.json")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
@@ -67,8 +73,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def write_outputs(report: dict, out: Path, extra: Sequence[str] = (), log=lambda m: None,
-                  before_render=None) -> list[str]:
-    """Plots, report.md and report.json into out; returns the files written.
+                  before_render=None, link_base: str = "") -> list[str]:
+    """Plots, report.md, summary.md and report.json into out; returns the
+    files written. link_base: summary.md's links (pr.render_summary).
     Removes first the files that a previous report.json in out lists (and
     only those), so that a scenario gone since leaves no stale plot.
     before_render(report) runs after the plots, before report.md is written."""
@@ -88,10 +95,11 @@ def write_outputs(report: dict, out: Path, extra: Sequence[str] = (), log=lambda
     log("plots")
     jobs, files = plot_jobs(report, out, extra)
     run_plots(jobs, log)
-    report["files"] = ["report.md", "report.json", *files]
+    report["files"] = ["report.md", "summary.md", "report.json", *files]
     if before_render:
         before_render(report)
     (out / "report.md").write_text(render_markdown(report))
+    (out / "summary.md").write_text(render_summary(report, link_base))
     (out / "report.json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
     return report["files"]
 
@@ -119,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"wirecheck.report: --from-json: schema {report.get('schema')}, "
                   f"expected {SCHEMA}", file=sys.stderr)
             return 2
-        files = write_outputs(report, out, extra, log)
+        files = write_outputs(report, out, extra, log, link_base=opts.link_base)
         log(f"re-rendered {len(files)} files into {rel(out)}")
         return 0
 
@@ -181,7 +189,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     def finish(rep: dict) -> None:  # the run's time, plots included
         rep["seconds"] = round(time.monotonic() - started, 1)
 
-    files = write_outputs(report, out, extra, log, before_render=finish)
+    files = write_outputs(report, out, extra, log, before_render=finish,
+                          link_base=opts.link_base)
     log(f"wrote {len(files)} files into {rel(out)} in {report['seconds']:.0f} s")
 
     failed = any(s["error"] or any(p["errors"] for p in s["profiles"]) for s in scenarios)

@@ -57,9 +57,16 @@ def find_scenarios(paths: Iterable[str | os.PathLike]) -> list[Path]:
 def run_scenarios(paths: Sequence[Path], binary: Path, log) -> list[dict]:
     """Checks every scenario, then runs each profile fixed and legacy."""
     scenarios: list[dict] = []
-    jobs: list[tuple[dict, dict, str]] = []
+    jobs: list[tuple[dict, dict, str, Path]] = []
+    stems: set = set()
     for path in paths:
-        entry: dict = {"path": rel(path), "name": path.stem, "stem": scenario_stem(path),
+        stem = scenario_stem(path)
+        n = 2
+        while stem in stems:  # two folders' a.wcs outside the repository
+            stem = f"{scenario_stem(path)}-{n}"
+            n += 1
+        stems.add(stem)
+        entry: dict = {"path": rel(path), "name": path.stem, "stem": stem,
                        "behaviour": None, "legacy": None, "profiles": [], "error": None}
         scenarios.append(entry)
         try:
@@ -75,18 +82,19 @@ def run_scenarios(paths: Sequence[Path], binary: Path, log) -> list[dict]:
             p = {"id": prof.id, "values": [list(v) for v in prof.values], "flags": prof.flags,
                  "plot": None, "fixed": None, "legacy": None, "errors": {}}
             entry["profiles"].append(p)
-            jobs.append((entry, p, "fixed"))
+            jobs.append((entry, p, "fixed", path))
             if entry["legacy"]:
-                jobs.append((entry, p, "legacy"))
+                jobs.append((entry, p, "legacy", path))
     total = len(jobs)
-    for i, (entry, p, side) in enumerate(jobs, 1):
+    for i, (entry, p, side, path) in enumerate(jobs, 1):
         label = f"{Path(entry['path']).with_suffix('')} {p['id'] or '(no matrix)'} {side}"
         log(f"[{i}/{total}] {label}")
         variants = [entry["legacy"]["variant"]] if side == "legacy" else []
         start = time.monotonic()
         try:
-            trace = run(REPO / entry["path"] if not Path(entry["path"]).is_absolute()
-                        else entry["path"], p["flags"], variants=variants, binary=binary)
+            # The path as given (relative to the working folder), not the
+            # shown one, which may be relative to the repository.
+            trace = run(path, p["flags"], variants=variants, binary=binary)
         except (WirecheckError, OSError, ValueError, subprocess.TimeoutExpired) as e:
             p["errors"][side] = str(e)
             log(f"[{i}/{total}] {label}: FAILED: {e}")
@@ -156,6 +164,10 @@ def run_benches(bench_dir: Path, opts, log) -> dict:
         parsed = parse_gate_cost(res["stdout"]) if name == "gate_cost" else parse_json_bench(res)
         if parsed is None and not res["error"]:
             res["error"] = f"{name}: no figures in its output"
+        if isinstance(parsed, dict) and isinstance(parsed.get("command"), list) \
+                and parsed["command"]:
+            # The bench prints its own argv: its path as the report shows paths.
+            parsed["command"][0] = rel(Path(parsed["command"][0]))
         bench[name] = parsed
         bench["runs"][name] = {k: v for k, v in res.items() if k != "stdout"}
         if res["error"]:

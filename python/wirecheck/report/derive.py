@@ -42,10 +42,14 @@ def compare(fixed: Any, legacy: Any) -> dict:
 
 
 def scenario_stem(path: Path) -> str:
-    """scenarios/queue/end-large.wcs -> 'queue-end-large' (the plot name)."""
+    """scenarios/queue/end-large.wcs -> 'queue-end-large' (the plot name);
+    a file outside the repository and the working folder is named by its
+    folder and its name (/tmp/x/a.wcs -> 'x-a'), never with a leading dash."""
     r = Path(rel(path)).with_suffix("")
     parts = list(r.parts)
-    if len(parts) > 1 and parts[0] == "scenarios":
+    if r.is_absolute():
+        parts = parts[-2:]
+    elif len(parts) > 1 and parts[0] == "scenarios":
         parts = parts[1:]
     return safe_name("-".join(parts))
 

@@ -84,7 +84,10 @@ def rel(path: Path) -> str:
 
 
 def safe_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._=+-]+", "_", text).strip("_") or "x"
+    """A file name from text: letters, digits and ._=+- only, and no leading
+    dash or dot (a name like '-x.svg' reads as an option to a shell tool,
+    and GitHub does not render an image whose link starts with one)."""
+    return re.sub(r"[^A-Za-z0-9._=+-]+", "_", text).strip("_").lstrip("-.") or "x"
 
 
 def exit_text(summary: dict | None) -> str:

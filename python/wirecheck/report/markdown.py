@@ -188,17 +188,20 @@ def summary_lines(report: dict) -> list[str]:
     return out
 
 
-def render_markdown(report: dict) -> str:
-    L: list[str] = []
+def header_line(report: dict) -> str:
+    """Commit, wirecheck version, CPUs, time, command, duration."""
     env = report["environment"]
     git = env.get("git") or {}
     commit = git.get("commit", "unknown")[:12]
     dirty = " (with uncommitted changes)" if git.get("dirty") else ""
-    L += ["# wirecheck report", "",
-          f"Commit `{commit}`{dirty} · {env.get('wirecheck_version', 'wirecheck')} · "
-          f"{env.get('cpus')} CPUs · {report['generated']} · "
-          f"`{' '.join(report['command'])}` · {report['seconds']:.0f} s", "",
-          "## Summary", ""]
+    return (f"Commit `{commit}`{dirty} · {env.get('wirecheck_version', 'wirecheck')} · "
+            f"{env.get('cpus')} CPUs · {report['generated']} · "
+            f"`{' '.join(report['command'])}` · {report['seconds']:.0f} s")
+
+
+def render_markdown(report: dict) -> str:
+    L: list[str] = []
+    L += ["# wirecheck report", "", header_line(report), "", "## Summary", ""]
     L += summary_lines(report)
     L += ["", "## Scenarios: fixed vs legacy", "",
           "One run of each profile of each scenario's matrix with the fixed code (no "
@@ -247,5 +250,7 @@ def render_markdown(report: dict) -> str:
     L += ["## Files", "",
           "- `report.json`: every figure above, the raw traces and benchmark output "
           "(docs/reports.md).",
+          *(["- `summary.md`: the summary, the targets and the benchmarks' plots, short "
+             "enough to paste into a pull request."] if "summary.md" in report["files"] else []),
           *[f"- `{f}`" for f in report["files"] if f.endswith(".svg")], ""]
     return "\n".join(L)

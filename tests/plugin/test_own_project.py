@@ -1,0 +1,113 @@
+"""Using the plugin from another project (issue 12, item 12): the rootdir
+with `--wirecheck-bin PATH` in its space form, the golden header's command,
+the obtained trace beside a golden that differs, and the wirecheck_golden
+fixture for a test of one's own."""
+import os
+import shlex
+import subprocess
+import textwrap
+from pathlib import Path
+
+from wirecheck import golden as G
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def wirecheck_path() -> Path:
+    return Path(os.environ.get("WIRECHECK_BIN") or REPO / "build" / "bin" / "wirecheck")
+
+SMALL = 'behaviour queue\ntask\n  write "hello" cb\n  end cb\n'
+
+
+def test_space_form_wirecheck_bin_keeps_the_rootdir_and_the_ini(suite):
+    """pytest took the value of `--wirecheck-bin /abs/path` for a path to
+    test: the rootdir moved to the binary's folder and the project's
+    pytest.ini (its addopts) was lost."""
+    suite.scenario("small", SMALL)
+    suite.scenario("other", SMALL)
+    (suite.path / "pytest.ini").write_text("[pytest]\naddopts = -k small\n")
+    for form in ([f"--wirecheck-bin={wirecheck_path()}"],
+                 ["--wirecheck-bin", str(wirecheck_path())]):
+        res = suite.run(*form, "--collect-only")
+        assert res.ret == 0, res.stdout.str()
+        res.stdout.fnmatch_lines([f"rootdir: {suite.path}, configfile: pytest.ini"])
+        ids = [l for l in res.stdout.lines if "ScenarioItem" in l or "<" in l]
+        assert not any("other" in l for l in ids), res.stdout.str()
+        assert any("small" in l for l in ids), res.stdout.str()
+
+
+def test_golden_header_command_names_the_plugin_and_runs(suite):
+    suite.scenario("small", SMALL)
+    suite.update()
+    text = suite.golden("small").read_text()
+    cmd = ("/usr/bin/python3 -m pytest -p wirecheck.plugin s/small.wcs::variant=fixed "
+           "--update-goldens")
+    assert f"# regenerate with: {cmd}\n" in text
+    # The command works as written, from the rootdir, in a project without
+    # a conftest that loads the plugin.
+    suite.golden("small").unlink()
+    proc = subprocess.run(shlex.split(cmd), cwd=suite.path, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert suite.golden("small").read_text() == text
+    # A missing golden's message gives the same command.
+    suite.golden("small").unlink()
+    res = suite.run()
+    res.stdout.fnmatch_lines([f"*no golden: run {cmd}"])
+
+
+def test_a_mismatch_writes_the_obtained_trace_beside_the_golden(suite):
+    wcs = suite.scenario("small", SMALL)
+    suite.update()
+    golden = suite.golden("small")
+    obtained = golden.with_suffix(".obtained")
+    wcs.write_text(SMALL.replace('"hello"', '"hellO"'))
+    res = suite.run()
+    assert res.ret == 1
+    assert obtained.is_file()
+    res.stdout.fnmatch_lines([f"*the run's trace is in s/small.obtained: diff s/small.golden "
+                              "s/small.obtained)"])
+    got, want = G.load(obtained), G.load(golden)
+    assert got != want
+    assert b"hellO" in got.peers[0].data and b"hello" in want.peers[0].data
+    # Once the run matches again, the obtained trace goes.
+    wcs.write_text(SMALL)
+    res = suite.run()
+    assert res.ret == 0, res.stdout.str()
+    assert not obtained.exists()
+
+
+def test_obtained_traces_are_ignored_by_git():
+    proc = subprocess.run(["git", "-C", str(REPO), "check-ignore", "-q",
+                           "scenarios/queue/end-large.clamp=7.obtained"])
+    assert proc.returncode == 0
+
+
+def test_the_golden_fixture_in_a_test_of_ones_own(suite):
+    test = suite.path / "test_mine.py"
+
+    def write_test(text):
+        test.write_text(textwrap.dedent(f"""
+            from wirecheck.api import Scenario
+
+            def test_mine(wirecheck_golden):
+                trace = Scenario().task().end({text!r}, cb=True).run()
+                path = wirecheck_golden(trace)
+                assert path.name == "test_mine.golden"
+            """))
+    write_test("hi")
+    res = suite.run("test_mine.py")
+    assert res.ret == 1
+    res.stdout.fnmatch_lines(["*no golden: run /usr/bin/python3 -m pytest -p wirecheck.plugin "
+                              "test_mine.py::test_mine --update-goldens"])
+    res = suite.run("test_mine.py", "--update-goldens")
+    assert res.ret == 0, res.stdout.str()
+    golden = suite.path / "goldens" / "test_mine.golden"
+    assert G.load(golden).peers[0].data == b"hi"
+    res = suite.run("test_mine.py")
+    assert res.ret == 0, res.stdout.str()
+    write_test("ho")
+    res = suite.run("test_mine.py")
+    assert res.ret == 1
+    res.stdout.fnmatch_lines(["*the trace differs from the golden goldens/test_mine.golden"])
+    assert G.load(golden.with_suffix(".obtained")).peers[0].data == b"ho"
