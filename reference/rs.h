@@ -381,7 +381,8 @@ struct rs_ws_events {
 	void (*on_ping)(rs_ws *ws, const struct rs_ws_message *m, void *arg);
 	void (*on_pong)(rs_ws *ws, const struct rs_ws_message *m, void *arg);
 	/* The peer's close frame: its code (1005 without one) and reason.
-	 * The answer (when we had not sent one) is written before this. */
+	 * When we had not sent one, the answer (the same code) follows, behind
+	 * the messages that wait; then the stream ends. */
 	void (*on_peer_close)(rs_ws *ws, int code, const uint8_t *reason,
 			      size_t len, void *arg);
 	/* The peer broke the protocol, or the handshake failed: code is the
@@ -450,11 +451,12 @@ int rs_ws_ping(rs_ws *ws, const void *data, size_t len);
 /*
  * Starts the close handshake: a close frame with code (0: none) and a
  * reason of at most 123 bytes, behind the messages that wait. Later sends
- * fail with -EPIPE. The stream is ended (FIN) right behind the close frame;
- * the peer's close frame is still read until its FIN (npm ws instead waits
- * up to 30 s for it before it ends the stream). Returns 0, -EINVAL for a
- * code that may not be sent or a reason that is too long or not UTF-8,
- * -EPIPE when a close was already sent.
+ * fail with -EPIPE. The stream is ended (FIN) once both close frames are
+ * through: ours written and the peer's read (npm ws does the same, and
+ * gives up after 30 s; this stack has no timer: a peer that never answers
+ * keeps the socket open). Returns 0, -EINVAL for a code that may not be
+ * sent or a reason that is too long or not UTF-8, -EPIPE when a close was
+ * already sent.
  */
 int rs_ws_close(rs_ws *ws, int code, const void *reason, size_t len);
 /*

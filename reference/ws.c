@@ -54,6 +54,7 @@ struct rs_ws {
 	int close_received;
 	int peer_code;
 	int ending;        /* rs_socket_end was called */
+	int close_queued;  /* our close frame waits in the queue */
 	/* The handshake. */
 	char *head;
 	size_t head_len;
@@ -209,15 +210,15 @@ static void ws_dequeue(rs_ws *ws)
  */
 static void ws_drain(rs_ws *ws)
 {
-	while (ws->qhead && !ws->waiting && ws->state == WS_OPEN &&
-	       !ws->close_received) {
+	while (ws->qhead && !ws->waiting && ws->state == WS_OPEN) {
 		struct ws_msg *m = ws->qhead;
 		int r;
 
 		if (m->close) {
 			r = ws_write_close(ws, m->code, m->data, m->len);
 			ws_dequeue(ws);
-			if (r >= 0)
+			ws->close_queued = 0;
+			if (r >= 0 && ws->close_received)
 				ws_end(ws);
 			continue;
 		}
@@ -283,6 +284,29 @@ int rs_ws_ping(rs_ws *ws, const void *data, size_t len)
 	return ws_write_control(ws, RS_WS_OP_PING, data, len);
 }
 
+/*
+ * Our close frame, behind the messages that wait (npm ws writes it to the
+ * socket behind every frame it wrote before). The stream ends once both
+ * close frames are through: here when the peer's came first, else when it
+ * comes (ws_peer_close).
+ */
+static int ws_close_behind(rs_ws *ws, int code, const void *reason,
+			   size_t len)
+{
+	if (ws->qhead || ws->waiting || ws->state == WS_CONNECTING) {
+		int r = ws_enqueue(ws, 0, reason, len, 0, 0, 1, 1, code);
+
+		if (r == 0) {
+			ws->close_sent = 1;  /* later sends fail from now */
+			ws->close_queued = 1;
+		}
+		return r;
+	}
+	if (ws_write_close(ws, code, reason, len) >= 0 && ws->close_received)
+		ws_end(ws);
+	return 0;
+}
+
 int rs_ws_close(rs_ws *ws, int code, const void *reason, size_t len)
 {
 	if ((code != 0 && !rs_ws_close_code_valid(code)) ||
@@ -291,20 +315,7 @@ int rs_ws_close(rs_ws *ws, int code, const void *reason, size_t len)
 		return -EINVAL;
 	if (ws->close_sent || ws->state == WS_CLOSED)
 		return -EPIPE;
-	if (ws->qhead || ws->waiting || ws->state == WS_CONNECTING) {
-		int r = ws_enqueue(ws, 0, reason, len, 0, 0, 1, 1, code);
-
-		if (r == 0)
-			ws->close_sent = 1;  /* later sends fail from now */
-		return r;
-	}
-	/* The stream ends right behind our close frame: a peer that never
-	 * answers (a raw TCP peer) cannot keep the socket open, where npm ws
-	 * waits up to 30 s for the answer. The peer's close frame is still
-	 * read until its FIN. */
-	if (ws_write_close(ws, code, reason, len) >= 0)
-		ws_end(ws);
-	return 0;
+	return ws_close_behind(ws, code, reason, len);
 }
 
 size_t rs_ws_buffered_amount(const rs_ws *ws)
@@ -341,19 +352,21 @@ static void ws_peer_close(rs_ws *ws, const struct rs_ws_event *e)
 {
 	ws->close_received = 1;
 	ws->peer_code = e->code;
-	/* RFC 6455 5.5.1: answer with a close frame, echoing the code (npm
-	 * ws does), ahead of the messages that wait: they will not go out. */
-	if (!ws->close_sent)
-		ws_write_close(ws, e->code == RS_WS_CLOSE_NO_STATUS ? 0 : e->code,
-			       NULL, 0);
 	if (ws->ev.on_peer_close)
 		ws->ev.on_peer_close(ws, e->code, e->data, e->len, ws->arg);
-	ws_end(ws);
+	/* RFC 6455 5.5.1: answer with a close frame, echoing the code as npm
+	 * ws does, behind the messages that wait (5.5.1 lets an endpoint
+	 * finish what it is sending first). The stream ends behind it. */
+	if (!ws->close_sent)
+		ws_close_behind(ws, e->code == RS_WS_CLOSE_NO_STATUS ? 0 : e->code,
+				NULL, 0);
+	else if (!ws->close_queued)
+		ws_end(ws);
 }
 
 static void ws_frames(rs_ws *ws, const uint8_t *data, size_t len)
 {
-	while (len > 0 && !ws->ending) {
+	while (len > 0) {
 		struct rs_ws_event e;
 		struct rs_ws_message m;
 		size_t k = rs_ws_parser_feed(&ws->parser, data, len, &e);
@@ -460,6 +473,13 @@ static void ws_on_data(rs_socket *s, const char *data, size_t len, void *arg)
 	char *h;
 
 	(void)s;
+	/* After our close frame (and FIN) the peer's close frame is still
+	 * read; a failed handshake reads nothing more. */
+	if (ws->state == WS_OPEN) {
+		if (!ws->close_received && ws->parser.error_code == 0)
+			ws_frames(ws, (const uint8_t *)data, len);
+		return;
+	}
 	if (ws->ending)
 		return;
 	if (ws->state == WS_OPEN) {
