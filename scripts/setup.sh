@@ -9,7 +9,11 @@ cd "$(dirname "$0")/.."
 # Why each package is here: docs/ARCHITECTURE.md, "Dependencies".
 packages=(build-essential cmake pkg-config libfiu-dev fiu-utils libjansson-dev
           libcmocka-dev libssl-dev valgrind strace python3 python3-pytest
-          python3-pytest-xdist python3-matplotlib python3-hypothesis)
+          python3-pytest-xdist python3-matplotlib python3-hypothesis
+          python3-websockets python3-wsproto)
+# node and npm run npm ws, the WebSocket judge (tests/e2e/test_ws_wire.py):
+# Debian's nodejs and npm, unless a node with its npm is there already.
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -23,6 +27,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# npm ws, pinned to the version reference-prs/004 measured against, into a
+# folder of the project (ignored by git), from the npm registry.
+ws_version=8.18.3
+if ! grep -qs "\"version\": \"$ws_version\"" third_party/node/node_modules/ws/package.json; then
+  echo "setup: npm install ws@$ws_version (third_party/node)"
+  npm install --prefix third_party/node --no-audit --no-fund --silent "ws@$ws_version"
 fi
 
 cmake --preset default >/dev/null
