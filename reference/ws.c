@@ -248,13 +248,53 @@ static void ws_flushed(rs_socket *s, int status, void *arg)
 /* ------------------------------------------------------------------------ */
 /* The public calls.                                                        */
 
+/*
+ * The common case without the general encoder: a server's message of at
+ * most 125 bytes, fixed strategy, nothing waiting. The same bytes as
+ * rs_ws_encode_send (test_ws_wire.py and the scenarios hold both against
+ * npm ws): type is the frame type by npm ws's rule, already checked.
+ */
+static int ws_send_small(rs_ws *ws, const void *data, size_t len, int type,
+			 int fin)
+{
+	uint8_t buf[2 + RS_WS_MAX_CONTROL];
+	int opcode = ws->frag.open ? RS_WS_OP_CONT : type;
+	int r;
+
+	ws->frag.open = !fin;
+	buf[0] = (uint8_t)((fin ? 0x80 : 0) | opcode);
+	buf[1] = (uint8_t)len;
+	memcpy(buf + 2, data, len);
+	r = rs_socket_write(ws->sock, buf, len + 2, NULL, NULL);
+	if (r < 0)
+		return r;
+	ws_watch(ws);
+	return 1;
+}
+
 int rs_ws_send(rs_ws *ws, const void *data, size_t len, int kind,
 	       const struct rs_ws_send_options *o)
 {
 	int binary = o ? o->binary : RS_WS_BINARY_ABSENT;
 	int fin = o ? o->fin : 1;
-	int number = ++ws->sends;
-	int queued = ws->qhead || ws->waiting || ws->state == WS_CONNECTING;
+	int number, queued;
+
+	if (!ws->by_kind && ws->server && len <= RS_WS_MAX_CONTROL &&
+	    ws->state == WS_OPEN && !ws->qhead && !ws->waiting &&
+	    !ws->close_sent && !ws->close_received) {
+		/* kind 1 or 2 (the opcodes of text and binary), binary -1,
+		 * 0 or 1, fin 0 or 1: the checks of rs_ws_message_type. */
+		if ((unsigned)(kind - 1) > 1 || (unsigned)(binary + 1) > 2 ||
+		    (unsigned)fin > 1 || (!data && len > 0))
+			return -EINVAL;
+		ws->sends++;
+		return ws_send_small(ws, data, len,
+				     binary < 0 ? kind : binary ? RS_WS_OP_BINARY
+								: RS_WS_OP_TEXT,
+				     fin);
+	}
+	number = ++ws->sends;
+	queued = ws->qhead || ws->waiting || ws->state == WS_CONNECTING;
 
 	if (ws->close_sent || ws->close_received || ws->state == WS_CLOSED)
 		return -EPIPE;
@@ -468,7 +508,7 @@ static int ws_client_head(rs_ws *ws)
 static void ws_on_data(rs_socket *s, const char *data, size_t len, void *arg)
 {
 	rs_ws *ws = arg;
-	size_t old;
+	size_t old, copy;
 	int n;
 	char *h;
 
@@ -486,18 +526,19 @@ static void ws_on_data(rs_socket *s, const char *data, size_t len, void *arg)
 		ws_frames(ws, (const uint8_t *)data, len);
 		return;
 	}
-	/* The head, collected until its blank line. */
+	/* The head, collected until its blank line (at most one byte past the
+	 * limit, so that the parser sees a head that is too large); the
+	 * frames behind it are read from data, not from the copy. */
 	old = ws->head_len;
-	if (len > WS_HEAD_MAX + 1 - old)
-		len = WS_HEAD_MAX + 1 - old;
-	h = realloc(ws->head, old + len);
+	copy = len < WS_HEAD_MAX + 1 - old ? len : WS_HEAD_MAX + 1 - old;
+	h = realloc(ws->head, old + copy);
 	if (!h) {
 		ws_fail(ws, RS_WS_CLOSE_INTERNAL, "out of memory");
 		return;
 	}
 	ws->head = h;
-	memcpy(h + old, data, len);
-	ws->head_len = old + len;
+	memcpy(h + old, data, copy);
+	ws->head_len = old + copy;
 	n = ws->server ? ws_server_head(ws) : ws_client_head(ws);
 	if (n <= 0)
 		return;

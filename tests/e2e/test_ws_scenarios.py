@@ -56,3 +56,28 @@ def test_late_reader_every_message_arrives(wc):
             frame(2, b"b" * 65536) + frame(1, b"END") + frame(8, (1000).to_bytes(2, "big")))
     assert t["peer"]["bytes"] == len(want)
     assert t["peer"]["sha256"] == hashlib.sha256(want).hexdigest()
+
+
+def test_frames_in_the_same_read_as_a_large_head(wc, tmp_path):
+    """A peer that sends its Upgrade request and 1,200 frames (8,400 bytes,
+    more than the 8 KiB the head may take) in one send: every frame behind
+    the head is read. The first version copied the read into the head
+    buffer cut at the limit, and lost the frames past it (366 of 1,200
+    messages arrived; found by bench/ws_send.c's echo)."""
+    request = ("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").encode()
+    one = bytes([0x81, 0x81, 0, 0, 0, 0, ord("x")])  # masked "x", key 0
+    close = bytes([0x88, 0x82, 0, 0, 0, 0, 0x03, 0xe8])
+    data = request + one * 1200
+
+    def esc(b):
+        return "".join(f"\\x{c:02x}" for c in b)
+    scenario = tmp_path / "big-read.wcs"
+    scenario.write_text("role server\nwebsocket yes\n"
+                        f'peer send "{esc(data)}" at start\n'
+                        f'peer send "{esc(close)}" at done\n'
+                        'task\n  ws-send "ok" text\n')
+    res = wc("run", scenario)
+    assert res.returncode == 0, res.stderr
+    events = json.loads(res.stdout)["events"]
+    assert sum(" ws-message " in e for e in events) == 1200
