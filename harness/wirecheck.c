@@ -13,6 +13,7 @@
 #include "trace.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -63,8 +64,11 @@ static const char usage_run[] =
 	"                        task N's operations, from the subject itself, or\n"
 	"                        from the harness with SIG@task:N:external\n"
 	"  --fault RULE          a gate rule: TARGET:ACTION[,after=K][,repeat=N|forever]\n"
-	"                        [,fd=N]; ACTION is short=N, errno=E, zero, signal=S;\n"
-	"                        TARGET a syscall, write, read, syswrite, sysread, all\n"
+	"                        [,fd=N][,fds=any]; ACTION is short=N, errno=E,\n"
+	"                        zero, signal=S; without fd=N or fds=any, a rule\n"
+	"                        on write, read, close or epoll_ctl aims at sockets\n"
+	"                        only; TARGET a syscall, write, read, syswrite,\n"
+	"                        sysread, all\n"
 	"  --variant NAME=VALUE  select a strategy: queue=cursor|memmove,\n"
 	"                        batch=on|off, halfopen=end-first|poll-first\n"
 	"                        ws=by-option|by-kind\n"
@@ -77,8 +81,12 @@ static const char usage_run[] =
 	"  --valgrind            run the subject under valgrind memcheck; the trace's\n"
 	"                        exit.valgrind says clean or errors\n"
 	"  --trace FILE          write the trace to FILE instead of stdout\n"
-	"  --subject PATH        the subject program (refstack-subject beside\n"
-	"                        wirecheck)\n"
+	"  --subject NAME|PATH   the subject: refstack (refstack-subject beside\n"
+	"                        wirecheck, the default), node (node:net), libuv, or\n"
+	"                        a program's PATH (docs/subjects.md)\n"
+	"  --subject-preload     run the subject PATH with the gate preloaded (node\n"
+	"                        and libuv always are): for a stack not built\n"
+	"                        against the gate\n"
 	"  --strace FILE         run the subject under `strace -f -c -o FILE`: an\n"
 	"                        independent count of its syscalls\n";
 
@@ -90,12 +98,12 @@ static const char usage_exec[] =
 	"write, writev, recv, read, epoll_ctl, epoll_wait, accept, accept4,\n"
 	"connect, shutdown and close are counted, and the faults apply to them;\n"
 	"so do recvfrom and recvmsg (as recv), readv (as read) and epoll_pwait\n"
-	"(as epoll_wait). Prints a JSON report: the command, the faults, the\n"
-	"program's exit, its counts, and the counts of the processes it started.\n"
+	"(as epoll_wait). A rule aims at sockets only, unless it says fd=N or\n"
+	"fds=any. Prints a JSON report: the command, the faults, the program's\n"
+	"exit, its counts per kind and fd, the faults that fired, and the counts\n"
+	"of the processes it started.\n"
 	"\n"
-	"  --clamp-send N        as for `run` (every writing call, write(2) to\n"
-	"                        a terminal or file included: --fault send:... or\n"
-	"                        fd=N narrows it)\n"
+	"  --clamp-send N        as for `run`: every writing call on a socket\n"
 	"  --refuse-write SPEC   as for `run`\n"
 	"  --fault RULE          as for `run`\n"
 	"  --signal SIG@SYSCALL:K  as for `run` (a task point needs a scenario)\n"
@@ -103,7 +111,17 @@ static const char usage_exec[] =
 	"                        (30); the report's exit says timed_out\n"
 	"  --output FILE         write the report to FILE instead of stdout\n"
 	"  --preload PATH        the library (default: lib/libwirecheck-preload.so\n"
-	"                        beside wirecheck's bin/ directory)\n";
+	"                        beside wirecheck's bin/ directory)\n"
+	"  --stop-after SECONDS  send the stop signal to the program after this\n"
+	"                        long (a server's graceful end)\n"
+	"  --until 'COMMAND'     run COMMAND (sh -c, without the gate) beside the\n"
+	"                        program; send it the stop signal when COMMAND ends\n"
+	"  --stop-signal SIG     the stop signal (SIGTERM)\n"
+	"  --fiu-ctrl PREFIX     let fiu-ctrl -f PREFIX arm the gate's failpoints\n"
+	"                        in the running program\n"
+	"  --exit-zero           exit 0 when the report is written; without it,\n"
+	"                        exec exits with the program's status (a signal\n"
+	"                        as 128+N, 124 at the timeout)\n";
 
 struct cli {
 	const char *file;
@@ -112,6 +130,7 @@ struct cli {
 	const char *strace;
 	int repeat;
 	int valgrind;
+	int subject_preload; /* --subject-preload, or a named foreign subject */
 	int from, to;       /* per-connection: the two connection counts */
 };
 
@@ -146,6 +165,66 @@ static char *beside_self(const char *name)
 static char *default_subject(void)
 {
 	return beside_self("refstack-subject");
+}
+
+/*
+ * The subjects known by name (docs/subjects.md): the reference stack, linked
+ * against the gate; node:net and libuv, which are not and run with the gate
+ * preloaded. Sets *subject (to free) and *preload for a name; leaves both
+ * alone for a PATH. Returns 0, or 3 without memory.
+ */
+static int named_subject(const char *given, char **subject, int *preload)
+{
+	static const struct { const char *name, *program; int preload; } names[] = {
+		{ "refstack", "refstack-subject", 0 },
+		{ "node", "node-subject", 1 },
+		{ "libuv", "libuv-subject", 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(given, names[i].name) != 0)
+			continue;
+		*subject = beside_self(names[i].program);
+		*preload |= names[i].preload;
+		return *subject ? 0 : 3;
+	}
+	return 0;
+}
+
+/*
+ * A subject that is not linked against the gate runs with it preloaded
+ * (faultinject/preload.c): LD_PRELOAD names the library, before any the
+ * environment had, and WIRECHECK_SHM_FD=5 makes it that subject's gate
+ * (counters in the shared memory, sockets only, commands on fd 5). Set in
+ * this process's environment, which the subject inherits. Returns 0, or 2
+ * after a message.
+ */
+static int preload_subject(void)
+{
+	char *lib = beside_self("../lib/libwirecheck-preload.so");
+	char *real = lib ? realpath(lib, NULL) : NULL;
+	const char *old = getenv("LD_PRELOAD");
+	char *value;
+	size_t len;
+	int rc = 0;
+
+	if (!real) {
+		fprintf(stderr, "wirecheck: the preload library %s: %s\n",
+			lib ? lib : "?", strerror(lib ? errno : ENOMEM));
+		free(lib);
+		return 2;
+	}
+	len = strlen(real) + (old ? strlen(old) + 1 : 0) + 1;
+	value = malloc(len);
+	if (!value || snprintf(value, len, "%s%s%s", real, old ? " " : "", old ? old : "") < 0 ||
+	    setenv("LD_PRELOAD", value, 1) != 0 || setenv("WIRECHECK_SHM_FD", "5", 1) != 0) {
+		fprintf(stderr, "wirecheck: cannot set the subject's LD_PRELOAD\n");
+		rc = 2;
+	}
+	free(value);
+	free(real);
+	free(lib);
+	return rc;
 }
 
 /* The setting a flag --NAME applies (scenario.c's table), or NULL. */
@@ -193,6 +272,8 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 
 		if (strcmp(a, "--valgrind") == 0) {
 			cli->valgrind = 1;
+		} else if (strcmp(a, "--subject-preload") == 0) {
+			cli->subject_preload = 1;
 		} else if (is_value_flag(a)) {
 			if (i + 1 >= argc)
 				return usage_error("%s needs a value%s", a, "");
@@ -324,11 +405,12 @@ static int prepare(int argc, char **argv, struct cli *cli, struct scenario *sc,
 		sc_free(sc);
 		return 2;
 	}
-	if (!cli->subject && !(*subject = default_subject())) {
+	if ((cli->subject && named_subject(cli->subject, subject, &cli->subject_preload)) ||
+	    (!cli->subject && !(*subject = default_subject()))) {
 		sc_free(sc);
 		return 3;
 	}
-	ro->subject = cli->subject ? cli->subject : *subject;
+	ro->subject = *subject ? *subject : cli->subject;
 	ro->valgrind = cli->valgrind;
 	ro->strace = cli->strace;
 	if (access(ro->subject, X_OK) != 0) {
@@ -336,6 +418,11 @@ static int prepare(int argc, char **argv, struct cli *cli, struct scenario *sc,
 		free(*subject);
 		sc_free(sc);
 		return 2;
+	}
+	if (cli->subject_preload && (rc = preload_subject()) != 0) {
+		free(*subject);
+		sc_free(sc);
+		return rc;
 	}
 	return 0;
 }
@@ -559,7 +646,8 @@ static int cmd_check(int argc, char **argv)
 /* `wirecheck exec`: the flags that make gate rules, then -- PROGRAM. */
 static int cmd_exec(int argc, char **argv)
 {
-	struct exec_options eo = { .timeout_ms = 30000 };
+	struct exec_options eo = { .timeout_ms = 30000, .stop_signal = SIGTERM,
+				   .stop_after_ms = -1 };
 	struct scenario sc;
 	const char **specs = NULL;
 	char *preload = NULL, err[256];
@@ -577,9 +665,37 @@ static int cmd_exec(int argc, char **argv)
 	for (i = 0; i < argc && strcmp(argv[i], "--") != 0 && rc == 0; i++) {
 		const char *a = argv[i];
 
-		if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0) {
+		if (strcmp(a, "--exit-zero") == 0) {
+			eo.exit_zero = 1;
+		} else if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0) {
 			rc = usage_error("exec: '%s' needs a value, or is not a flag; "
 					 "the program comes after --%s", a, "");
+		} else if (strcmp(a, "--stop-signal") == 0) {
+			eo.stop_signal = fi_signal_parse(argv[++i]);
+			if (eo.stop_signal < 0)
+				rc = usage_error("--stop-signal '%s': expected a "
+						 "signal name (SIGTERM, INT) or "
+						 "number%s", argv[i], "");
+		} else if (strcmp(a, "--stop-after") == 0) {
+			char *end;
+			double v;
+
+			errno = 0;
+			v = strtod(argv[++i], &end);
+			if (errno != 0 || end == argv[i] || *end != '\0' ||
+			    !(v >= 0 && v <= 86400))
+				rc = usage_error("--stop-after '%s': expected "
+						 "seconds, 0 to 86400%s", argv[i], "");
+			else
+				eo.stop_after_ms = (int)(v * 1000.0);
+		} else if (strcmp(a, "--until") == 0) {
+			eo.until = argv[++i];
+		} else if (strcmp(a, "--fiu-ctrl") == 0) {
+			eo.fiu_ctrl = argv[++i];
+			if (*eo.fiu_ctrl == '\0')
+				rc = usage_error("--fiu-ctrl: expected the FIFO "
+						 "prefix fiu-ctrl -f takes%s%s",
+						 "", "");
 		} else if (strcmp(a, "--output") == 0) {
 			eo.output = argv[++i];
 		} else if (strcmp(a, "--preload") == 0) {

@@ -10,10 +10,10 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake pkg-config libfiu-dev fiu-utils libjansson-dev
           libcmocka-dev libssl-dev valgrind strace python3 python3-pytest
           python3-pytest-xdist python3-matplotlib python3-hypothesis
-          python3-websockets python3-wsproto)
-# node and npm run npm ws, the WebSocket judge (tests/e2e/test_ws_wire.py):
-# Debian's nodejs and npm, unless a node with its npm is there already.
-command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+          nodejs libuv1-dev python3-websockets python3-wsproto)
+# npm installs npm ws, the WebSocket judge (tests/e2e/test_ws_wire.py):
+# Debian's npm, unless the installed nodejs brought its own.
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

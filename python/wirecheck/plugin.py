@@ -26,6 +26,7 @@ from typing import Optional
 import pytest
 
 from . import behaviours
+from . import differences as D
 from . import golden as G
 from . import runner
 
@@ -100,6 +101,9 @@ class _State:
     repeat: Optional[int] = None
     valgrind: bool = False
     subject: Optional[str] = None
+    # a foreign subject (node, libuv, a PATH): its name, for its reviewed
+    # differences file (subjects/NAME.differences, docs/subjects.md)
+    foreign: Optional[str] = None
     # folders of collected scenarios (for stale goldens), and the metadata of
     # the scenarios collected in this process
     dirs: set = field(default_factory=set)
@@ -130,9 +134,14 @@ def pytest_addoption(parser):
     group.addoption("--wirecheck-bin", metavar="PATH", default=None,
                     help="the wirecheck binary (default: $WIRECHECK_BIN, else "
                          "<repo>/build/bin/wirecheck)")
-    group.addoption("--wirecheck-subject", metavar="PATH", default=None,
-                    help="the subject program (wirecheck run --subject; default: "
-                         "refstack-subject beside the wirecheck binary)")
+    group.addoption("--wirecheck-subject", metavar="NAME|PATH", default=None,
+                    help="the subject (wirecheck run --subject): refstack (the default), "
+                         "node, libuv, or a program's PATH. Another subject than refstack "
+                         "is compared with the reference goldens through its reviewed "
+                         "differences file, subjects/NAME.differences (docs/subjects.md)")
+    group.addoption("--wirecheck-subject-preload", action="store_true", default=False,
+                    help="run the subject PATH with the gate preloaded "
+                         "(wirecheck run --subject-preload)")
     group.addoption("--wirecheck-repeat", metavar="N", type=int, default=None,
                     help="run every scenario N times (wirecheck run --repeat N); "
                          "an item fails if two runs give different traces")
@@ -201,6 +210,12 @@ def pytest_configure(config):
     if st.repeat is not None and st.repeat < 1:
         raise pytest.UsageError(f"--wirecheck-repeat {st.repeat}: expected a count from 1")
     subject = config.getoption("wirecheck_subject")
+    if subject in _NAMED_SUBJECTS:
+        st.subject = subject
+        st.foreign = None if subject == "refstack" else subject
+        subject = None
+    elif subject is not None:
+        st.foreign = Path(subject).stem
     if subject is not None:
         path = Path(subject)
         if not path.is_absolute():
@@ -226,6 +241,9 @@ def pytest_configure(config):
 
 
 # --------------------------------------------------------------- collection
+
+
+_NAMED_SUBJECTS = ("refstack", "node", "libuv")
 
 
 def pytest_collect_file(file_path: Path, parent):
@@ -389,6 +407,8 @@ class ScenarioItem(pytest.Item):
             flags = list(self.profile.flags)
             if st.subject:
                 flags += ["--subject", st.subject]
+            if st.subject and self.config.getoption("wirecheck_subject_preload"):
+                flags.append("--subject-preload")
             trace, stderr = runner.run_capture(
                 _shown(self.path), flags, variants=variants,
                 repeat=st.repeat, valgrind=st.valgrind, binary=st.binary)
@@ -421,7 +441,9 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self):
         st = _state(self.config)
-        if self.variant == "fixed":
+        if st.foreign:
+            self._run_foreign(st)
+        elif self.variant == "fixed":
             self._run_fixed(st)
         else:
             self._run_legacy(st)
@@ -471,6 +493,51 @@ class ScenarioItem(pytest.Item):
             raise WirecheckFailure(
                 f"the scenario declares '{rule}', but the run with --variant "
                 f"{self.legacy_variant} differs from {against}\n\n" + G.report(diffs))
+
+    def _run_foreign(self, st: _State):
+        """Another stack against the reference golden: every difference must
+        be in the subject's reviewed differences file (differences.py)."""
+        if self.variant != "fixed":
+            pytest.skip(f"{self.legacy_variant} is a strategy of the reference stack; "
+                        f"subject {st.foreign} runs the fixed items only")
+        if st.update:
+            pytest.skip(f"--update-goldens writes the reference stack's goldens: "
+                        f"not with subject {st.foreign}")
+        trace = self._run([])
+        error = (trace.get("exit") or {}).get("error") or ""
+        if error.startswith("unsupported "):
+            pytest.skip(f"subject {st.foreign}: {error}")
+        actual = G.from_trace(trace)
+        if not self.golden_path.exists():
+            raise WirecheckFailure(self._hint())
+        path, key = D.find_file(Path(self.path), st.foreign)
+        if self.profile.id:
+            key += "::" + self.profile.id
+        try:
+            table = D.load(path)
+        except D.DifferencesError as e:
+            raise WirecheckFailure(f"the differences file cannot be read: {e}") from None
+        verdict = D.judge(G.compare(self._load_golden(), actual), actual, table, key)
+        self.wirecheck_differs = sorted({e.field for _, e in verdict.explained})
+        if verdict.explained:
+            self.add_report_section("call", f"wirecheck {st.foreign}", "\n\n".join(
+                f"{d.text}\n  explained ({_shown(path)}:{e.line}): {e.reason}"
+                for d, e in verdict.explained))
+        problems = []
+        if verdict.unexplained:
+            lines = sorted({f"{key} {fld} {fp} REASON" for _, fld, fp in verdict.unexplained})
+            problems.append(
+                f"subject {st.foreign} differs from the golden {_shown(self.golden_path)} in a way "
+                f"{_shown(path)} does not explain.\nRead the difference, then add a line "
+                f"with its reason:\n" + "\n".join(f"  {l}" for l in lines) + "\n\n"
+                + G.report(d for d, _, _ in verdict.unexplained))
+        if verdict.stale:
+            problems.append(
+                f"{_shown(path)} lists differences that subject {st.foreign} no longer shows "
+                f"here; remove them:\n" + "\n".join(
+                    f"  line {e.line}: {e.scenario} {e.field} {e.fingerprint}" for e in verdict.stale))
+        if problems:
+            raise WirecheckFailure("\n\n".join(problems))
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, WirecheckFailure):
@@ -562,7 +629,8 @@ def pytest_runtest_makereport(item, call):
 def pytest_report_teststatus(report, config):
     differs = getattr(report, "wirecheck_differs", None)
     if differs and report.when == "call" and report.passed:
-        return "passed", ".", f"PASSED (legacy differs: {', '.join(differs)})"
+        what = "explained differences" if _state(config).foreign else "legacy differs"
+        return "passed", ".", f"PASSED ({what}: {', '.join(differs)})"
     return None
 
 
@@ -622,6 +690,8 @@ class _SessionHooks:
             extra.append("valgrind")
         if st.subject:
             extra.append(f"subject={st.subject}")
+        if st.foreign:
+            extra.append(f"differences: subjects/{st.foreign}.differences")
         where = st.binary if st.binary else f"NOT FOUND ({st.binary_error})"
         return [f"wirecheck: {where}" + (f" ({', '.join(extra)})" if extra else "")]
 

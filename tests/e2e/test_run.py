@@ -44,11 +44,11 @@ KIB = 1024
 # The flags of `wirecheck run` (harness/wirecheck.c, docs/cli.md).
 RUN_FLAGS = ["--clamp-send", "--refuse-write", "--signal", "--fault", "--variant",
              "--transport", "--timeout", "--repeat", "--valgrind", "--trace", "--subject",
-             "--connections", "--strace"]
+             "--connections", "--strace", "--subject-preload"]
 
 # The top-level keys of a trace (docs/cli.md, "The trace").
 TRACE_KEYS = {"scenario", "transport", "variant", "faults", "exit", "peer", "events",
-              "syscalls", "syscalls_timing", "queue"}
+              "syscalls", "syscalls_timing", "queue", "fired"}
 
 CLEAN_EXIT = {"code": 0, "timed_out": False}
 
@@ -554,7 +554,7 @@ def test_run_help_mentions_every_flag(wc, spelling):
 def test_every_documented_flag_is_accepted(wc, tmp_path, flag):
     # The parser knows every flag the help lists: with a missing scenario the
     # error is about the file, never "unknown flag".
-    value = [] if flag == "--valgrind" else ["1"]
+    value = [] if flag in ("--valgrind", "--subject-preload") else ["1"]
     proc = wc("run", tmp_path / "missing.wcs", flag, *value)
     assert proc.returncode == 2
     assert "unknown flag" not in proc.stderr

@@ -1,0 +1,1190 @@
+/*
+ * subject.c: libuv-subject, libuv's streams as a wirecheck subject
+ * (docs/subjects.md).
+ *
+ * It speaks the subject protocol (docs/subject-protocol.md) as
+ * refstack-subject does, and performs each operation with libuv:
+ * write is uv_try_write (a write without a callback, while libuv holds
+ * nothing unsent) then uv_write of what is left; a write with a callback is
+ * uv_write; end is uv_write and uv_shutdown; destroy is uv_close; pause and
+ * resume are uv_read_stop and uv_read_start. libuv holds the caller's buffer
+ * until the write callback, so each uv_write gets a copy that the callback
+ * frees.
+ *
+ * It is not linked against the gate: libuv calls libc itself, so the
+ * subject runs with the gate preloaded (`wirecheck run --subject libuv` sets
+ * LD_PRELOAD and WIRECHECK_SHM_FD=5), as node does; the script's faults and
+ * the disarm operation reach the gate as commands written to fd 5.
+ *
+ * What libuv has no notion of, the subject defines, the way node:net does:
+ * - write#K returns false when, after the write, libuv holds 16 KiB or
+ *   more unsent (uv_stream_get_write_queue_size(), node's high-water mark),
+ *   true otherwise; `drain` is reported in the write callback that empties
+ *   the queue after a false, unless end() was called;
+ * - after end(), the shutdown callback reports end()'s callback, then
+ *   `finish`; the socket closes once it finished and the peer ended, or at
+ *   destroy; without allow-half-open, the peer's end ends ours before the
+ *   `eof` handlers run, so that a write there fails with EPIPE
+ *   (docs/scenario-language.md, "allow-half-open");
+ * - a loop task is one callback of libuv into the subject (a read, a write
+ *   or shutdown completion, a connection, a posted task), with the
+ *   microtasks it queued, which run when it returns.
+ * cork and uncork have no libuv equivalent: the subject answers
+ * "fatal unsupported cork: REASON" before connecting.
+ */
+#include "protocol.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#define MAX_LINE 1048576
+#define HIGH_WATER 16384 /* write() returns false from here (node's mark) */
+
+extern char **environ;
+
+enum op_kind {
+	OP_WRITE, OP_END, OP_DESTROY, OP_DESTROY_SOON, OP_CORK, OP_UNCORK,
+	OP_PAUSE, OP_RESUME, OP_SIGNAL, OP_DISARM, OP_CHECKPOINT, OP_IGNORE,
+	OP_ABORT, OP_EXIT, OP_EXECVE, OP_AWAIT_DRAINED, OP_KIND_COUNT
+};
+static const char *op_names[OP_KIND_COUNT] = {
+	"write", "end", "destroy", "destroy-soon", "cork", "uncork",
+	"pause", "resume", "signal", "disarm", "checkpoint", "ignore",
+	"abort", "exit", "execve", "await-drained",
+};
+
+enum ev_kind {
+	EV_DATA, EV_EOF, EV_DRAIN, EV_FINISH, EV_CLOSE, EV_WRITE_CB, EV_END_CB,
+	EV_KIND_COUNT
+};
+static const char *ev_names[EV_KIND_COUNT] = {
+	"data", "eof", "drain", "finish", "close", "write-cb", "end-cb",
+};
+
+struct op {
+	enum op_kind kind;
+	int conn;
+	size_t len;
+	unsigned char *data;
+	int fill, cb, micro, sig, external;
+};
+
+struct block {
+	int conn;
+	enum ev_kind event;
+	struct op *ops;
+	size_t nops;
+};
+
+struct conn {
+	int index;
+	union {
+		uv_tcp_t tcp;
+		uv_pipe_t pipe;
+		uv_stream_t stream;
+		uv_handle_t handle;
+	} h;
+	uv_connect_t connect_req;
+	uv_shutdown_t shutdown_req;
+	int open;          /* the handle is initialised and not closing */
+	int closed;        /* its close callback ran */
+	int ended;         /* end() was called */
+	int finished;      /* the shutdown completed */
+	int peer_ended;    /* EOF read */
+	int destroy_soon;  /* destroy once finished */
+	int end_cb;        /* end() asked for a callback */
+	int need_drain;    /* a write returned false */
+	int had_error;
+	int failed;        /* a write failed: bytes_written is frozen */
+	uint64_t seq;      /* bytes handed to write()/end(), for the pattern */
+	uint64_t accepted; /* bytes libuv accepted */
+	uint64_t written;  /* the kernel took (sampled) */
+	int writes;
+};
+
+struct wreq {
+	uv_write_t req;
+	struct conn *c;
+	int number;        /* write#number, 0 for end()'s bytes */
+	int cb;
+	unsigned char *buf;
+};
+
+/* A posted task or a microtask. */
+struct job {
+	void (*fn)(void *);
+	void *arg;
+	struct job *next;
+};
+
+static struct {
+	char transport[8];
+	char address[256];
+	int port, server, nconns, half_open;
+	char **faults;
+	size_t nfaults;
+	struct block *tasks;
+	size_t ntasks;
+	struct block *handlers;
+	size_t nhandlers;
+	int sync_start;
+	unsigned char *sync_task;
+	int *sync_list;
+	size_t nsync;
+	struct conn *conns;
+	int connected;
+	size_t next_task;
+	size_t task_done;        /* a script task ended: take its end */
+	int checkpoints;
+	uint64_t loop_task, last_event_task, visible_task;
+	int depth;
+	uv_loop_t *loop;
+	union {
+		uv_tcp_t tcp;
+		uv_pipe_t pipe;
+		uv_stream_t stream;
+		uv_handle_t handle;
+	} listener;
+	int listening;
+	uv_check_t check;
+	uv_idle_t idle;
+	struct job *posted, **posted_tail;
+	struct job *micro, **micro_tail;
+} S;
+
+/* ---- the event pipe ------------------------------------------------------ */
+
+static void write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(70); /* the harness is gone: nothing to report to */
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+static void line_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void line_out(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	write_all(WC_FD_EVENTS, buf, (size_t)n);
+}
+
+static void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void fatal(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	line_out("fatal %s", buf);
+	exit(2);
+}
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		fatal("out of memory");
+	return p;
+}
+
+static uint64_t taken(struct conn *c)
+{
+	if (c->open && !c->failed) {
+		size_t q = uv_stream_get_write_queue_size(&c->h.stream);
+
+		c->written = c->accepted >= q ? c->accepted - q : 0;
+	}
+	return c->written;
+}
+
+/* The n-th loop task that reported an event is task n (refstack-subject's
+ * rule), so that tasks that only flushed bytes take no number. */
+static void event(int conn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void event(int conn, const char *fmt, ...)
+{
+	char text[768];
+	va_list ap;
+
+	if (conn >= 0 && conn < S.nconns)
+		(void)taken(&S.conns[conn]);
+	if (S.loop_task != S.last_event_task || S.loop_task == 0) {
+		S.visible_task++;
+		S.last_event_task = S.loop_task;
+	}
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	line_out("ev %llu %d %s", (unsigned long long)S.visible_task, conn, text);
+}
+
+static void wait_go(void)
+{
+	char buf[3];
+	size_t got = 0;
+
+	while (got < 3) {
+		ssize_t n = read(WC_FD_CTL, buf + got, 3 - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(70);
+		got += (size_t)n;
+	}
+	if (memcmp(buf, "go\n", 3) != 0)
+		_exit(71);
+}
+
+static void sync_point(const char *point)
+{
+	static char buf[1024 * 22 + 64];
+	size_t off = (size_t)snprintf(buf, sizeof(buf), "sync %s", point);
+
+	for (int i = 0; i < S.nconns && off < sizeof(buf) - 32; i++)
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, " %llu",
+					(unsigned long long)taken(&S.conns[i]));
+	buf[off++] = '\n';
+	write_all(WC_FD_EVENTS, buf, off);
+	wait_go();
+}
+
+/* A command to the preloaded gate (faultinject/preload.c): 0 or -1. */
+static int gate_command(const char *text)
+{
+	ssize_t n;
+
+	if (!getenv("WIRECHECK_SHM_FD"))
+		return strcmp(text, "disarm") == 0 ? 0 : -1;
+	n = write(WC_FD_SHM, text, strlen(text));
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* ---- tasks ------------------------------------------------------------------ */
+
+static void post_next_task(void);
+
+static void push(struct job ***tail, void (*fn)(void *), void *arg)
+{
+	struct job *j = xmalloc(sizeof(*j));
+
+	j->fn = fn;
+	j->arg = arg;
+	j->next = NULL;
+	**tail = j;
+	*tail = &j->next;
+}
+
+/* A callback of libuv into the subject begins a loop task; when it returns,
+ * the microtasks it queued run (and those they queue), then the end of a
+ * script task is taken: its sync point, and the next task posted. */
+static void enter(void)
+{
+	if (S.depth++ == 0)
+		S.loop_task++;
+}
+
+static void leave(void)
+{
+	if (S.depth > 1) {
+		S.depth--;
+		return;
+	}
+	while (S.micro) {
+		struct job *j = S.micro;
+
+		S.micro = j->next;
+		if (!S.micro)
+			S.micro_tail = &S.micro;
+		j->fn(j->arg);
+		free(j);
+	}
+	S.depth--;
+	if (S.task_done) {
+		size_t n = S.task_done;
+		char point[32];
+
+		S.task_done = 0;
+		if (S.sync_task[n]) {
+			snprintf(point, sizeof(point), "task:%zu", n);
+			sync_point(point);
+		}
+		post_next_task();
+	}
+}
+
+static void on_idle(uv_idle_t *h)
+{
+	(void)h; /* only keeps the poll from blocking while tasks wait */
+}
+
+/* Posted tasks run after the poll phase of a later loop iteration, each a
+ * loop task of its own; those posted meanwhile wait for the next one. */
+static void on_check(uv_check_t *h)
+{
+	struct job *list = S.posted;
+
+	(void)h;
+	S.posted = NULL;
+	S.posted_tail = &S.posted;
+	while (list) {
+		struct job *j = list;
+
+		list = j->next;
+		enter();
+		j->fn(j->arg);
+		leave();
+		free(j);
+	}
+	if (!S.posted)
+		(void)uv_idle_stop(&S.idle);
+}
+
+static void post(void (*fn)(void *), void *arg)
+{
+	push(&S.posted_tail, fn, arg);
+	if (uv_idle_start(&S.idle, on_idle) < 0)
+		fatal("uv_idle_start");
+}
+
+/* ---- operations ------------------------------------------------------------- */
+
+static void run_block_from(const struct block *b, int conn, size_t from);
+static void maybe_close(struct conn *c);
+
+static void run_handlers(enum ev_kind ev, int conn)
+{
+	for (size_t i = 0; i < S.nhandlers; i++) {
+		const struct block *h = &S.handlers[i];
+
+		if (h->event == ev && (h->conn < 0 || h->conn == conn))
+			run_block_from(h, conn, 0);
+	}
+}
+
+static const char *sig_name(int sig, char *buf, size_t len)
+{
+	const char *abbrev = sig > 0 && sig < 65 ? sigabbrev_np(sig) : NULL;
+
+	if (abbrev)
+		snprintf(buf, len, "SIG%s", abbrev);
+	else
+		snprintf(buf, len, "%d", sig);
+	return buf;
+}
+
+static unsigned char *op_bytes(const struct op *op, struct conn *c)
+{
+	unsigned char *buf = xmalloc(op->len);
+
+	for (size_t i = 0; i < op->len; i++)
+		buf[i] = op->data ? op->data[i]
+			 : op->fill >= 0 ? (unsigned char)op->fill
+			 : wc_pattern(c->seq + i);
+	return buf;
+}
+
+static void close_conn(struct conn *c, int had_error);
+
+static void on_write(uv_write_t *req, int status)
+{
+	struct wreq *w = (struct wreq *)req;
+	struct conn *c = w->c;
+
+	enter();
+	if (status < 0)
+		c->failed = 1;
+	if (w->cb && w->number)
+		event(c->index, "write#%d cb %s", w->number, status == 0 ? "ok" : uv_err_name(status));
+	if (w->cb && w->number)
+		run_handlers(EV_WRITE_CB, c->index);
+	if (status < 0 && status != UV_ECANCELED && c->open) {
+		event(c->index, "error %s write", uv_err_name(status));
+		close_conn(c, 1);
+	} else if (status == 0 && c->need_drain && !c->ended && c->open &&
+		   uv_stream_get_write_queue_size(&c->h.stream) == 0) {
+		c->need_drain = 0;
+		event(c->index, "drain");
+		run_handlers(EV_DRAIN, c->index);
+	}
+	free(w->buf);
+	free(w);
+	leave();
+}
+
+/* Hands bytes to libuv; with_try: uv_try_write first. Returns 0 or a libuv
+ * error; on 0, *queued says whether libuv holds bytes unsent. */
+static int send_bytes(struct conn *c, unsigned char *bytes, size_t len, int number,
+		      int cb, int with_try)
+{
+	size_t off = 0;
+	struct wreq *w;
+	uv_buf_t b;
+	int rc;
+
+	if (with_try && len > 0 && uv_stream_get_write_queue_size(&c->h.stream) == 0) {
+		b = uv_buf_init((char *)bytes, (unsigned)len);
+		rc = uv_try_write(&c->h.stream, &b, 1);
+		if (rc >= 0) {
+			off = (size_t)rc;
+			c->accepted += (size_t)rc;
+		} else if (rc != UV_EAGAIN) {
+			free(bytes);
+			return rc;
+		}
+		if (off == len) {
+			free(bytes);
+			return 0;
+		}
+	}
+	w = xmalloc(sizeof(*w));
+	w->c = c;
+	w->number = number;
+	w->cb = cb;
+	w->buf = bytes;
+	b = uv_buf_init((char *)bytes + off, (unsigned)(len - off));
+	rc = uv_write(&w->req, &c->h.stream, &b, 1, on_write);
+	if (rc < 0) {
+		free(bytes);
+		free(w);
+		return rc;
+	}
+	c->accepted += len - off;
+	return 0;
+}
+
+static void op_write(const struct op *op, struct conn *c)
+{
+	int number = ++c->writes;
+	int rc;
+
+	if (c->closed || !c->open) {
+		event(c->index, "write#%d %zu -> EBADF (closed)", number, op->len);
+		return;
+	}
+	rc = c->ended ? UV_EPIPE
+		      : send_bytes(c, op_bytes(op, c), op->len, number, op->cb, !op->cb);
+	c->seq += op->len;
+	if (rc < 0) {
+		event(c->index, "write#%d %zu -> %s", number, op->len, uv_err_name(rc));
+		return;
+	}
+	if (uv_stream_get_write_queue_size(&c->h.stream) >= HIGH_WATER)
+		c->need_drain = 1;
+	event(c->index, "write#%d %zu -> %s", number, op->len,
+	      uv_stream_get_write_queue_size(&c->h.stream) >= HIGH_WATER ? "false" : "true");
+}
+
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+	struct conn *c = req->data;
+
+	enter();
+	if (c->end_cb) {
+		event(c->index, "end cb %s", status == 0 ? "ok" : uv_err_name(status));
+		run_handlers(EV_END_CB, c->index);
+	}
+	if (status == 0 && c->open) {
+		c->finished = 1;
+		event(c->index, "finish");
+		run_handlers(EV_FINISH, c->index);
+		if (c->destroy_soon && c->open)
+			close_conn(c, 0);
+		else
+			maybe_close(c);
+	} else if (status < 0 && status != UV_ECANCELED && c->open) {
+		c->failed = 1;
+		event(c->index, "error %s shutdown", uv_err_name(status));
+		close_conn(c, 1);
+	}
+	leave();
+}
+
+static int do_end(struct conn *c)
+{
+	c->ended = 1;
+	c->shutdown_req.data = c;
+	return uv_shutdown(&c->shutdown_req, &c->h.stream, on_shutdown);
+}
+
+static void op_end(const struct op *op, struct conn *c)
+{
+	int rc = 0;
+
+	if (c->closed || !c->open) {
+		event(c->index, "end %zu -> EBADF (closed)", op->len);
+		return;
+	}
+	if (c->ended) {
+		event(c->index, "end %zu -> ok", op->len);
+		return;
+	}
+	if (op->len > 0)
+		rc = send_bytes(c, op_bytes(op, c), op->len, 0, 0, 1);
+	c->seq += op->len;
+	c->end_cb = op->cb;
+	if (rc == 0)
+		rc = do_end(c);
+	event(c->index, "end %zu -> %s", op->len, rc < 0 ? uv_err_name(rc) : "ok");
+}
+
+static void on_close(uv_handle_t *h)
+{
+	struct conn *c = h->data;
+
+	enter();
+	c->closed = 1;
+	event(c->index, "close had_error=%d bytes_written=%llu", c->had_error,
+	      (unsigned long long)c->written);
+	run_handlers(EV_CLOSE, c->index);
+	leave();
+}
+
+static void close_conn(struct conn *c, int had_error)
+{
+	if (!c->open)
+		return;
+	(void)taken(c);
+	c->open = 0;
+	c->had_error |= had_error;
+	uv_close(&c->h.handle, on_close);
+}
+
+/* Both directions over: the stream closes (node's rule). */
+static void maybe_close(struct conn *c)
+{
+	if (c->open && c->finished && c->peer_ended)
+		close_conn(c, 0);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	(void)h;
+	buf->base = malloc(suggested);
+	buf->len = buf->base ? suggested : 0;
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+	struct conn *c = s->data;
+
+	enter();
+	free(buf->base);
+	if (nread > 0) {
+		event(c->index, "data %zd", nread);
+		run_handlers(EV_DATA, c->index);
+	} else if (nread == UV_EOF) {
+		c->peer_ended = 1;
+		(void)uv_read_stop(s);
+		if (c->open && !S.half_open && !c->ended && do_end(c) < 0)
+			close_conn(c, 0);
+		event(c->index, "eof"); /* the peer's FIN; "end" names end() */
+		run_handlers(EV_EOF, c->index);
+		maybe_close(c);
+	} else if (nread < 0) {
+		event(c->index, "error %s read", uv_err_name((int)nread));
+		close_conn(c, 1);
+	}
+	leave();
+}
+
+static void op_signal(const struct op *op, int conn)
+{
+	char name[32];
+
+	sig_name(op->sig, name, sizeof(name));
+	if (op->external) {
+		event(conn, "signal %s external", name);
+		line_out("kill %d", op->sig);
+		wait_go();
+		return;
+	}
+	event(conn, "signal %s", name);
+	if (kill(getpid(), op->sig) < 0)
+		event(conn, "signal %d refused", op->sig);
+}
+
+static void op_ignore(const struct op *op, int conn)
+{
+	struct sigaction sa;
+	char name[32];
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	if (sigaction(op->sig, &sa, NULL) < 0)
+		event(conn, "ignore %d -> %s", op->sig, uv_err_name(-errno));
+	else
+		event(conn, "ignore %s", sig_name(op->sig, name, sizeof(name)));
+}
+
+static void run_op(const struct op *op, int conn_index)
+{
+	int ci = op->conn >= 0 ? op->conn : conn_index;
+	struct conn *c = &S.conns[ci];
+
+	switch (op->kind) {
+	case OP_WRITE: op_write(op, c); return;
+	case OP_END: op_end(op, c); return;
+	case OP_SIGNAL: op_signal(op, ci); return;
+	case OP_DISARM:
+		(void)gate_command("disarm");
+		event(ci, "disarm");
+		return;
+	case OP_CHECKPOINT: {
+		char point[32];
+
+		snprintf(point, sizeof(point), "checkpoint:%d", ++S.checkpoints);
+		event(ci, "checkpoint %d", S.checkpoints);
+		sync_point(point);
+		return;
+	}
+	case OP_IGNORE: op_ignore(op, ci); return;
+	case OP_ABORT:
+		event(ci, "abort");
+		abort();
+	case OP_EXIT:
+		event(ci, "exit %d", op->sig);
+		exit(op->sig);
+	case OP_EXECVE: {
+		char *argv[] = { "true", NULL };
+
+		event(ci, "execve /bin/true");
+		execve("/bin/true", argv, environ);
+		event(ci, "execve -> %s", uv_err_name(-errno));
+		return;
+	}
+	default:
+		break;
+	}
+	event(ci, "%s%s", op_names[op->kind], c->open ? "" : " (closed)");
+	if (!c->open)
+		return;
+	switch (op->kind) {
+	case OP_DESTROY:
+		close_conn(c, 0);
+		break;
+	case OP_DESTROY_SOON:
+		c->destroy_soon = 1;
+		if (c->finished)
+			close_conn(c, 0);
+		else if (!c->ended && do_end(c) < 0)
+			close_conn(c, 0);
+		break;
+	case OP_PAUSE:
+		(void)uv_read_stop(&c->h.stream);
+		break;
+	case OP_RESUME:
+		if (!c->peer_ended && uv_read_start(&c->h.stream, on_alloc, on_read) < 0)
+			event(ci, "error EINVAL read_start");
+		break;
+	default:
+		break;
+	}
+}
+
+struct micro_ctx {
+	const struct op *op;
+	int conn;
+};
+
+static void micro_run(void *arg)
+{
+	struct micro_ctx *m = arg;
+
+	run_op(m->op, m->conn);
+	free(m);
+}
+
+struct resume {
+	const struct block *block;
+	size_t next;
+	int conn;
+};
+
+static int is_task(const struct block *b)
+{
+	return b >= S.tasks && b < S.tasks + S.ntasks;
+}
+
+static void resume_task(void *arg)
+{
+	struct resume r = *(struct resume *)arg;
+
+	free(arg);
+	run_block_from(r.block, r.conn, r.next);
+}
+
+/* Runs a block from op `from`; a script task's end is marked when its last
+ * op ran (an await-drained that waits posts the rest as a later task). */
+static void run_block_from(const struct block *b, int conn, size_t from)
+{
+	for (size_t i = from; i < b->nops; i++) {
+		const struct op *op = &b->ops[i];
+
+		if (op->kind == OP_AWAIT_DRAINED) {
+			struct conn *c = &S.conns[op->conn >= 0 ? op->conn : conn];
+			struct resume *r;
+
+			if (!c->open || uv_stream_get_write_queue_size(&c->h.stream) == 0) {
+				event(c->index, "drained");
+				continue;
+			}
+			r = xmalloc(sizeof(*r));
+			*r = (struct resume){ b, i, conn };
+			post(resume_task, r);
+			return;
+		}
+		if (op->micro) {
+			struct micro_ctx *m = xmalloc(sizeof(*m));
+
+			m->op = op;
+			m->conn = conn;
+			push(&S.micro_tail, micro_run, m);
+			continue;
+		}
+		run_op(op, conn);
+	}
+	if (is_task(b))
+		S.task_done = (size_t)(b - S.tasks) + 1;
+}
+
+static void script_task(void *arg)
+{
+	const struct block *b = arg;
+
+	run_block_from(b, b->conn, 0);
+}
+
+static void post_next_task(void)
+{
+	if (S.next_task == S.ntasks) {
+		S.next_task++;
+		sync_point("done");
+		return;
+	}
+	if (S.next_task > S.ntasks)
+		return;
+	post(script_task, &S.tasks[S.next_task++]);
+}
+
+static void all_connected(void)
+{
+	if (S.sync_start)
+		sync_point("start");
+	post_next_task();
+}
+
+/* ---- connections ------------------------------------------------------------ */
+
+static void start_reading(struct conn *c)
+{
+	int rc = uv_read_start(&c->h.stream, on_alloc, on_read);
+
+	if (rc < 0)
+		fatal("uv_read_start: %s", uv_strerror(rc));
+}
+
+static void on_connect(uv_connect_t *req, int status)
+{
+	struct conn *c = req->data;
+
+	enter();
+	if (status < 0)
+		fatal("connect: %s", uv_strerror(status));
+	start_reading(c);
+	event(c->index, "connect");
+	if (++S.connected == S.nconns)
+		all_connected();
+	leave();
+}
+
+static void on_listener_close(uv_handle_t *h)
+{
+	(void)h;
+}
+
+static int init_stream(struct conn *c)
+{
+	int rc = strcmp(S.transport, "unix") == 0 ? uv_pipe_init(S.loop, &c->h.pipe, 0)
+						   : uv_tcp_init(S.loop, &c->h.tcp);
+
+	c->h.handle.data = c;
+	c->open = rc == 0;
+	return rc;
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+	struct conn *c;
+
+	enter();
+	if (status < 0)
+		fatal("accept: %s", uv_strerror(status));
+	if (S.connected >= S.nconns)
+		fatal("more connections than the script's %d", S.nconns);
+	c = &S.conns[S.connected];
+	if (init_stream(c) < 0 || uv_accept(server, &c->h.stream) < 0)
+		fatal("uv_accept failed");
+	start_reading(c);
+	event(c->index, "accept");
+	if (++S.connected == S.nconns) {
+		uv_close(&S.listener.handle, on_listener_close);
+		all_connected();
+	}
+	leave();
+}
+
+static void open_connections(void)
+{
+	int unix_socket = strcmp(S.transport, "unix") == 0;
+	int rc;
+
+	S.conns = calloc((size_t)S.nconns, sizeof(*S.conns));
+	if (!S.conns)
+		fatal("out of memory");
+	for (int i = 0; i < S.nconns; i++)
+		S.conns[i].index = i;
+	if (S.server) {
+		struct sockaddr_in sa;
+		struct sockaddr_storage bound;
+		int len = sizeof(bound);
+
+		if (unix_socket) {
+			rc = uv_pipe_init(S.loop, &S.listener.pipe, 0);
+			if (rc == 0)
+				rc = uv_pipe_bind(&S.listener.pipe, S.address);
+		} else {
+			rc = uv_tcp_init(S.loop, &S.listener.tcp);
+			if (rc == 0)
+				rc = uv_ip4_addr(S.address, S.port, &sa);
+			if (rc == 0)
+				rc = uv_tcp_bind(&S.listener.tcp, (const struct sockaddr *)&sa, 0);
+		}
+		if (rc == 0)
+			rc = uv_listen(&S.listener.stream, 128, on_connection);
+		if (rc < 0)
+			fatal("listen: %s", uv_strerror(rc));
+		if (unix_socket) {
+			line_out("listening 0");
+			return;
+		}
+		rc = uv_tcp_getsockname(&S.listener.tcp, (struct sockaddr *)&bound, &len);
+		if (rc < 0)
+			fatal("getsockname: %s", uv_strerror(rc));
+		line_out("listening %d", ntohs(((struct sockaddr_in *)&bound)->sin_port));
+		return;
+	}
+	for (int i = 0; i < S.nconns; i++) {
+		struct conn *c = &S.conns[i];
+
+		rc = init_stream(c);
+		if (rc < 0)
+			fatal("init: %s", uv_strerror(rc));
+		c->connect_req.data = c;
+		if (unix_socket) {
+			uv_pipe_connect(&c->connect_req, &c->h.pipe, S.address, on_connect);
+		} else {
+			struct sockaddr_in sa;
+
+			rc = uv_ip4_addr(S.address, S.port, &sa);
+			if (rc == 0)
+				rc = uv_tcp_connect(&c->connect_req, &c->h.tcp,
+						    (const struct sockaddr *)&sa, on_connect);
+			if (rc < 0)
+				fatal("connect: %s", uv_strerror(rc));
+		}
+	}
+}
+
+/* ---- reading the script ---------------------------------------------------- */
+
+static char *read_line(void)
+{
+	static char buf[MAX_LINE];
+	size_t len = 0;
+
+	for (;;) {
+		char ch;
+		ssize_t n = read(WC_FD_CTL, &ch, 1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return NULL;
+		if (ch == '\n')
+			break;
+		if (len + 1 >= sizeof(buf))
+			fatal("a script line longer than %d bytes", MAX_LINE);
+		buf[len++] = ch;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+static void parse_op_line(char *line, struct block *b)
+{
+	struct op op = { .conn = -1, .fill = -1 };
+	char *save = NULL, *tok = strtok_r(line, " ", &save);
+	struct op *slot;
+	int k;
+
+	tok = strtok_r(NULL, " ", &save);
+	for (k = 0; k < OP_KIND_COUNT; k++)
+		if (tok && strcmp(tok, op_names[k]) == 0)
+			break;
+	if (k == OP_KIND_COUNT)
+		fatal("unknown op '%s'", tok ? tok : "");
+	op.kind = (enum op_kind)k;
+	while ((tok = strtok_r(NULL, " ", &save))) {
+		char *eq = strchr(tok, '=');
+		long v;
+
+		if (!eq)
+			fatal("bad op field '%s'", tok);
+		*eq++ = '\0';
+		if (strcmp(tok, "hex") == 0) {
+			size_t n = strlen(eq) / 2;
+
+			op.data = xmalloc(n);
+			for (size_t i = 0; i < n; i++) {
+				int hi = hexval(eq[2 * i]), lo = hexval(eq[2 * i + 1]);
+
+				if (hi < 0 || lo < 0)
+					fatal("bad hex in op");
+				op.data[i] = (unsigned char)(hi * 16 + lo);
+			}
+			op.len = n;
+			continue;
+		}
+		v = strtol(eq, NULL, 10);
+		if (strcmp(tok, "conn") == 0) op.conn = (int)v;
+		else if (strcmp(tok, "len") == 0) op.len = (size_t)strtoull(eq, NULL, 10);
+		else if (strcmp(tok, "fill") == 0) op.fill = (int)v;
+		else if (strcmp(tok, "cb") == 0) op.cb = (int)v;
+		else if (strcmp(tok, "micro") == 0) op.micro = (int)v;
+		else if (strcmp(tok, "sig") == 0) op.sig = (int)v;
+		else if (strcmp(tok, "ext") == 0) op.external = (int)v;
+		else fatal("unknown op field '%s'", tok);
+	}
+	if (op.conn >= S.nconns)
+		fatal("op on connection %d of %d", op.conn, S.nconns);
+	slot = realloc(b->ops, (b->nops + 1) * sizeof(*b->ops));
+	if (!slot)
+		fatal("out of memory");
+	b->ops = slot;
+	b->ops[b->nops++] = op;
+}
+
+static struct block *new_block(struct block **arr, size_t *n)
+{
+	struct block *bigger = realloc(*arr, (*n + 1) * sizeof(**arr));
+
+	if (!bigger)
+		fatal("out of memory");
+	*arr = bigger;
+	memset(&bigger[*n], 0, sizeof(**arr));
+	return &bigger[(*n)++];
+}
+
+static void parse_header_line(char *line)
+{
+	char a[64], b[256];
+	int n;
+
+	if (sscanf(line, "variant %63s %255s", a, b) == 2) {
+		line_out("note variant %s=%s is the reference stack's; libuv ignores it", a, b);
+	} else if (strncmp(line, "fault ", 6) == 0) {
+		char **bigger = realloc(S.faults, (S.nfaults + 1) * sizeof(*S.faults));
+
+		if (!bigger)
+			fatal("out of memory");
+		S.faults = bigger;
+		S.faults[S.nfaults] = strdup(line + 6);
+		if (!S.faults[S.nfaults++])
+			fatal("out of memory");
+	} else if (sscanf(line, "connections %d", &n) == 1 && n > 0) {
+		S.nconns = n;
+	} else if (strncmp(line, "connect ", 8) == 0 &&
+		   sscanf(line, "connect %7s %255s %d", S.transport, S.address, &S.port) >= 2) {
+		S.server = 0;
+	} else if (sscanf(line, "listen %7s %255s %d", S.transport, S.address, &S.port) >= 2) {
+		S.server = 1;
+	} else if (sscanf(line, "half-open %d", &n) == 1) {
+		S.half_open = n;
+	} else if (strcmp(line, "sync start") == 0) {
+		S.sync_start = 1;
+	} else if (sscanf(line, "sync task %d", &n) == 1 && n > 0) {
+		int *bigger = realloc(S.sync_list, (S.nsync + 1) * sizeof(int));
+
+		if (!bigger)
+			fatal("out of memory");
+		S.sync_list = bigger;
+		S.sync_list[S.nsync++] = n;
+	} else {
+		fatal("unknown script line '%s'", line);
+	}
+}
+
+static void read_script(void)
+{
+	struct block *open = NULL;
+	char *line;
+
+	S.nconns = 1;
+	while ((line = read_line()) && strcmp(line, "run") != 0) {
+		int n;
+
+		if (strncmp(line, "op ", 3) == 0) {
+			if (!open)
+				fatal("an op outside a block");
+			parse_op_line(line, open);
+		} else if (sscanf(line, "task %d", &n) == 1) {
+			open = new_block(&S.tasks, &S.ntasks);
+			open->conn = n;
+		} else if (strncmp(line, "handler ", 8) == 0) {
+			char ev[16];
+			int k;
+
+			if (sscanf(line, "handler %15s %d", ev, &n) != 2)
+				fatal("bad handler line '%s'", line);
+			for (k = 0; k < EV_KIND_COUNT; k++)
+				if (strcmp(ev, ev_names[k]) == 0)
+					break;
+			if (k == EV_KIND_COUNT)
+				fatal("unknown handler event '%s'", ev);
+			open = new_block(&S.handlers, &S.nhandlers);
+			open->event = (enum ev_kind)k;
+			open->conn = n;
+		} else if (strcmp(line, "endblock") == 0) {
+			open = NULL;
+		} else {
+			parse_header_line(line);
+		}
+	}
+	if (!line)
+		fatal("the script ended before 'run'");
+	S.sync_task = calloc(S.ntasks + 1, 1);
+	if (!S.sync_task)
+		fatal("out of memory");
+	for (size_t i = 0; i < S.nsync; i++) {
+		if ((size_t)S.sync_list[i] > S.ntasks)
+			fatal("sync at task %d, but the script has %zu tasks",
+			      S.sync_list[i], S.ntasks);
+		S.sync_task[S.sync_list[i]] = 1;
+	}
+	free(S.sync_list);
+	S.sync_list = NULL;
+}
+
+/* An operation libuv has no equivalent for: the run stops before it
+ * connects, and says why (docs/subjects.md, "Unsupported operations"). */
+static void refuse_unsupported(void)
+{
+	const struct block *lists[2] = { S.tasks, S.handlers };
+	size_t counts[2] = { S.ntasks, S.nhandlers };
+
+	for (int l = 0; l < 2; l++)
+		for (size_t i = 0; i < counts[l]; i++)
+			for (size_t k = 0; k < lists[l][i].nops; k++) {
+				enum op_kind kind = lists[l][i].ops[k].kind;
+
+				if (kind == OP_CORK || kind == OP_UNCORK)
+					fatal("unsupported %s: libuv streams have no cork "
+					      "(uv_write sends at once; TCP_CORK is not "
+					      "node's user-space cork)", op_names[kind]);
+			}
+}
+
+static void free_script(void)
+{
+	for (size_t i = 0; i < S.ntasks; i++) {
+		for (size_t k = 0; k < S.tasks[i].nops; k++)
+			free(S.tasks[i].ops[k].data);
+		free(S.tasks[i].ops);
+	}
+	for (size_t i = 0; i < S.nhandlers; i++) {
+		for (size_t k = 0; k < S.handlers[i].nops; k++)
+			free(S.handlers[i].ops[k].data);
+		free(S.handlers[i].ops);
+	}
+	for (size_t i = 0; i < S.nfaults; i++)
+		free(S.faults[i]);
+	free(S.faults);
+	free(S.tasks);
+	free(S.handlers);
+	free(S.sync_task);
+	free(S.conns);
+}
+
+int main(void)
+{
+	int rc;
+
+	read_script();
+	refuse_unsupported();
+	for (size_t i = 0; i < S.nfaults; i++) {
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "arm %s", S.faults[i]);
+		if (gate_command(cmd) < 0)
+			fatal("cannot arm '%s' (is the gate preloaded? "
+			      "wirecheck run --subject libuv sets it)", S.faults[i]);
+	}
+	S.posted_tail = &S.posted;
+	S.micro_tail = &S.micro;
+	S.loop = uv_default_loop();
+	if (!S.loop || uv_check_init(S.loop, &S.check) < 0 ||
+	    uv_check_start(&S.check, on_check) < 0 || uv_idle_init(S.loop, &S.idle) < 0)
+		fatal("the libuv loop did not start");
+	uv_unref((uv_handle_t *)&S.check);
+	open_connections();
+	rc = uv_run(S.loop, UV_RUN_DEFAULT);
+	if (rc < 0)
+		fatal("uv_run: %s", uv_strerror(rc));
+	if (S.next_task <= S.ntasks)
+		line_out("note the loop ended before task %zu", S.next_task + 1);
+	uv_close((uv_handle_t *)&S.check, NULL);
+	uv_close((uv_handle_t *)&S.idle, NULL);
+	(void)uv_run(S.loop, UV_RUN_DEFAULT);
+	if (uv_loop_close(S.loop) < 0)
+		fatal("loop still busy at exit");
+	free_script();
+	return 0;
+}

@@ -1,0 +1,545 @@
+#!/usr/bin/env node
+// subject.js: node:net as a wirecheck subject (docs/subjects.md).
+//
+// It speaks the subject protocol (docs/subject-protocol.md) as
+// refstack-subject does: the script on fd 3, events on fd 4, one write(2)
+// per line; and performs each operation with node:net. It runs with the
+// gate preloaded (faultinject/preload.c with WIRECHECK_SHM_FD=5, which
+// `wirecheck run --subject node` sets): the gate counts node's socket calls
+// into fd 5's shared memory, and the script's `fault` lines and the
+// `disarm` operation reach the gate as commands written to fd 5.
+//
+// Tasks are numbered as refstack-subject numbers them: the n-th macrotask
+// (an I/O callback, an immediate) that reported an event is task n; ticks
+// and microtasks belong to the macrotask that queued them. async_hooks tells
+// a macrotask's start ("before" of any resource but ticks and microtasks).
+// Node 20, no npm packages.
+'use strict';
+
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const asyncHooks = require('node:async_hooks');
+
+const FD_CTL = 3;
+const FD_EVENTS = 4;
+const FD_SHM = 5;
+
+// ---- the event pipe --------------------------------------------------------
+
+function writeAll(fd, text) {
+  const buf = Buffer.from(text, 'latin1');
+  let off = 0;
+  while (off < buf.length) {
+    try {
+      off += fs.writeSync(fd, buf, off, buf.length - off);
+    } catch (e) {
+      if (e.code === 'EAGAIN' || e.code === 'EINTR') continue;
+      process.exit(70); // the harness is gone: nothing to report to
+    }
+  }
+}
+
+function lineOut(text) {
+  writeAll(FD_EVENTS, text + '\n');
+}
+
+function fatal(message) {
+  lineOut(`fatal ${message}`);
+  process.exit(2);
+}
+
+function waitGo() {
+  const buf = Buffer.alloc(3);
+  let got = 0;
+  while (got < 3) {
+    let n;
+    try {
+      n = fs.readSync(FD_CTL, buf, got, 3 - got, null);
+    } catch (e) {
+      if (e.code === 'EAGAIN' || e.code === 'EINTR') continue;
+      process.exit(70);
+    }
+    if (n <= 0) process.exit(70);
+    got += n;
+  }
+  if (buf.toString('latin1') !== 'go\n') process.exit(71);
+}
+
+// ---- names ------------------------------------------------------------------
+
+const SIGNAL_NAMES = new Map();
+for (const [name, num] of Object.entries(os.constants.signals)) {
+  if (!SIGNAL_NAMES.has(num) && name !== 'SIGIOT' && name !== 'SIGPOLL' &&
+      name !== 'SIGUNUSED')
+    SIGNAL_NAMES.set(num, name);
+}
+const ERRNO_NAMES = new Map();
+for (const [name, num] of Object.entries(os.constants.errno)) {
+  if (!ERRNO_NAMES.has(num) && name !== 'EWOULDBLOCK' && name !== 'EDEADLOCK')
+    ERRNO_NAMES.set(num, name);
+}
+
+// An error as the trace shows it: the errno name node gives (EPIPE), or
+// node's own code (ERR_STREAM_WRITE_AFTER_END) for errors without one.
+function errName(err) {
+  if (!err) return 'ok';
+  if (typeof err.code === 'string') return err.code;
+  if (typeof err.errno === 'number') return ERRNO_NAMES.get(-err.errno) || `E${-err.errno}`;
+  return 'ERROR';
+}
+
+// ---- the script ---------------------------------------------------------------
+
+const OPS = new Set(['write', 'end', 'destroy', 'destroy-soon', 'cork', 'uncork',
+  'pause', 'resume', 'signal', 'disarm', 'checkpoint', 'ignore', 'abort',
+  'exit', 'execve', 'await-drained']);
+const EVENTS = new Set(['data', 'eof', 'drain', 'finish', 'close', 'write-cb', 'end-cb']);
+
+// Operations node has no equivalent for: the run ends with
+// "fatal unsupported OP: REASON" before connecting, and the harness and
+// the pytest plugin report the scenario as skipped with that reason.
+const UNSUPPORTED = {
+  execve: 'node 20 has no execve() (process.execve came in node 23.11)',
+};
+
+const S = {
+  transport: 'tcp', address: '', port: 0, server: false, nconns: 1,
+  halfOpen: false, faults: [], tasks: [], handlers: [], syncStart: false,
+  syncTask: new Set(), conns: [], connected: 0, nextTask: 0,
+  checkpoints: 0, macro: 0, lastEventMacro: -1, visibleTask: 0,
+};
+
+function readScript() {
+  const chunks = [];
+  const buf = Buffer.alloc(65536);
+  let text = '';
+  for (;;) {
+    let n;
+    try {
+      n = fs.readSync(FD_CTL, buf, 0, buf.length, null);
+    } catch (e) {
+      if (e.code === 'EAGAIN' || e.code === 'EINTR') continue;
+      fatal(`reading the script: ${e.message}`);
+    }
+    if (n === 0) fatal("the script ended before 'run'");
+    chunks.push(Buffer.from(buf.subarray(0, n)));
+    text = Buffer.concat(chunks).toString('latin1');
+    // The script ends at "run"; "go" lines come only after sync lines, so
+    // nothing past it is read here.
+    if (text === 'run\n' || text.endsWith('\nrun\n')) break;
+  }
+  let open = null;
+  for (const line of text.split('\n')) {
+    if (line === '' || line === 'run') continue;
+    const w = line.split(' ');
+    if (w[0] === 'op') {
+      if (!open) fatal('an op outside a block');
+      open.ops.push(parseOp(w));
+    } else if (w[0] === 'task') {
+      open = { conn: Number(w[1]), ops: [] };
+      S.tasks.push(open);
+    } else if (w[0] === 'handler') {
+      if (!EVENTS.has(w[1])) fatal(`unknown handler event '${w[1]}'`);
+      open = { event: w[1], conn: Number(w[2]), ops: [] };
+      S.handlers.push(open);
+    } else if (w[0] === 'endblock') {
+      open = null;
+    } else if (w[0] === 'variant') {
+      // A strategy of the reference stack: node has one way of its own.
+      lineOut(`note variant ${w[1]}=${w[2]} is the reference stack's; node ignores it`);
+    } else if (w[0] === 'fault') {
+      S.faults.push(line.slice(6));
+    } else if (w[0] === 'connections') {
+      S.nconns = Number(w[1]);
+    } else if (w[0] === 'half-open') {
+      S.halfOpen = w[1] === '1';
+    } else if (w[0] === 'connect' || w[0] === 'listen') {
+      S.server = w[0] === 'listen';
+      S.transport = w[1];
+      S.address = w[2];
+      S.port = Number(w[3] || 0);
+    } else if (line === 'sync start') {
+      S.syncStart = true;
+    } else if (w[0] === 'sync' && w[1] === 'task') {
+      S.syncTask.add(Number(w[2]));
+    } else {
+      fatal(`unknown script line '${line}'`);
+    }
+  }
+}
+
+function parseOp(w) {
+  if (!OPS.has(w[1])) fatal(`unknown op '${w[1]}'`);
+  const op = { kind: w[1], conn: -1, len: 0, fill: -1, cb: false, micro: false,
+    sig: 0, external: false, data: null };
+  for (const f of w.slice(2)) {
+    const eq = f.indexOf('=');
+    if (eq < 0) fatal(`bad op field '${f}'`);
+    const k = f.slice(0, eq), v = f.slice(eq + 1);
+    if (k === 'hex') { op.data = Buffer.from(v, 'hex'); op.len = op.data.length; }
+    else if (k === 'conn') op.conn = Number(v);
+    else if (k === 'len') op.len = Number(v);
+    else if (k === 'fill') op.fill = Number(v);
+    else if (k === 'cb') op.cb = v === '1';
+    else if (k === 'micro') op.micro = v === '1';
+    else if (k === 'sig') op.sig = Number(v);
+    else if (k === 'ext') op.external = v === '1';
+    else fatal(`unknown op field '${k}'`);
+  }
+  if (op.conn >= S.nconns) fatal(`op on connection ${op.conn} of ${S.nconns}`);
+  return op;
+}
+
+// ---- the gate ---------------------------------------------------------------
+
+function gateCommand(text) {
+  if (!process.env.WIRECHECK_SHM_FD) {
+    if (text === 'disarm') return true;
+    fatal(`${text}: the fault gate is not preloaded (run through ` +
+          '`wirecheck run --subject node`, which sets LD_PRELOAD and WIRECHECK_SHM_FD)');
+  }
+  try {
+    fs.writeSync(FD_SHM, text);
+    return true;
+  } catch (e) {
+    return false;
+  }
+}
+
+// ---- tasks and events ----------------------------------------------------------
+
+// A macrotask starts: the "before" of any resource but ticks and microtasks.
+// Ticks (process.nextTick) and microtasks (queueMicrotask) queued and not
+// run yet are counted, so that the end of a task can wait for them.
+const MICRO_TYPES = new Set(['TickObject', 'PROMISE', 'Microtask']);
+const macroIds = new Set();
+const queued = new Map(); // id -> 'tick' | 'micro', until it runs
+asyncHooks.createHook({
+  init(id, type) {
+    if (type === 'TickObject') queued.set(id, 'tick');
+    else if (type === 'Microtask') queued.set(id, 'micro');
+    else if (!MICRO_TYPES.has(type)) macroIds.add(id);
+  },
+  before(id) {
+    if (queued.delete(id)) return;
+    if (macroIds.has(id)) S.macro++;
+  },
+  destroy(id) {
+    macroIds.delete(id);
+    queued.delete(id);
+  },
+}).enable();
+
+// Runs fn once the current macrotask's ticks and microtasks have all run,
+// those they queue included: the end of a task, before any I/O.
+function afterMicrotasks(fn) {
+  const check = () => {
+    let ticks = 0;
+    for (const kind of queued.values()) if (kind === 'tick') ticks++;
+    if (ticks > 0) process.nextTick(check);
+    else if (queued.size > 0) queueMicrotask(check);
+    else fn();
+  };
+  queueMicrotask(check);
+}
+
+function event(conn, text) {
+  if (S.conns[conn]) taken(S.conns[conn]);
+  if (S.macro !== S.lastEventMacro) {
+    S.visibleTask++;
+    S.lastEventMacro = S.macro;
+  }
+  lineOut(`ev ${S.visibleTask} ${conn} ${text}`);
+}
+
+// The bytes the kernel took on a connection (the stack's bytes_written):
+// what the socket accepted, minus what waits in its buffer (corked, or
+// behind a write in flight) and what libuv has not written yet. Sampled at
+// every event of the connection while the handle is there; after it closed
+// or a write failed, the last sample holds (libuv drops what it still had,
+// and does not say how much of the failed write the kernel took).
+function taken(c) {
+  const sock = c.sock;
+  if (!sock || !sock._handle || c.failed) return c.written;
+  let buffered = 0;
+  for (const b of sock._writableState.getBuffer()) buffered += b.chunk.length;
+  c.written = Math.max(0, c.accepted - buffered - sock._handle.writeQueueSize);
+  return c.written;
+}
+
+function syncPoint(point) {
+  let line = `sync ${point}`;
+  for (const c of S.conns) line += ` ${taken(c)}`;
+  lineOut(line);
+  waitGo();
+}
+
+function runHandlers(ev, conn) {
+  for (const h of S.handlers)
+    if (h.event === ev && (h.conn < 0 || h.conn === conn)) runBlock(h, conn, 0);
+}
+
+function opBytes(op, c) {
+  if (op.data) return op.data;
+  const b = Buffer.alloc(op.len);
+  if (op.fill >= 0) {
+    b.fill(op.fill);
+  } else {
+    let x = c.seq;
+    for (let i = 0; i < op.len; i++, x++) {
+      // wc_pattern (harness/protocol.h): 0x21 + ((x * 2654435761) >> 16) % 94, in 32 bits
+      const h = Math.floor(Number((BigInt(x) * 2654435761n) & 0xffffffffn) / 65536);
+      b[i] = 0x21 + (h % 94);
+    }
+  }
+  return b;
+}
+
+function sigName(sig) {
+  return SIGNAL_NAMES.get(sig) || null;
+}
+
+function opWrite(op, c) {
+  const number = ++c.writes;
+  if (c.closed) {
+    event(c.index, `write#${number} ${op.len} -> EBADF (closed)`);
+    return;
+  }
+  const bytes = opBytes(op, c);
+  c.seq += op.len;
+  const cb = op.cb ? (err) => {
+    if (err) c.failed = true;
+    event(c.index, `write#${number} cb ${errName(err)}`);
+    runHandlers('write-cb', c.index);
+  } : undefined;
+  if (c.sock.writable) c.accepted += op.len;
+  const ok = c.sock.write(bytes, cb);
+  event(c.index, `write#${number} ${op.len} -> ${ok ? 'true' : 'false'}`);
+}
+
+function opEnd(op, c) {
+  if (c.closed) {
+    event(c.index, `end ${op.len} -> EBADF (closed)`);
+    return;
+  }
+  const bytes = op.len > 0 || op.data ? opBytes(op, c) : null;
+  c.seq += op.len;
+  const cb = op.cb ? (err) => {
+    if (err) c.failed = true;
+    event(c.index, `end cb ${errName(err)}`);
+    runHandlers('end-cb', c.index);
+  } : undefined;
+  if (c.sock.writable) c.accepted += op.len;
+  if (bytes && bytes.length > 0) c.sock.end(bytes, cb);
+  else c.sock.end(cb);
+  event(c.index, `end ${op.len} -> ok`);
+}
+
+function opSignal(op, conn) {
+  const name = sigName(op.sig);
+  if (op.external) {
+    event(conn, `signal ${name || op.sig} external`);
+    lineOut(`kill ${op.sig}`);
+    waitGo();
+    return;
+  }
+  event(conn, `signal ${name || op.sig}`);
+  try {
+    process.kill(process.pid, op.sig);
+  } catch (e) {
+    event(conn, `signal ${op.sig} refused`);
+  }
+}
+
+const ignored = new Set();
+function opIgnore(op, conn) {
+  const name = sigName(op.sig);
+  // node cannot set SIG_IGN: a listener that does nothing keeps the signal
+  // from ending the process, which is what the scenario asks.
+  try {
+    if (!name) throw Object.assign(new Error('no such signal'), { code: 'EINVAL' });
+    if (!ignored.has(name)) process.on(name, () => {});
+    ignored.add(name);
+    event(conn, `ignore ${name}`);
+  } catch (e) {
+    event(conn, `ignore ${op.sig} -> EINVAL`);
+  }
+}
+
+function runOp(op, connIndex) {
+  const ci = op.conn >= 0 ? op.conn : connIndex;
+  const c = S.conns[ci];
+  switch (op.kind) {
+    case 'write': return opWrite(op, c);
+    case 'end': return opEnd(op, c);
+    case 'signal': return opSignal(op, ci);
+    case 'disarm':
+      gateCommand('disarm');
+      return event(ci, 'disarm');
+    case 'checkpoint':
+      S.checkpoints++;
+      event(ci, `checkpoint ${S.checkpoints}`);
+      return syncPoint(`checkpoint:${S.checkpoints}`);
+    case 'ignore': return opIgnore(op, ci);
+    case 'abort':
+      event(ci, 'abort');
+      return process.abort();
+    case 'exit':
+      event(ci, `exit ${op.sig}`);
+      return process.exit(op.sig);
+    default:
+      break;
+  }
+  event(ci, `${op.kind}${c.closed ? ' (closed)' : ''}`);
+  if (c.closed) return;
+  switch (op.kind) {
+    case 'destroy': c.sock.destroy(); break;
+    case 'destroy-soon': c.sock.destroySoon(); break;
+    case 'cork': c.sock.cork(); break;
+    case 'uncork': c.sock.uncork(); break;
+    case 'pause': c.sock.pause(); break;
+    case 'resume': c.sock.resume(); break;
+    default: break;
+  }
+}
+
+// Runs a block from op `from`. Returns false when an await-drained carried
+// the rest into a later task.
+function runBlock(b, conn, from) {
+  for (let i = from; i < b.ops.length; i++) {
+    const op = b.ops[i];
+    if (op.kind === 'await-drained') {
+      const c = S.conns[op.conn >= 0 ? op.conn : conn];
+      if (c.closed || (c.sock.writableLength === 0 &&
+                       (!c.sock._handle || c.sock._handle.writeQueueSize === 0))) {
+        event(c.index, 'drained');
+        continue;
+      }
+      setImmediate(() => resumeBlock(b, conn, i));
+      return false;
+    }
+    if (op.micro) {
+      queueMicrotask(() => runOp(op, conn));
+      continue;
+    }
+    runOp(op, conn);
+  }
+  return true;
+}
+
+function resumeBlock(b, conn, from) {
+  if (runBlock(b, conn, from) && S.tasks.includes(b)) taskDone(S.tasks.indexOf(b) + 1);
+}
+
+function scriptTask(n) {
+  const b = S.tasks[n - 1];
+  if (runBlock(b, b.conn, 0)) taskDone(n);
+}
+
+// Task n ran its last op: its end is taken once its ticks and microtasks
+// have run, before the loop goes on to I/O.
+function taskDone(n) {
+  afterMicrotasks(() => {
+    if (S.syncTask.has(n)) syncPoint(`task:${n}`);
+    postNextTask();
+  });
+}
+
+function postNextTask() {
+  if (S.nextTask === S.tasks.length) {
+    S.nextTask++;
+    syncPoint('done');
+    return;
+  }
+  if (S.nextTask > S.tasks.length) return;
+  const n = ++S.nextTask;
+  setImmediate(() => scriptTask(n));
+}
+
+function allConnected() {
+  if (S.syncStart) syncPoint('start');
+  postNextTask();
+}
+
+// ---- sockets ----------------------------------------------------------------
+
+function attach(c, sock) {
+  c.sock = sock;
+  sock.on('data', (d) => {
+    event(c.index, `data ${d.length}`);
+    runHandlers('data', c.index);
+  });
+  sock.on('end', () => {
+    // "eof", not "end": end names the end() call in the trace.
+    event(c.index, 'eof');
+    runHandlers('eof', c.index);
+  });
+  sock.on('drain', () => {
+    event(c.index, 'drain');
+    runHandlers('drain', c.index);
+  });
+  sock.on('finish', () => {
+    if (!c.failed) c.written = c.accepted; // the FIN went out behind every byte
+    event(c.index, 'finish');
+    runHandlers('finish', c.index);
+  });
+  sock.on('error', (err) => {
+    c.failed = true;
+    event(c.index, `error ${errName(err)} ${err.syscall || '-'}`);
+  });
+  sock.on('close', (hadError) => {
+    c.closed = true;
+    event(c.index, `close had_error=${hadError ? 1 : 0} bytes_written=${c.written}`);
+    runHandlers('close', c.index);
+  });
+}
+
+function openConnections() {
+  for (let i = 0; i < S.nconns; i++)
+    S.conns.push({ index: i, sock: null, seq: 0, accepted: 0, written: 0, writes: 0,
+      closed: false, failed: false });
+  const opts = { allowHalfOpen: S.halfOpen };
+  if (S.server) {
+    const server = net.createServer(opts, (sock) => {
+      if (S.connected >= S.nconns) {
+        sock.destroy();
+        return;
+      }
+      const c = S.conns[S.connected];
+      attach(c, sock);
+      event(c.index, 'accept');
+      if (++S.connected === S.nconns) {
+        server.close();
+        allConnected();
+      }
+    });
+    server.on('error', (e) => fatal(`listen: ${e.message}`));
+    const ready = () => lineOut(`listening ${S.transport === 'unix' ? 0 : server.address().port}`);
+    if (S.transport === 'unix') server.listen(S.address, ready);
+    else server.listen(S.port, S.address, ready);
+    return;
+  }
+  for (const c of S.conns) {
+    const where = S.transport === 'unix' ? { path: S.address } : { host: S.address, port: S.port };
+    const sock = net.connect({ ...where, allowHalfOpen: S.halfOpen });
+    attach(c, sock);
+    sock.once('connect', () => {
+      event(c.index, 'connect');
+      if (++S.connected === S.nconns) allConnected();
+    });
+  }
+}
+
+function main() {
+  readScript();
+  for (const blocks of [S.tasks, S.handlers])
+    for (const b of blocks)
+      for (const op of b.ops)
+        if (UNSUPPORTED[op.kind]) fatal(`unsupported ${op.kind}: ${UNSUPPORTED[op.kind]}`);
+  for (const f of S.faults)
+    if (!gateCommand(`arm ${f}`)) fatal(`cannot arm '${f}'`);
+  openConnections();
+}
+
+main();

@@ -1,0 +1,236 @@
+"""Foreign subjects (docs/subjects.md): node:net and libuv speak the subject
+protocol, run with the gate preloaded (faultinject/preload.c with
+WIRECHECK_SHM_FD), and are compared with the reference goldens through their
+reviewed differences files (scenarios/subjects/NAME.differences).
+
+What is asserted, and why it can fail:
+- a few bundled scenarios pass on each subject through the plugin, with the
+  reviewed differences (a difference the file does not list fails);
+- a difference the file does not explain fails the item, and so does one
+  whose value changed (its fingerprint) and an entry the run no longer shows;
+- the syscalls section comes from the gate in the subject: N writes of node
+  are N write(2) calls on the socket, and the subject's own pipes are not
+  counted (before WIRECHECK_SHM_FD the section was all zeros);
+- a clamp on the write group reaches the socket only (node's eventfd and
+  event pipe writes would break under it);
+- an operation a subject cannot perform is skipped with its reason.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, SAFETY_TIMEOUT, wirecheck_path
+
+PYTHON = "/usr/bin/python3"
+SUBJECTS = ["node", "libuv"]
+NODE = shutil.which("node")
+
+
+def subject_path(name):
+    return wirecheck_path().parent / f"{name}-subject"
+
+
+@pytest.fixture(params=SUBJECTS)
+def subject(request, wirecheck):
+    name = request.param
+    if name == "node" and NODE is None:
+        pytest.skip("node is not installed (scripts/setup.sh installs nodejs)")
+    if not subject_path(name).exists():
+        pytest.skip(f"{subject_path(name)} is not built (libuv1-dev missing at configure time?)")
+    return name
+
+
+@pytest.fixture
+def node(wirecheck):
+    if NODE is None:
+        pytest.skip("node is not installed (scripts/setup.sh installs nodejs)")
+    return "node"
+
+
+def run_trace(wc, *args):
+    proc = wc("run", *args)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def pytest_run(tmp_path, *args):
+    """`python3 -m pytest ARGS` with the repository's plugin, in tmp_path."""
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"),
+               WIRECHECK_BIN=str(wirecheck_path()))
+    return subprocess.run([PYTHON, "-m", "pytest", "-p", "wirecheck.plugin", "-q",
+                           "-p", "no:cacheprovider", "-p", "no:xdist", *map(str, args)],
+                          cwd=tmp_path, capture_output=True, text=True, env=env,
+                          timeout=SAFETY_TIMEOUT)
+
+
+# ---------------------------------------------------------------- the suite
+
+BUNDLED = ["scenarios/batching/several-writes.wcs", "scenarios/queue/epipe-prefix.wcs",
+           "scenarios/half-open/request-fin-no-half-open-on-end.wcs",
+           "scenarios/queue/end-large.wcs"]
+
+
+def test_bundled_scenarios_pass_with_the_reviewed_differences(subject, tmp_path):
+    proc = pytest_run(tmp_path, "--rootdir", REPO, "--wirecheck-subject", subject,
+                      *[REPO / s for s in BUNDLED])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # end-large has 4 profiles: 7 fixed items pass; the legacy items are skipped
+    assert "7 passed" in proc.stdout, proc.stdout
+
+
+# A scenario of our own, in a folder of our own: its golden comes from the
+# reference stack (--update-goldens), its differences file is written here.
+OWN = """behaviour batching
+peer read at checkpoint 1
+task
+  write "first\\n"
+  write "second\\n"
+  checkpoint
+  end
+"""
+
+
+def own_suite(tmp_path):
+    d = tmp_path / "suite"
+    (d / "subjects").mkdir(parents=True)
+    (d / "writes.wcs").write_text(OWN)
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--update-goldens")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return d
+
+
+def unexplained_lines(output):
+    return [l.strip() for l in output.splitlines() if l.strip().endswith(" REASON")]
+
+
+def test_a_new_difference_fails_until_it_is_explained(node, tmp_path):
+    d = own_suite(tmp_path)
+    # No differences file: every difference is new, and the failure prints
+    # the lines to add (scenario, field, fingerprint).
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    assert proc.returncode == 1, proc.stdout
+    assert "does not explain" in proc.stdout
+    lines = unexplained_lines(proc.stdout)
+    fields = sorted(l.split()[1] for l in lines)
+    # node sends each write at once (peer reads 13 at the checkpoint, not 6),
+    # closes a task later (events), makes its own calls, reports no queue
+    assert fields == ["events", "peer", "queue", "syscalls"], proc.stdout
+    # Explained: the item passes, and says which fields differ.
+    (d / "subjects" / "node.differences").write_text(
+        "reason why written by the test\n" + "".join(l.replace(" REASON", " why") + "\n" for l in lines))
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node, "-rA")
+    assert proc.returncode == 0, proc.stdout
+    assert "1 passed" in proc.stdout
+    # All but one explained: exactly that one fails.
+    keep = [l for l in lines if " peer " not in l]
+    (d / "subjects" / "node.differences").write_text(
+        "".join(l.replace(" REASON", " why") + "\n" for l in keep))
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    assert proc.returncode == 1
+    assert [l.split()[1] for l in unexplained_lines(proc.stdout)] == ["peer"], proc.stdout
+
+
+def test_a_changed_difference_and_a_stale_entry_fail(node, tmp_path):
+    d = own_suite(tmp_path)
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    lines = [l.replace(" REASON", " why") for l in unexplained_lines(proc.stdout)]
+    # The peer's value is pinned by its fingerprint: another value is a new
+    # difference.
+    changed = [l if " peer " not in l else " ".join(l.split()[:2] + ["0" * 12, "why"])
+               for l in lines]
+    (d / "subjects" / "node.differences").write_text("\n".join(changed) + "\n")
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    assert proc.returncode == 1
+    assert "does not explain" in proc.stdout and "no longer shows" in proc.stdout, proc.stdout
+    # An entry for a field that does not differ is stale.
+    (d / "subjects" / "node.differences").write_text(
+        "\n".join(lines + ["writes exit 000000000000 why"]) + "\n")
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    assert proc.returncode == 1
+    assert "no longer shows" in proc.stdout and "writes exit 000000000000" in proc.stdout
+
+
+def test_a_malformed_differences_file_is_reported_with_its_line(node, tmp_path):
+    d = own_suite(tmp_path)
+    (d / "subjects" / "node.differences").write_text("# ok\nwrites speed 123 why\n")
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    assert proc.returncode == 1
+    assert "node.differences:2: unknown field 'speed'" in proc.stdout, proc.stdout
+
+
+UNSUPPORTED = {"node": ("end-execve", "unsupported execve"),
+               "libuv": ("cork-later-task", "unsupported cork")}
+
+
+def test_an_unsupported_operation_is_skipped_with_its_reason(subject, tmp_path):
+    scenario, reason = UNSUPPORTED[subject]
+    proc = pytest_run(tmp_path, "--rootdir", REPO, "--wirecheck-subject", subject, "-rs",
+                      REPO / f"scenarios/batching/{scenario}.wcs")
+    assert proc.returncode == 0, proc.stdout
+    # the fixed item for the operation, the legacy item for being the
+    # reference stack's strategy
+    assert "2 skipped" in proc.stdout and reason in proc.stdout, proc.stdout
+
+
+# ------------------------------------------------------------- the gate
+
+
+def writes_scenario(tmp_path, n, extra=""):
+    p = tmp_path / f"w{n}.wcs"
+    p.write_text(extra + "task\n" + "  write 128\n" * n + "  end\n")
+    return p
+
+
+def test_counts_come_from_the_gate_in_the_shared_memory(subject, wc, tmp_path):
+    t = run_trace(wc, writes_scenario(tmp_path, 16), "--subject", subject)
+    assert t["exit"] == {"code": 0, "timed_out": False}
+    assert t["peer"]["bytes"] == 16 * 128
+    # node and libuv make one write(2) per write() (no batching), and
+    # nothing else writes on the socket; the event lines on fd 4 are not
+    # counted
+    assert t["syscalls"]["write"] == 16
+    assert t["syscalls"]["writev"] == 0 and t["syscalls"]["send"] == 0
+    assert t["syscalls"]["connect"] == 1 and t["syscalls"]["shutdown"] == 1
+
+
+def test_a_clamp_reaches_the_socket_only(subject, wc, tmp_path):
+    # clamp-send 7 is write:short=7 on every writing call: on node's eventfd
+    # (8-byte writes) or the event pipe it would break the run.
+    t = run_trace(wc, writes_scenario(tmp_path, 4), "--subject", subject, "--clamp-send", "7")
+    assert t["exit"] == {"code": 0, "timed_out": False}
+    assert t["peer"]["bytes"] == 4 * 128
+    assert t["faults"] == ["write:short=7,repeat=forever"]
+    # every byte of the socket went 7 at a time: at least 512 / 7 calls
+    assert t["syscalls"]["write"] + t["syscalls"]["writev"] >= 512 // 7
+
+
+def test_disarm_reaches_the_preloaded_gate(subject, wc, tmp_path):
+    p = tmp_path / "disarm.wcs"
+    p.write_text('refuse-write EAGAIN\ntask\n  write "abc" cb\n  end cb\ntask\n  disarm\n')
+    t = run_trace(wc, p, "--subject", subject)
+    assert t["exit"] == {"code": 0, "timed_out": False}
+    assert t["peer"]["bytes"] == 3
+    assert any(e.endswith("disarm") for e in t["events"])
+    assert any(e.endswith("write#1 cb ok") for e in t["events"])
+
+
+def test_the_subject_names(wc, tmp_path):
+    p = writes_scenario(tmp_path, 1)
+    ref = run_trace(wc, p, "--subject", "refstack")
+    assert ref["queue"] is not None  # the reference stack reports its queue
+    proc = wc("run", p, "--subject", str(tmp_path / "nope"))
+    assert proc.returncode == 2 and "not an executable" in proc.stderr
+
+
+def test_libuv_execve_keeps_what_the_kernel_took(wc, tmp_path):
+    if not subject_path("libuv").exists():
+        pytest.skip("libuv-subject is not built")
+    # libuv has nothing to flush before execve: each write went to the
+    # kernel in its call (the reference stack sends its batch first)
+    t = run_trace(wc, REPO / "scenarios/batching/end-execve.wcs", "--subject", "libuv")
+    assert t["exit"] == {"code": 0, "timed_out": False}
+    assert t["peer"]["bytes"] == 13
