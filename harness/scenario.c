@@ -265,6 +265,70 @@ static int args_status(struct parser *p, struct sc_op *op, int i)
 #define OPT_HOW 4u       /* self or external: who sends the signal */
 #define OPT_FINAL 8u     /* final: try_write's final chunk */
 #define OPT_RESUME 16u   /* resume: retry the rest on writable */
+#define OPT_WS 8u        /* ws-send: text|bytes, binary[=V], fin=0 */
+
+/* ---- WebSocket operations ---------------------------------------------- */
+
+/* ws-send DATA: the payload, text by default, binary absent, fin 1. */
+static int args_ws_send(struct parser *p, struct sc_op *op, int i)
+{
+	op->ws_kind = 1;
+	op->ws_binary = -1;
+	op->ws_fin = 1;
+	if (i == p->ntok)
+		return fail(p, "'ws-send' needs a byte count or a \"string\"");
+	return op_payload(p, op, &p->tok[i]) < 0 ? -1 : i + 1;
+}
+
+/* ws-close [CODE ["reason"]]: no code sends an empty close frame. */
+static int args_ws_close(struct parser *p, struct sc_op *op, int i)
+{
+	const struct token *t = &p->tok[i];
+
+	if (i < p->ntok && !t->quoted && isdigit((unsigned char)t->text[0])) {
+		if (sc__parse_int(t->text, 0, 65535, &op->sig) < 0)
+			return fail(p, "ws-close '%s': expected a close code", t->text);
+		i++;
+		if (i < p->ntok && p->tok[i].quoted)
+			return op_payload(p, op, &p->tok[i]) < 0 ? -1 : i + 1;
+	}
+	return i;
+}
+
+/* The options of ws-send: returns 1 when t was one, 0 when not, -1. */
+static int ws_send_option(struct parser *p, struct sc_op *op,
+			  const struct token *t)
+{
+	const char *v;
+
+	if (is_word(t, "text") || is_word(t, "bytes")) {
+		op->ws_kind = is_word(t, "text") ? 1 : 2;
+	} else if ((v = key_value(t, "kind"))) {
+		if (strcmp(v, "bad") != 0)
+			return fail(p, "kind=%s: expected text, bytes or kind=bad", v);
+		op->ws_kind = 0;
+	} else if (is_word(t, "binary")) {
+		op->ws_binary = 1;
+	} else if ((v = key_value(t, "binary"))) {
+		if (strcmp(v, "true") == 0)
+			op->ws_binary = 1;
+		else if (strcmp(v, "false") == 0)
+			op->ws_binary = 0;
+		else if (strcmp(v, "absent") == 0)
+			op->ws_binary = -1;
+		else if (strcmp(v, "bad") == 0)
+			op->ws_binary = 2;
+		else
+			return fail(p, "binary=%s: expected true, false, absent or bad", v);
+	} else if ((v = key_value(t, "fin"))) {
+		if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0 && strcmp(v, "bad") != 0)
+			return fail(p, "fin=%s: expected 0, 1 or bad", v);
+		op->ws_fin = v[0] == 'b' ? 2 : v[0] - '0';
+	} else {
+		return 0;
+	}
+	return 1;
+}
 
 /*
  * The operations, one line each: the word, its kind, its arguments (NULL:
@@ -301,6 +365,10 @@ static const struct op_def {
 	{ "try-write-rest", SC_OP_TRY_WRITE_REST, NULL, OPT_FINAL },
 	{ "write-rest", SC_OP_WRITE_REST, NULL, OPT_CB },
 	{ "end-rest", SC_OP_END_REST, NULL, OPT_CB },
+	{ "ws-send", SC_OP_WS_SEND, args_ws_send, OPT_FILL | OPT_WS },
+	{ "ws-close", SC_OP_WS_CLOSE, args_ws_close, 0 },
+	{ "ws-ping", SC_OP_WS_PING, args_maybe_bytes, OPT_FILL },
+	{ "ws-buffered", SC_OP_WS_BUFFERED, NULL, 0 },
 };
 
 #define NOPS (sizeof(op_defs) / sizeof(op_defs[0]))
@@ -325,6 +393,12 @@ static int op_option(struct parser *p, struct sc_op *op, const struct token *t)
 	unsigned options = op_def_of(op->kind)->options;
 	const char *v;
 
+	if (options & OPT_WS) {
+		int r = ws_send_option(p, op, t);
+
+		if (r != 0)
+			return r < 0 ? -1 : 0;
+	}
 	if (is_word(t, "cb") && (options & OPT_CB)) {
 		op->cb = 1;
 	} else if ((v = key_value(t, "fill")) && (options & OPT_FILL)) {
@@ -856,6 +930,47 @@ static int set_behaviour(struct scenario *sc, const char *arg, int line,
 	return 0;
 }
 
+/* ---- WebSocket settings ------------------------------------------------ */
+
+static int set_websocket(struct scenario *sc, const char *arg, int line,
+			 char *err, size_t errlen)
+{
+	(void)line;
+	if (strcmp(arg, "yes") == 0)
+		sc->websocket = 1;
+	else if (strcmp(arg, "no") == 0)
+		sc->websocket = 0;
+	else
+		return sc__say(err, errlen, "websocket '%s': expected yes or no", arg);
+	return 0;
+}
+
+static int set_ws_seed(struct scenario *sc, const char *arg, int line,
+		       char *err, size_t errlen)
+{
+	char *end;
+
+	(void)line;
+	errno = 0;
+	sc->ws_seed = strtoull(arg, &end, 10);
+	if (!isdigit((unsigned char)arg[0]) || *end || errno)
+		return sc__say(err, errlen, "ws-seed '%s': expected a number", arg);
+	return 0;
+}
+
+static int set_ws_max_message(struct scenario *sc, const char *arg, int line,
+			      char *err, size_t errlen)
+{
+	(void)line;
+	int rc = sc__parse_size(arg, SIZE_MAX, &sc->ws_max_message);
+
+	if (rc == -2)
+		return sc__say(err, errlen, "ws-max-message '%s': at most %zu bytes", arg, (size_t)SIZE_MAX);
+	if (rc < 0 || sc->ws_max_message == 0)
+		return sc__say(err, errlen, "ws-max-message '%s': expected a byte count of at least 1", arg);
+	return 0;
+}
+
 static int parse_peer_line(struct parser *p)
 {
 	if (p->ntok < 2)
@@ -890,6 +1005,9 @@ static const struct setting_def {
 	{ "matrix", NULL, parse_matrix, 0 },
 	{ "legacy", NULL, parse_legacy, 0 },
 	{ "peer", NULL, parse_peer_line, 0 },
+	{ "websocket", set_websocket, NULL, 0 },
+	{ "ws-seed", set_ws_seed, NULL, 0 },
+	{ "ws-max-message", set_ws_max_message, NULL, 0 },
 };
 
 #define NSETTINGS (sizeof(setting_defs) / sizeof(setting_defs[0]))

@@ -36,6 +36,11 @@ enum sc_op_kind {
 	SC_OP_TRY_WRITE_REST, /* try_write of the last try-write's rest */
 	SC_OP_WRITE_REST,     /* write() of that rest */
 	SC_OP_END_REST,       /* end() of that rest */
+	/* WebSocket (docs/scenario-language.md, "WebSocket"). */
+	SC_OP_WS_SEND,    /* rs_ws_send(data, kind, binary, fin) */
+	SC_OP_WS_CLOSE,   /* rs_ws_close(code in sig, reason in data) */
+	SC_OP_WS_PING,    /* rs_ws_ping(data) */
+	SC_OP_WS_BUFFERED, /* report bufferedAmount and the waiting messages */
 };
 
 /* One operation of a task or handler. */
@@ -53,6 +58,11 @@ struct sc_op {
 	int final;         /* try-write, try-write-rest: the final chunk */
 	int resume;        /* try-write: on writable, try the rest again until
 			    * it is out, reporting only then */
+	/* ws-send: the kind (1 text, 2 bytes, 0 a bad one), binary (-1
+	 * absent, 0, 1, 2 a bad one) and fin (0, 1, 2 a bad one). */
+	int ws_kind;
+	int ws_binary;
+	int ws_fin;
 };
 
 /* A block of operations: a task (run once, in order) or a handler. */
@@ -194,6 +204,12 @@ struct scenario {
 	char *legacy_except;        /* must-match: golden sections not compared
 				     * ("syscalls,queue"), or NULL */
 	int legacy_line;
+	/* WebSocket: every connection is a WebSocket socket (the subject
+	 * answers or sends the Upgrade); the mask keys' seed; the largest
+	 * message the subject takes (0: npm ws's 100 MiB). */
+	int websocket;
+	unsigned long long ws_seed;
+	size_t ws_max_message;
 };
 
 /*

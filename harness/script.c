@@ -49,6 +49,8 @@ static void script_op(struct sbuf *b, const struct sc_op *op)
 		  op->microtask, op->sig, op->external);
 	if (op->final || op->resume)
 		sb_printf(b, " final=%d resume=%d", op->final, op->resume);
+	if (op->kind == SC_OP_WS_SEND)
+		sb_printf(b, " ws=%d,%d,%d", op->ws_kind, op->ws_binary, op->ws_fin);
 	if (op->data) {
 		sb_printf(b, " hex=");
 		for (size_t i = 0; i < op->len; i++)
@@ -88,6 +90,8 @@ char *wc_script_build(const struct scenario *sc, const char *address)
 	sb_printf(&b, "connections %d\nhalf-open %d\n", sc->connections, sc->allow_half_open);
 	if (sc->http)
 		sb_printf(&b, "http 1\n");
+	if (sc->websocket)
+		sb_printf(&b, "websocket %llu %zu\n", sc->ws_seed, sc->ws_max_message);
 	sb_printf(&b, "%s\n", address);
 	for (size_t i = 0; i < sc->npeer; i++) {
 		if (sc->peer[i].at.kind == SC_AT_START)

@@ -10,6 +10,7 @@
 #include "protocol.h"
 #include "rs.h"
 #include "http_parse.h"
+#include "ws_frame.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -31,7 +32,9 @@ enum op_kind {
 	OP_OVERWRITE,
 	/* HTTP responses (issue 10) */
 	OP_RES_WRITE, OP_TRY_WRITE, OP_RES_END, OP_TRY_WRITE_REST,
-	OP_WRITE_REST, OP_END_REST, OP_KIND_COUNT
+	OP_WRITE_REST, OP_END_REST,
+	/* WebSocket (issue 11) */
+	OP_WS_SEND, OP_WS_CLOSE, OP_WS_PING, OP_WS_BUFFERED, OP_KIND_COUNT
 };
 static const char *op_names[OP_KIND_COUNT] = {
 	"write", "end", "destroy", "destroy-soon", "cork", "uncork",
@@ -39,6 +42,7 @@ static const char *op_names[OP_KIND_COUNT] = {
 	"abort", "exit", "execve", "await-drained", "write-owned", "overwrite",
 	"res-write", "try-write", "res-end", "try-write-rest", "write-rest",
 	"end-rest",
+	"ws-send", "ws-close", "ws-ping", "ws-buffered",
 };
 
 struct op {
@@ -53,6 +57,7 @@ struct op {
 	int external;
 	int final;
 	int resume;
+	int ws_kind, ws_binary, ws_fin;  /* ws-send */
 };
 
 enum ev_kind {
@@ -81,6 +86,8 @@ struct conn {
 	uint64_t written;  /* the stack's bytes_written, kept after close */
 	int writes;        /* numbers writes for the event log */
 	int connected;
+	rs_ws *ws;         /* a WebSocket connection: its socket, or NULL */
+	int ws_sends;      /* numbers ws-sends for the event log */
 	/* The buffer the last write or write-owned handed the stack, for
 	 * overwrite; a write's is the connection's to free, a write-owned's
 	 * is on S.owned until the end. */
@@ -481,6 +488,185 @@ static void op_execve(int conn)
 	event(conn, "execve -> %s", errname(rc));
 }
 
+/* ---- WebSocket connections ----------------------------------------------- */
+
+/* The script's "websocket SEED MAX" line. */
+static struct {
+	int on;
+	unsigned long long seed;
+	size_t max_message;
+	int open;          /* handshakes done */
+	int started;       /* every connection is up: tasks may start */
+} W;
+
+static void post_next_task(void);
+
+/* A payload in an event: hex up to 32 bytes, else its length and FNV-1a. */
+static void ws_data_text(const uint8_t *p, size_t n, char *out, size_t cap)
+{
+	if (n <= 32) {
+		size_t o = 0;
+
+		out[0] = '\0';
+		for (size_t i = 0; i < n && o + 3 < cap; i++)
+			o += (size_t)snprintf(out + o, cap - o, "%02x", p[i]);
+		if (n == 0)
+			snprintf(out, cap, "-");
+	} else {
+		uint32_t h = 2166136261u;
+
+		for (size_t i = 0; i < n; i++)
+			h = (h ^ p[i]) * 16777619u;
+		snprintf(out, cap, "fnv=%08x", h);
+	}
+}
+
+static void ws_ev_open(rs_ws *ws, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)ws;
+	event(c->index, "ws-open");
+	if (++W.open == S.nconns && W.started)
+		post_next_task();
+}
+
+static void ws_ev_message(rs_ws *ws, const struct rs_ws_message *m, void *arg)
+{
+	struct conn *c = arg;
+	char d[80];
+	static const char *types[] = { "?", "text", "binary" };
+	const char *what = m->opcode == 9 ? "ping-received"
+			   : m->opcode == 10 ? "pong-received" : "message";
+
+	(void)ws;
+	ws_data_text(m->data, m->len, d, sizeof(d));
+	if (m->opcode <= 2)
+		event(c->index, "ws-message off=%llu %s len=%zu frames=%u %s",
+		      (unsigned long long)m->offset, types[m->opcode], m->len,
+		      m->frames, d);
+	else
+		event(c->index, "ws-%s off=%llu len=%zu %s", what,
+		      (unsigned long long)m->offset, m->len, d);
+}
+
+static void ws_ev_peer_close(rs_ws *ws, int code, const uint8_t *reason,
+			     size_t len, void *arg)
+{
+	struct conn *c = arg;
+	char d[80];
+
+	(void)ws;
+	ws_data_text(reason, len, d, sizeof(d));
+	event(c->index, "ws-peer-close %d reason=%s", code, d);
+}
+
+static void ws_ev_error(rs_ws *ws, int code, const char *problem, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)ws;
+	event(c->index, "ws-error %d (%s)", code, problem);
+}
+
+static void ws_ev_send_error(rs_ws *ws, int number, int err, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)ws;
+	event(c->index, "ws-send#%d %s at the head of the queue", number,
+	      errname(err));
+}
+
+static void ws_ev_close(rs_ws *ws, int code, size_t dropped, void *arg)
+{
+	struct conn *c = arg;
+
+	c->written = rs_socket_bytes_written(rs_ws_socket(ws));
+	event(c->index, "ws-closed code=%d dropped=%zu bytes_written=%llu", code,
+	      dropped, (unsigned long long)c->written);
+	c->ws = NULL;
+	c->sock = NULL;
+}
+
+static const struct rs_ws_events ws_events = {
+	.on_open = ws_ev_open,
+	.on_message = ws_ev_message,
+	.on_ping = ws_ev_message,
+	.on_pong = ws_ev_message,
+	.on_peer_close = ws_ev_peer_close,
+	.on_error = ws_ev_error,
+	.on_send_error = ws_ev_send_error,
+	.on_close = ws_ev_close,
+};
+
+/* Makes a connection a WebSocket one; each connection has its own seed. */
+static void ws_start(struct conn *c, rs_socket *s, int server)
+{
+	struct rs_ws_options o = {
+		.server = server,
+		.seed = W.seed + (unsigned long long)c->index,
+		.max_message = W.max_message,
+		.host = "127.0.0.1",
+		.path = "/",
+	};
+	int rc = rs_ws_attach(s, &o, &ws_events, c, &c->ws);
+
+	if (rc < 0)
+		fatal("rs_ws_attach: %s", strerror(-rc));
+}
+
+static const char *ws_kind_text(int kind)
+{
+	return kind == RS_WS_KIND_TEXT ? "text" : kind == RS_WS_KIND_BYTES ? "bytes"
+									    : "kind=bad";
+}
+
+static void ws_op(const struct op *op, struct conn *c)
+{
+	const char *name = op_names[op->kind];
+	unsigned char *bytes;
+	int rc = 0;
+
+	if (!c->ws) {
+		event(c->index, "%s (closed)", name);
+		return;
+	}
+	if (op->kind == OP_WS_BUFFERED) {
+		event(c->index, "ws-buffered %zu waiting=%zu",
+		      rs_ws_buffered_amount(c->ws), rs_ws_waiting(c->ws));
+		return;
+	}
+	bytes = op_bytes(op, c);
+	c->seq += op->len;
+	if (op->kind == OP_WS_SEND) {
+		struct rs_ws_send_options so = { op->ws_binary, op->ws_fin };
+		int number = ++c->ws_sends;
+		char opts[64] = "";
+
+		if (op->ws_binary != RS_WS_BINARY_ABSENT)
+			snprintf(opts, sizeof(opts), " binary=%s",
+				 op->ws_binary == 1 ? "true" : op->ws_binary == 0 ? "false" : "bad");
+		if (op->ws_fin != 1)
+			snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
+				 " fin=%s", op->ws_fin == 0 ? "0" : "bad");
+		rc = rs_ws_send(c->ws, bytes, op->len, op->ws_kind, &so);
+		event(c->index, "ws-send#%d %zu %s%s -> %s", number, op->len,
+		      ws_kind_text(op->ws_kind), opts,
+		      rc < 0 ? errname(rc) : rc ? "sent" : "queued");
+	} else if (op->kind == OP_WS_CLOSE) {
+		rc = rs_ws_close(c->ws, op->sig, bytes, op->len);
+		event(c->index, "ws-close %d -> %s", op->sig,
+		      rc < 0 ? errname(rc) : "ok");
+	} else {
+		rc = rs_ws_ping(c->ws, bytes, op->len);
+		event(c->index, "ws-ping %zu -> %s", op->len,
+		      rc < 0 ? errname(rc) : "ok");
+	}
+	if (bytes != op->data)
+		free(bytes);
+}
+
 static void run_op(const struct op *op, int conn_index)
 {
 	int ci = op->conn >= 0 ? op->conn : conn_index;
@@ -519,6 +705,12 @@ static void run_op(const struct op *op, int conn_index)
 	case OP_RES_WRITE: case OP_TRY_WRITE: case OP_RES_END:
 	case OP_TRY_WRITE_REST: case OP_WRITE_REST: case OP_END_REST:
 		op_http(op, c);
+		return;
+	case OP_WS_SEND:
+	case OP_WS_CLOSE:
+	case OP_WS_PING:
+	case OP_WS_BUFFERED:
+		ws_op(op, c);
 		return;
 	default:
 		break;
@@ -684,6 +876,13 @@ static void all_connected(void)
 {
 	if (S.sync_start)
 		sync_point("start");
+	/* WebSocket connections: the tasks start once every handshake is
+	 * done (the peer may send the Upgrade, or the 101, at start). */
+	if (W.on) {
+		W.started = 1;
+		if (W.open < S.nconns)
+			return;
+	}
 	post_next_task();
 }
 
@@ -698,9 +897,10 @@ static void on_connect(rs_socket *s, void *arg)
 {
 	struct conn *c = conn_of(arg);
 
-	(void)s;
 	c->connected = 1;
 	event(c->index, "connect");
+	if (W.on)
+		ws_start(c, s, 0);
 	if (++S.connected == S.nconns)
 		all_connected();
 }
@@ -969,6 +1169,8 @@ static void on_connection(rs_listener *l, rs_socket *s, void *arg)
 		rs_socket_set_events(s, &socket_events, c);
 	}
 	event(c->index, "accept");
+	if (W.on)
+		ws_start(c, s, 1);
 	if (++S.connected == S.nconns) {
 		rs_listener_close(l);
 		S.listener = NULL;
@@ -1075,6 +1277,9 @@ static void parse_op_line(char *line, struct block *b)
 		else if (strcmp(tok, "ext") == 0) op.external = (int)v;
 		else if (strcmp(tok, "final") == 0) op.final = (int)v;
 		else if (strcmp(tok, "resume") == 0) op.resume = (int)v;
+		else if (strcmp(tok, "ws") == 0 &&
+			 sscanf(eq, "%d,%d,%d", &op.ws_kind, &op.ws_binary, &op.ws_fin) == 3)
+			;
 		else fatal("unknown op field '%s'", tok);
 	}
 	if (op.conn >= S.nconns)
@@ -1133,6 +1338,10 @@ static void parse_header_line(char *line)
 		S.http = n;
 	} else if (sscanf(line, "half-open %d", &n) == 1) {
 		S.opts.allow_half_open = n;
+	} else if (strncmp(line, "websocket ", 10) == 0) {
+		if (sscanf(line, "websocket %llu %zu", &W.seed, &W.max_message) != 2)
+			fatal("bad websocket line '%s'", line);
+		W.on = 1;
 	} else if (strcmp(line, "sync start") == 0) {
 		S.sync_start = 1;
 	} else if (sscanf(line, "sync task %d", &n) == 1 && n > 0) {

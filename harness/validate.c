@@ -29,9 +29,18 @@ static int check_block(const struct scenario *sc, const struct sc_block *b,
 {
 	if (b->conn >= 0 && check_conn(sc, b->conn, b->line, err, errlen) < 0)
 		return -1;
-	for (size_t i = 0; i < b->nops; i++)
+	for (size_t i = 0; i < b->nops; i++) {
+		enum sc_op_kind k = b->ops[i].kind;
+
 		if (check_conn(sc, b->ops[i].conn, b->ops[i].line, err, errlen) < 0)
 			return -1;
+		/* WebSocket operations need WebSocket connections. */
+		if ((k == SC_OP_WS_SEND || k == SC_OP_WS_CLOSE ||
+		     k == SC_OP_WS_PING || k == SC_OP_WS_BUFFERED) && !sc->websocket)
+			return sc__say(err, errlen, "%s:%d: '%s' needs 'websocket yes'",
+				       sc->path ? sc->path : "scenario",
+				       b->ops[i].line, sc_op_name(k));
+	}
 	return 0;
 }
 

@@ -73,6 +73,7 @@ static const char usage_run[] =
 	"                        sysread, all\n"
 	"  --variant NAME=VALUE  select a strategy: queue=cursor|memmove,\n"
 	"                        batch=on|off, halfopen=end-first|poll-first\n"
+	"                        ws=by-option|by-kind\n"
 	"                        (fixed|legacy are accepted as values)\n"
 	"  --connections N       the number of connections (the scenario's own)\n"
 	"  --transport tcp|unix  the connection between subject and peer (tcp)\n"

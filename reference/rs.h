@@ -42,11 +42,19 @@ enum rs_chunked_strategy {
 	RS_CHUNKED_SEPARATE, /* legacy: header, body, terminator: 3 sends */
 };
 
+/* WebSocket framing (oven-sh/bun pull request, issue 11): the frame type of a send. */
+enum rs_ws_strategy {
+	RS_WS_BY_OPTION = 0, /* fixed: the binary option, else the kind; bytes
+			      * as given */
+	RS_WS_BY_KIND,       /* legacy: the kind; text decoded with U+FFFD */
+};
+
 struct rs_config {
 	enum rs_queue_strategy queue;
 	enum rs_halfopen_strategy halfopen;
 	int batch;  /* 1 fixed: batch a task's later small writes; 0 legacy */
 	enum rs_chunked_strategy chunked;
+	enum rs_ws_strategy ws;  /* RS_WS_BY_OPTION (0) unless set */
 };
 
 /* Write batching (reference-prs/000): a write of at most RS_BATCH_MAX_WRITE
@@ -68,7 +76,8 @@ extern struct rs_config rs_config;
  * Sets a variant of cfg by name and value ("queue", "memmove"). Returns 0,
  * or -ENOENT for an unknown name, -EINVAL for a value the name does not
  * take (cfg unchanged then). Known values: queue=cursor|memmove,
- * batch=on|off, halfopen=end-first|poll-first, chunked=fixed|separate, and
+ * batch=on|off, halfopen=end-first|poll-first, chunked=fixed|separate,
+ * ws=by-option|by-kind, and
  * the aliases fixed|legacy for each.
  */
 int rs_variant_apply(struct rs_config *cfg, const char *name,
@@ -523,5 +532,123 @@ int rs_http_res_ended(const rs_http_res *res);
 /* Sets the writable callback of res (NULL to remove). */
 void rs_http_res_on_writable(rs_http_res *res, rs_http_writable_cb cb,
 			     void *arg);
+/* WebSocket sockets (RFC 6455) on a stream socket.                         */
+/*
+ * The frame codec, the UTF-8 validator and the handshake are in
+ * ws_frame.h and utf8.h: code with no I/O that a fuzzer or a unit test
+ * drives alone. This is the socket on top: the handshake on the stream
+ * socket, a typed send queue, and the receive side's events.
+ */
+
+typedef struct rs_ws rs_ws;
+
+/* A data message, a ping or a pong: valid only during the callback. */
+struct rs_ws_message {
+	int opcode;            /* 1 text, 2 binary; 9 ping, 10 pong */
+	const uint8_t *data;
+	size_t len;
+	uint32_t frames;       /* how many frames it came in */
+	uint64_t offset;       /* stream offset (after the handshake) of the
+				* frame that completed it */
+};
+
+/* Events of a WebSocket socket. Any may be NULL. Each runs in a task. */
+struct rs_ws_events {
+	/* The handshake is done: sends that waited go out now. */
+	void (*on_open)(rs_ws *ws, void *arg);
+	/* A whole data message (text already checked as UTF-8). */
+	void (*on_message)(rs_ws *ws, const struct rs_ws_message *m, void *arg);
+	/* A ping (its pong is already written) or a pong. */
+	void (*on_ping)(rs_ws *ws, const struct rs_ws_message *m, void *arg);
+	void (*on_pong)(rs_ws *ws, const struct rs_ws_message *m, void *arg);
+	/* The peer's close frame: its code (1005 without one) and reason.
+	 * When we had not sent one, the answer (the same code) follows, behind
+	 * the messages that wait; then the stream ends. */
+	void (*on_peer_close)(rs_ws *ws, int code, const uint8_t *reason,
+			      size_t len, void *arg);
+	/* The peer broke the protocol, or the handshake failed: code is the
+	 * close code this side sent (1002, 1007, 1009, 1011) or, in the
+	 * handshake, the HTTP status (400, 426, 431) or 1002 for a bad
+	 * answer at a client. The stream is ended after it. */
+	void (*on_error)(rs_ws *ws, int code, const char *problem, void *arg);
+	/* Legacy (ws=by-kind) only: send number `number` (counted from 1
+	 * over every rs_ws_send call) waited in the queue and was refused
+	 * when the queue tried to send it (err -EINVAL); it stays at the head,
+	 * and the queue stalls behind it. */
+	void (*on_send_error)(rs_ws *ws, int number, int err, void *arg);
+	/* The stream socket closed. code: the peer's close code, or 1006
+	 * when no close frame came; dropped: messages that still waited and
+	 * never went out. ws is freed after this returns. */
+	void (*on_close)(rs_ws *ws, int code, size_t dropped, void *arg);
+};
+
+struct rs_ws_options {
+	int server;            /* 1: answer an Upgrade; 0: send one, mask */
+	uint64_t seed;         /* the mask keys' (and the client key's) seed */
+	uint64_t max_message;  /* larger messages close 1009; 0: 100 MiB,
+				* npm ws's default maxPayload */
+	const char *host;      /* client: the Host header ("localhost") */
+	const char *path;      /* client: the request target ("/") */
+	const struct rs_config *config;  /* the strategy; NULL: rs_config */
+};
+
+/* send()'s options, as npm ws's: binary RS_WS_BINARY_ABSENT (-1), 0 or
+ * 1; fin 0 sends a fragment (the message goes on with the next send). */
+struct rs_ws_send_options {
+	int binary;
+	int fin;
+};
+
+/*
+ * Makes s a WebSocket socket: the ws takes over s's events (do not set
+ * them again) and frees itself when s closes, after on_close. A client
+ * writes its Upgrade request at once. Returns 0 and sets *out, or -ENOMEM
+ * or -ENOSPC (a host or path too long for the request).
+ */
+int rs_ws_attach(rs_socket *s, const struct rs_ws_options *o,
+		 const struct rs_ws_events *ev, void *arg, rs_ws **out);
+/*
+ * Sends one message (or fragment) of len bytes of data, of kind
+ * RS_WS_KIND_TEXT or RS_WS_KIND_BYTES; o NULL means no options (binary
+ * absent, fin 1). The frame type is npm ws's rule (ws_frame.h,
+ * rs_ws_message_type), or the kind on the legacy; the payload goes out as
+ * given (the legacy decodes text with U+FFFD).
+ * The frame goes to the stream socket in the call when nothing waits;
+ * while the handshake is not done, or messages wait (the kernel refused
+ * bytes and the stream socket still holds some), it waits at the end of
+ * the queue, with its own frame type, and goes out in order once the
+ * stream socket has sent what it holds. Returns 1 when the frame went to
+ * the stream socket, 0 when it waits, -EINVAL for a bad kind or option or
+ * NULL data with len > 0 (refused at the call, nothing queued; the
+ * legacy queues a bad call that finds messages waiting, and refuses it
+ * only when the queue reaches it: on_send_error), -EPIPE once a close
+ * frame was sent or received, -ENOMEM.
+ */
+int rs_ws_send(rs_ws *ws, const void *data, size_t len, int kind,
+	       const struct rs_ws_send_options *o);
+/* Sends a ping of at most 125 bytes, ahead of the waiting messages.
+ * Returns 1, -EINVAL (over 125), -EPIPE or -ENOMEM. */
+int rs_ws_ping(rs_ws *ws, const void *data, size_t len);
+/*
+ * Starts the close handshake: a close frame with code (0: none) and a
+ * reason of at most 123 bytes, behind the messages that wait. Later sends
+ * fail with -EPIPE. The stream is ended (FIN) once both close frames are
+ * through: ours written and the peer's read (npm ws does the same, and
+ * gives up after 30 s; this stack has no timer: a peer that never answers
+ * keeps the socket open). Returns 0, -EINVAL for a code that may not be
+ * sent or a reason that is too long or not UTF-8, -EPIPE when a close was
+ * already sent.
+ */
+int rs_ws_close(rs_ws *ws, int code, const void *reason, size_t len);
+/*
+ * Bytes that wait, as npm ws's bufferedAmount: what the stream socket
+ * holds (frames, headers included) plus the payload bytes of the messages
+ * in the queue.
+ */
+size_t rs_ws_buffered_amount(const rs_ws *ws);
+/* Messages waiting in the queue (not yet handed to the stream socket). */
+size_t rs_ws_waiting(const rs_ws *ws);
+/* The stream socket under ws. */
+rs_socket *rs_ws_socket(const rs_ws *ws);
 
 #endif
