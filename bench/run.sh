@@ -2,8 +2,8 @@
 # The benchmarks: bytes moved by the queue (cursor vs memmove, with the closed
 # form), the cost of the fault gate per send (timed medians of interleaved
 # rounds, and callgrind instruction counts, which do not depend on load), the
-# sender CPU of end(P), write batching (the seed's table and a chat server),
-# and the half-open syscalls per connection.
+# sender's instructions (callgrind) and CPU of end(P), write batching (the
+# seed's table and a chat server), and the half-open syscalls per connection.
 #   bench/run.sh            everything (a few minutes)
 #   bench/run.sh --quick    smaller payloads and fewer rounds
 set -euo pipefail
@@ -35,7 +35,12 @@ done
 
 q=""; [ "$quick" = "--quick" ] && q="--quick"
 echo
-echo "== Sender CPU of end(P): refstack cursor and memmove against a plain send loop"
+echo "== Sender instructions of end(P) (callgrind; issue 9's targets): floor, copy, copying, owned, memmove"
+echo "   command: build/bin/sender_instr $q"
+build/bin/sender_instr $q
+
+echo
+echo "== Sender CPU of end(P) (secondary): refstack cursor and memmove, node, against a plain send loop"
 echo "   command: build/bin/sender_cpu $q"
 build/bin/sender_cpu $q
 

@@ -1,7 +1,10 @@
 /*
  * sender_cpu.c: the CPU time a sender spends to hand one large payload to
  * the kernel, from end() to its completion callback: the "Sender CPU" table
- * of reference-prs/002, for the reference stack.
+ * of reference-prs/002, for the reference stack. This is issue 9's secondary
+ * figure: its targets are judged on callgrind instructions, which do not
+ * move between runs (bench/sender_instr.c). The report is printed by
+ * sender_cpu_report.c; node's sender is sender_node.c and sender_node.js.
  *
  * Senders:
  *   cursor   librefstack with queue=cursor: rs_socket_end(payload), timed
@@ -13,10 +16,14 @@
  *   copy     no sender: the queue's copy alone, P bytes appended to an
  *            empty cursor queue, then freed (the stack copies P less what
  *            its first send took). A queue that copies cannot cost less
- *            than floor + copy, so copy / floor is how far above the floor
- *            the cursor must stay: the table prints it next to the
- *            targets. Its cells run in every transport and mode, only so
- *            that each is measured in the same rounds as its neighbours.
+ *            than floor + copy, so 1 + copy / floor bounds cursor / floor
+ *            from below: the report prints it beside it. Its cells run in
+ *            every transport and mode, only so that each is measured in
+ *            the same rounds as its neighbours.
+ *   node     node 20's socket.end(buf) of the same bytes to the same
+ *            reader (bench/sender_node.js), unclamped only: node's sends
+ *            cannot be clamped. Its time is process.cpuUsage() of the node
+ *            process, from the connection to end()'s callback.
  * Transports: a unix socket and TCP over 127.0.0.1. Modes: unclamped, and
  * every send clamped to 4 KiB (the gate's write:short=4096,repeat=forever for
  * the stack; the floor clamps its own send length, so that both make the
@@ -31,14 +38,18 @@
  * (RUSAGE_THREAD) read 0.0 ms for some 4 MiB floor runs and was 1 to 2 ms
  * off the exact clock on others, errors as large as the figures.
  *
- * The reader is a separate process, forked before anything is measured,
- * that accepts one connection at a time, reads it with recv of 256 KiB until
+ * The senders run on one CPU and the reader on another (sched_setaffinity:
+ * the first two CPUs this process may use; node inherits the senders'), so
+ * that the reader's work never runs on the sender's CPU in the middle of a
+ * measured run. The reader is a separate process, forked before anything is
+ * measured, that accepts one connection at a time, reads it with recv of 256 KiB until
  * EOF and reports the byte count; every run's count is checked against the
  * payload, and a mismatch aborts the benchmark.
  *
  * The senders run interleaved: each round runs every cell's senders back to
  * back, in an order that rotates by round, so that they share whatever the
- * machine does meanwhile. The table gives the median of the rounds.
+ * machine does meanwhile. The tables give the median and the minimum of the
+ * rounds (at least 7 by default, --quick included).
  *
  * memmove at the 4 KiB clamp is quadratic: with n = P / C, the queue moves
  * C(n-1)(n-2)/2 bytes (docs/queue-model.md); 64 MiB is about 5.5e11 bytes.
@@ -48,17 +59,16 @@
  *
  * The stack copies what the kernel does not take at once into its queue, and
  * the first touch of that allocation's pages costs page faults; the floor
- * makes no copy of its own. By default every run's queue is a fresh mapping (as in a
- * process that makes one large end(), which is how the PR measured), so
+ * makes no copy of its own. By default every run's queue is a fresh mapping
+ * (as in a process that makes one large end(), which is how the PR measured), so
  * that cost is in the figures. --warm-heap keeps freed memory in the heap
  * and faults it in before the rounds, so that the figures show the queue's
  * work without the faults of a fresh allocation.
  *
- * usage: sender_cpu [--sizes 16,32,64] [--rounds N] [--quick] [--warm-heap]
- *                   [--json]
- * Exits 0 when the benchmark ran (whether or not the targets are met: they
- * are printed, PASS or FAIL), 1 when a run failed or a byte count was wrong,
- * 2 on a usage error.
+ * usage: sender_cpu [--sizes 16,64] [--rounds N] [--quick] [--warm-heap]
+ *                   [--no-node] [--node-script FILE] [--json]
+ * Exits 0 when the benchmark ran, 1 when a run failed or a byte count was
+ * wrong, 2 on a usage error.
  */
 #ifndef _GNU_SOURCE
 /* clock_gettime, the CPU-time clocks and the other POSIX interfaces used
@@ -72,6 +82,7 @@
 #include <limits.h>
 #include <malloc.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,77 +96,25 @@
 #include "bench_common.h"
 #include "fi.h"
 #include "rs.h"
+#include "sender_cpu.h"
+#include "sender_node.h"
 
-#define KIB ((size_t)1024)
-#define MIB (1024 * KIB)
-
-/* The clamp of the clamped mode, and the gate rule that applies it. */
-#define CLAMP ((size_t)4096)
-#define CLAMP_RULE "write:short=4096,repeat=forever"
+#ifndef SENDER_NODE_JS
+#define SENDER_NODE_JS "bench/sender_node.js"
+#endif
 
 /* The reader's recv size: large, so that the reader keeps up. */
 #define READ_CHUNK (256 * KIB)
 
-/* memmove cells predicted to move more than this are skipped. */
-#define SKIP_BYTES UINT64_C(20000000000)
-
-#define MAX_SIZES 16
 #define MAX_SIZE_MIB 4096
 #define MAX_ROUNDS 1000
+/* At least 7 rounds, so that the minimum and the median mean something
+ * (issue 9). */
 #define DEFAULT_ROUNDS 7
-#define QUICK_ROUNDS 3
+#define QUICK_ROUNDS 7
 
-enum transport { T_UNIX, T_TCP, NTRANSPORTS };
-enum mode { M_UNCLAMPED, M_CLAMPED, NMODES };
-enum sender { S_CURSOR, S_MEMMOVE, S_FLOOR, S_COPY, NSENDERS };
-
-static const char *const transport_names[NTRANSPORTS] = { "unix", "tcp" };
-static const char *const transport_labels[NTRANSPORTS] = { "unix socket",
-							   "TCP loopback" };
-static const char *const mode_names[NMODES] = { "unclamped", "clamp_4k" };
-static const char *const mode_titles[NMODES] = {
-	"Unclamped", "Every send clamped to 4 KiB" };
-static const char *const sender_names[NSENDERS] = { "cursor", "memmove",
-						    "floor", "copy" };
-static const char *const sender_labels[NSENDERS] = {
-	"refstack queue=cursor", "refstack queue=memmove",
-	"floor (send + epoll)", "copy alone (no socket)" };
-
-/* The targets: cursor / floor at most this, per mode. */
-static const double target_limits[NMODES] = { 1.05, 1.10 };
-
-static const size_t default_sizes[] = { 16, 32, 64 };
-static const size_t quick_sizes[] = { 4, 8 };
-
-/* One run of one sender. */
-struct sample {
-	double cpu_ms;
-	uint64_t sends;   /* send and sendmsg calls, EAGAIN included */
-	uint64_t waits;   /* epoll_wait calls */
-	uint64_t moved;   /* bytes the stack's queue moved (0 for the floor) */
-};
-
-/* One sender at one size, transport and mode, over the rounds. */
-struct cell {
-	int skipped;
-	uint64_t predicted; /* memmove's bytes moved, C(n-1)(n-2)/2; 0 if none */
-	size_t n;
-	struct sample *samples;
-	/* Medians, filled once the rounds are done. */
-	double cpu_ms;
-	double sends;
-	double waits;
-	double moved;
-};
-
-struct options {
-	size_t sizes[MAX_SIZES]; /* bytes, ascending, distinct */
-	size_t nsizes;
-	int rounds;
-	int json;
-	int warm_heap;
-	const char *heap; /* "fresh", "warm", or "default" when mallopt failed */
-};
+static const size_t default_sizes[] = { 16, 64 };
+static const size_t quick_sizes[] = { 4, 16 };
 
 /* The reader process and the addresses it listens on. */
 struct reader {
@@ -166,7 +125,7 @@ struct reader {
 	int port;         /* of the TCP listener */
 };
 
-static struct cell cells[NTRANSPORTS][NMODES][MAX_SIZES][NSENDERS];
+struct cell cells[NTRANSPORTS][NMODES][MAX_SIZES][NSENDERS];
 
 /* The reader of this process. */
 static struct reader the_reader = { .pid = -1, .ctl = -1, .result = -1 };
@@ -181,26 +140,54 @@ static double cpu_ms(void)
 	return bc_clock_us(CLOCK_THREAD_CPUTIME_ID) / 1e3;
 }
 
-/* Writes ms with one decimal and thousands separators ("1,107.1"). */
-static const char *fmt_ms(char *buf, size_t len, double ms)
-{
-	uint64_t tenths = (uint64_t)(ms * 10.0 + 0.5);
-	char whole[32];
-	int n;
-
-	n = snprintf(buf, len, "%s.%" PRIu64,
-		     bc_commas(whole, sizeof(whole), tenths / 10), tenths % 10);
-	if (n < 0 || (size_t)n >= len)
-		abort();
-	return buf;
-}
-
 /* C(n-1)(n-2)/2 for n = payload / C: what memmove moves at the clamp. */
 static uint64_t predicted_moves(size_t payload, size_t clamp)
 {
 	uint64_t n = payload / clamp;
 
 	return n < 3 ? 0 : (uint64_t)clamp * (n - 1) * (n - 2) / 2;
+}
+
+/* ------------------------------------------------------------------------ */
+/* CPUs.                                                                    */
+
+/*
+ * Picks the first two CPUs this process may run on: the senders' and the
+ * reader's. Returns 0, or -1 when fewer than two are allowed (then nothing
+ * is pinned).
+ */
+static int cpus_pick(int *sender, int *reader)
+{
+	cpu_set_t set;
+	int found = 0;
+
+	*sender = *reader = -1;
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		bc_die("sched_getaffinity: %s", strerror(errno));
+	for (int c = 0; c < CPU_SETSIZE && found < 2; c++) {
+		if (!CPU_ISSET(c, &set))
+			continue;
+		if (found++ == 0)
+			*sender = c;
+		else
+			*reader = c;
+	}
+	if (found < 2) {
+		*sender = *reader = -1;
+		return -1;
+	}
+	return 0;
+}
+
+/* Pins the calling process (and what it forks later) to cpu. */
+static void pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+		bc_die("sched_setaffinity(%d): %s", cpu, strerror(errno));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -285,7 +272,7 @@ static int reader_main(int unix_fd, int tcp_fd, int ctl, int result)
  * is allocated, so that the fork copies little and the sender shares no large
  * copy-on-write mapping with it while it is measured.
  */
-static void reader_start(struct reader *r)
+static void reader_start(struct reader *r, int cpu)
 {
 	int ctl[2], result[2], unix_fd, tcp_fd;
 
@@ -300,6 +287,8 @@ static void reader_start(struct reader *r)
 		 * result; closing the others lets each side see EOF. */
 		if (close(ctl[1]) != 0 || close(result[0]) != 0)
 			_exit(1);
+		if (cpu >= 0)
+			pin_to(cpu);
 		_exit(reader_main(unix_fd, tcp_fd, ctl[0], result[1]));
 	}
 	if (close(ctl[0]) != 0 || close(result[1]) != 0 ||
@@ -386,6 +375,9 @@ static void heap_prefault(size_t len)
 /* The stack's senders.                                                     */
 
 struct stack_run {
+	enum sender snd;
+	int released;       /* the owned write's release ran */
+	int release_status;
 	const char *payload;
 	size_t len;
 	double t0;
@@ -430,6 +422,18 @@ static void stack_on_end(rs_socket *s, int status, void *arg)
 		rs_socket_destroy(s, 0);
 }
 
+#if OWNED_BUILT
+/* The owned write's release: the kernel has every byte of it. */
+static void owned_release(rs_socket *s, int status, void *arg)
+{
+	struct stack_run *r = arg;
+
+	(void)s;
+	r->released = 1;
+	r->release_status = status;
+}
+#endif
+
 /* The measured interval starts at end(), once the socket is connected. */
 static void stack_on_connect(rs_socket *s, void *arg)
 {
@@ -438,6 +442,16 @@ static void stack_on_connect(rs_socket *s, void *arg)
 	r->sends0 = gate_sends();
 	r->waits0 = gate_waits();
 	r->t0 = cpu_ms();
+#if OWNED_BUILT
+	if (r->snd == S_OWNED) {
+		/* end(P) as an owned write of P, then end() of nothing. */
+		r->end_rc = rs_socket_write_owned(s, r->payload, r->len,
+						  owned_release, r);
+		if (r->end_rc >= 0)
+			r->end_rc = rs_socket_end(s, NULL, 0, stack_on_end, r);
+		return;
+	}
+#endif
 	r->end_rc = rs_socket_end(s, r->payload, r->len, stack_on_end, r);
 }
 
@@ -459,12 +473,12 @@ static void stack_run(const struct reader *rd, enum transport t, enum mode m,
 		.on_connect = stack_on_connect,
 		.on_error = stack_on_error,
 	};
-	struct stack_run r = { .payload = payload, .len = len };
+	struct stack_run r = { .snd = snd, .payload = payload, .len = len };
 	rs_loop *loop;
 	rs_socket *s;
 	int rc;
 
-	rc = rs_variant_set("queue", snd == S_CURSOR ? "cursor" : "memmove");
+	rc = rs_variant_set("queue", snd == S_MEMMOVE ? "memmove" : "cursor");
 	if (rc < 0)
 		bc_die("rs_variant_set: %s", strerror(-rc));
 	/* Armed before the connect, which is no write and so never clamped;
@@ -491,6 +505,9 @@ static void stack_run(const struct reader *rd, enum transport t, enum mode m,
 		bc_die("%s sender: end()'s callback %s (status %d)",
 		       sender_names[snd], r.finished ? "failed" : "never ran",
 		       r.status);
+	if (snd == S_OWNED && (!r.released || r.release_status != 0))
+		bc_die("owned sender: the release %s (status %d)",
+		       r.released ? "failed" : "never ran", r.release_status);
 	/* A clamp that did not apply would make a clamped figure look good:
 	 * at most CLAMP bytes per send means at least len / CLAMP sends. */
 	if (m == M_CLAMPED && r.out.sends < len / CLAMP)
@@ -603,6 +620,7 @@ struct bench {
 	const struct reader *rd;
 	const char *payload;
 	struct fi_rule rule;
+	struct node_sender *node; /* NULL when node does not run */
 };
 
 /* The copy alone (see the top): timed from the append to the free, as
@@ -631,7 +649,11 @@ static void run_one(const struct bench *b, enum transport t, enum mode m,
 		copy_run(b->payload, size, out);
 		return; /* no connection, so nothing for the reader */
 	}
-	if (s == S_FLOOR)
+	if (s == S_NODE) {
+		*out = (struct sample){ 0 };
+		node_run(b->node, t == T_UNIX ? b->rd->path : NULL,
+			 b->rd->port, size, &out->cpu_ms);
+	} else if (s == S_FLOOR)
 		floor_run(b->rd, t, m, b->payload, size, out);
 	else
 		stack_run(b->rd, t, m, s, b->payload, size, &b->rule, out);
@@ -649,11 +671,15 @@ static void cells_plan(const struct options *o)
 		struct cell *c = &cells[t][m][i][s];
 
 		*c = (struct cell){ 0 };
+		/* node's sends cannot be clamped: it runs unclamped only. */
+		c->na = (s == S_NODE &&
+			 (m == M_CLAMPED || o->node_version == NULL)) ||
+			(s == S_OWNED && !OWNED_BUILT);
 		if (s == S_MEMMOVE && m == M_CLAMPED) {
 			c->predicted = predicted_moves(o->sizes[i], CLAMP);
 			c->skipped = c->predicted > SKIP_BYTES;
 		}
-		if (!c->skipped) {
+		if (!c->skipped && !c->na) {
 			c->samples = calloc((size_t)o->rounds,
 					    sizeof(*c->samples));
 			if (c->samples == NULL)
@@ -676,7 +702,8 @@ static void warm_up(const struct bench *b)
 	for (int m = 0; m < NMODES; m++)
 	for (int s = 0; s < NSENDERS; s++) {
 		for (size_t i = 0; i < o->nsizes; i++) {
-			if (cells[t][m][i][s].skipped)
+			if (cells[t][m][i][s].skipped ||
+			    cells[t][m][i][s].na)
 				continue;
 			run_one(b, t, m, o->sizes[i], s, &unused);
 			break;
@@ -698,7 +725,7 @@ static void rounds_run(const struct bench *b)
 			int s = (r + k) % NSENDERS;
 			struct cell *c = &cells[t][m][i][s];
 
-			if (c->skipped)
+			if (c->skipped || c->na)
 				continue;
 			run_one(b, t, m, o->sizes[i], s, &c->samples[c->n++]);
 		}
@@ -717,11 +744,12 @@ static void cells_reduce(const struct options *o)
 	for (int s = 0; s < NSENDERS; s++) {
 		struct cell *c = &cells[t][m][i][s];
 
-		if (c->skipped || c->n == 0)
+		if (!cell_ran(c))
 			continue;
 		for (size_t k = 0; k < c->n; k++)
 			v[k] = c->samples[k].cpu_ms;
 		c->cpu_ms = bc_median(v, c->n);
+		c->min_ms = v[0]; /* bc_median sorted v */
 		for (size_t k = 0; k < c->n; k++)
 			v[k] = (double)c->samples[k].sends;
 		c->sends = bc_median(v, c->n);
@@ -736,347 +764,26 @@ static void cells_reduce(const struct options *o)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Figures derived from the medians.                                        */
-
-/* sender / floor at one cell, or a negative value when there is none. */
-static double ratio_to_floor(int t, int m, size_t i, int s)
-{
-	const struct cell *c = &cells[t][m][i][s];
-	const struct cell *f = &cells[t][m][i][S_FLOOR];
-
-	if (c->skipped || c->n == 0 || f->n == 0 || f->cpu_ms <= 0.0)
-		return -1.0;
-	return c->cpu_ms / f->cpu_ms;
-}
-
-/* median at size i / median at size i - 1 when size i doubles size i - 1,
- * else a negative value. */
-static double doubling_factor(const struct options *o, int t, int m,
-			      size_t i, int s)
-{
-	const struct cell *a = &cells[t][m][i - 1][s];
-	const struct cell *c = &cells[t][m][i][s];
-
-	if (o->sizes[i] != 2 * o->sizes[i - 1] || a->skipped || c->skipped ||
-	    a->cpu_ms <= 0.0)
-		return -1.0;
-	return c->cpu_ms / a->cpu_ms;
-}
-
-/* A target holds when cursor / floor is at most the mode's limit. */
-static int target_pass(double ratio, int m)
-{
-	return ratio >= 0.0 && ratio <= target_limits[m];
-}
-
-/* ------------------------------------------------------------------------ */
-/* Markdown.                                                                */
-
-static void md_size_header(const struct options *o, const char *lead)
-{
-	printf("| %s", lead);
-	for (size_t i = 0; i < o->nsizes; i++)
-		printf(" | %zu MiB", o->sizes[i] / MIB);
-}
-
-static void md_cpu_table(const struct options *o, int m)
-{
-	char a[64], b[32];
-
-	printf("### %s\n\n", mode_titles[m]);
-	md_size_header(o, "Transport | Sender");
-	printf(" | Per doubling |\n|---|---");
-	for (size_t i = 0; i < o->nsizes; i++)
-		printf("|---:");
-	printf("|---|\n");
-	for (int t = 0; t < NTRANSPORTS; t++)
-	for (int s = 0; s < NSENDERS; s++) {
-		int any = 0;
-
-		printf("| %s | %s", transport_labels[t], sender_labels[s]);
-		for (size_t i = 0; i < o->nsizes; i++) {
-			const struct cell *c = &cells[t][m][i][s];
-
-			if (c->skipped)
-				printf(" | skipped (predicted %s bytes moved)",
-				       bc_commas(b, sizeof(b), c->predicted));
-			else
-				printf(" | %s", fmt_ms(a, sizeof(a), c->cpu_ms));
-		}
-		printf(" | ");
-		for (size_t i = 1; i < o->nsizes; i++) {
-			double f = doubling_factor(o, t, m, i, s);
-
-			if (f < 0.0)
-				continue;
-			printf("%sx%.1f", any ? ", " : "", f);
-			any = 1;
-		}
-		printf("%s |\n", any ? "" : "-");
-	}
-	printf("\n");
-}
-
-/* The head of a table with three label columns (lead names them) and one
- * right-aligned column per size. */
-static void md_label_table_head(const struct options *o, const char *lead)
-{
-	md_size_header(o, lead);
-	printf(" |\n|---|---|---");
-	for (size_t i = 0; i < o->nsizes; i++)
-		printf("|---:");
-	printf("|\n");
-}
-
-static void md_ratio_table(const struct options *o)
-{
-	printf("### Ratios to the floor (median / median)\n\n");
-	md_label_table_head(o, "Mode | Transport | Ratio");
-	for (int m = 0; m < NMODES; m++)
-	for (int t = 0; t < NTRANSPORTS; t++)
-	for (int s = 0; s < NSENDERS; s++) {
-		if (s == S_FLOOR)
-			continue;
-		printf("| %s | %s | %s/floor", mode_names[m],
-		       transport_labels[t], sender_names[s]);
-		for (size_t i = 0; i < o->nsizes; i++) {
-			double r = ratio_to_floor(t, m, i, s);
-
-			if (cells[t][m][i][s].skipped)
-				printf(" | skipped");
-			else if (r < 0.0)
-				printf(" | -");
-			else
-				printf(" | %.2fx", r);
-		}
-		printf(" |\n");
-	}
-	printf("\n");
-}
-
-/* The counts that explain the CPU: calls into the kernel, bytes moved. */
-static void md_calls_table(const struct options *o)
-{
-	char a[32], b[32], c[32];
-
-	printf("### Per run (medians): send calls / epoll_wait calls / bytes "
-	       "the queue moved\n\n");
-	md_label_table_head(o, "Mode | Transport | Sender");
-	for (int m = 0; m < NMODES; m++)
-	for (int t = 0; t < NTRANSPORTS; t++)
-	for (int s = 0; s < NSENDERS; s++) {
-		printf("| %s | %s | %s", mode_names[m], transport_labels[t],
-		       sender_names[s]);
-		for (size_t i = 0; i < o->nsizes; i++) {
-			const struct cell *x = &cells[t][m][i][s];
-
-			if (x->skipped) {
-				printf(" | skipped");
-				continue;
-			}
-			if (s == S_COPY) {
-				printf(" | - / - / %s",
-				       bc_commas(c, sizeof(c),
-						 (uint64_t)x->moved));
-				continue;
-			}
-			printf(" | %s / %s / %s",
-			       bc_commas(a, sizeof(a), (uint64_t)x->sends),
-			       bc_commas(b, sizeof(b), (uint64_t)x->waits),
-			       s == S_FLOOR ? "-"
-					    : bc_commas(c, sizeof(c),
-							(uint64_t)x->moved));
-		}
-		printf(" |\n");
-	}
-	printf("\n");
-}
-
-/* Returns the number of targets met; *total gets the number of targets. */
-static int md_targets(const struct options *o, int *total)
-{
-	int met = 0;
-
-	*total = 0;
-	printf("### Targets\n\n");
-	printf("The last column is the lower bound of cursor/floor for a "
-	       "queue that copies: 1 + copy/floor.\n\n");
-	printf("| Target | Transport | Size | cursor/floor | Result "
-	       "| 1 + copy/floor |\n"
-	       "|---|---|---:|---:|---|---:|\n");
-	for (int m = 0; m < NMODES; m++)
-	for (int t = 0; t < NTRANSPORTS; t++)
-	for (size_t i = 0; i < o->nsizes; i++) {
-		double r = ratio_to_floor(t, m, i, S_CURSOR);
-		double c = ratio_to_floor(t, m, i, S_COPY);
-		int pass = target_pass(r, m);
-		char rb[32], cb[32];
-
-		/* A missing ratio (no floor time) fails: nothing was shown. */
-		if (r < 0.0)
-			snprintf(rb, sizeof(rb), "-");
-		else
-			snprintf(rb, sizeof(rb), "%.2fx", r);
-		if (c < 0.0)
-			snprintf(cb, sizeof(cb), "-");
-		else
-			snprintf(cb, sizeof(cb), "%.2fx", 1.0 + c);
-		printf("| %s: cursor within %.2fx of the floor | %s | %zu MiB "
-		       "| %s | %s | %s |\n",
-		       mode_names[m], target_limits[m], transport_labels[t],
-		       o->sizes[i] / MIB, rb, pass ? "PASS" : "FAIL", cb);
-		met += pass;
-		(*total)++;
-	}
-	bc_md_targets_met(met, *total);
-	return met;
-}
-
-static const char *heap_description(const char *heap)
-{
-	if (strcmp(heap, "fresh") == 0)
-		return "fresh (each run's queue is a new mapping, whose page "
-		       "faults the stack pays)";
-	if (strcmp(heap, "warm") == 0)
-		return "warm (--warm-heap: the queue reuses memory that is "
-		       "already faulted in)";
-	return "the allocator's default (mallopt was refused, so whether "
-	       "a queue is faulted in depends on the runs before it)";
-}
-
-static void print_markdown(const struct options *o, int argc, char **argv,
-			   const struct bc_machine *mach)
-{
-	int total;
-
-	printf("## Sender CPU: end(payload) to its callback, ms\n\n");
-	bc_md_command(argc, argv);
-	printf("CPU time of the sending thread (user + system, "
-	       "clock_gettime(CLOCK_THREAD_CPUTIME_ID)) from end() to its "
-	       "completion "
-	       "callback (the floor: from its first send to its shutdown). "
-	       "Median of %d interleaved rounds, the order of the senders "
-	       "rotating each round, after one unmeasured warm-up run of "
-	       "each sender. The reader is a forked process (recv of 256 KiB "
-	       "until EOF); every run's byte count matched the payload. "
-	       "Clamped mode: the gate rule %s for the stack, a 4096-byte "
-	       "send length for the floor. memmove cells predicted to move "
-	       "more than 20 GB (C(n-1)(n-2)/2) are skipped. Heap: %s. ",
-	       o->rounds, CLAMP_RULE, heap_description(o->heap));
-	bc_md_machine(mach);
-	for (int m = 0; m < NMODES; m++)
-		md_cpu_table(o, m);
-	md_ratio_table(o);
-	md_calls_table(o);
-	(void)md_targets(o, &total);
-}
-
-/* ------------------------------------------------------------------------ */
-/* JSON.                                                                    */
-
-static void json_number_or_null(double v)
-{
-	if (v < 0.0)
-		printf("null");
-	else
-		printf("%.4f", v);
-}
-
-static void json_cell(const struct options *o, int t, int m, size_t i, int s)
-{
-	const struct cell *c = &cells[t][m][i][s];
-
-	printf("    {\"transport\": \"%s\", \"mode\": \"%s\", \"payload\": %zu"
-	       ", \"sender\": \"%s\", \"skipped\": %s",
-	       transport_names[t], mode_names[m], o->sizes[i], sender_names[s],
-	       c->skipped ? "true" : "false");
-	if (c->predicted > 0)
-		printf(", \"predicted_bytes_moved\": %" PRIu64, c->predicted);
-	else
-		printf(", \"predicted_bytes_moved\": null");
-	if (!c->skipped) {
-		printf(", \"median_cpu_ms\": %.3f, \"cpu_ms\": [", c->cpu_ms);
-		for (size_t k = 0; k < c->n; k++)
-			printf("%s%.3f", k ? ", " : "", c->samples[k].cpu_ms);
-		printf("], \"median_send_calls\": %.1f, "
-		       "\"median_epoll_wait_calls\": %.1f",
-		       c->sends, c->waits);
-		if (s != S_FLOOR)
-			printf(", \"median_bytes_moved\": %.1f", c->moved);
-	}
-	if (s != S_FLOOR) {
-		printf(", \"ratio_to_floor\": ");
-		json_number_or_null(ratio_to_floor(t, m, i, s));
-	}
-	printf(", \"per_doubling\": ");
-	json_number_or_null(i > 0 ? doubling_factor(o, t, m, i, s) : -1.0);
-	printf("}");
-}
-
-static void print_json(const struct options *o, int argc, char **argv,
-		       const struct bc_machine *mach)
-{
-	int first = 1, met = 0, total = 0;
-
-	bc_json_begin(argc, argv);
-	printf(",\n  \"rounds\": %d,\n  \"sizes\": [", o->rounds);
-	for (size_t i = 0; i < o->nsizes; i++)
-		printf("%s%zu", i ? ", " : "", o->sizes[i]);
-	printf("],\n  \"clamp\": %zu,\n  \"clamp_rule\": \"%s\",\n"
-	       "  \"skip_threshold_bytes\": %" PRIu64 ",\n"
-	       "  \"cpu_clock\": \"CLOCK_THREAD_CPUTIME_ID (user+system)\",\n"
-	       "  \"heap\": \"%s\",\n",
-	       CLAMP, CLAMP_RULE, SKIP_BYTES, o->heap);
-	bc_json_machine(mach);
-	printf("  \"cells\": [\n");
-	for (int t = 0; t < NTRANSPORTS; t++)
-	for (int m = 0; m < NMODES; m++)
-	for (size_t i = 0; i < o->nsizes; i++)
-	for (int s = 0; s < NSENDERS; s++) {
-		printf("%s", first ? "" : ",\n");
-		first = 0;
-		json_cell(o, t, m, i, s);
-	}
-	printf("\n  ],\n  \"targets\": [\n");
-	first = 1;
-	for (int m = 0; m < NMODES; m++)
-	for (int t = 0; t < NTRANSPORTS; t++)
-	for (size_t i = 0; i < o->nsizes; i++) {
-		double r = ratio_to_floor(t, m, i, S_CURSOR);
-		int pass = target_pass(r, m);
-
-		printf("%s    {\"mode\": \"%s\", \"transport\": \"%s\", "
-		       "\"payload\": %zu, \"limit\": %.2f, \"ratio\": ",
-		       first ? "" : ",\n", mode_names[m], transport_names[t],
-		       o->sizes[i], target_limits[m]);
-		json_number_or_null(r);
-		printf(", \"pass\": %s}", pass ? "true" : "false");
-		first = 0;
-		met += pass;
-		total++;
-	}
-	printf("\n  ],\n");
-	bc_json_end_targets(met, total);
-}
-
-/* ------------------------------------------------------------------------ */
 /* Options.                                                                 */
 
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: sender_cpu [--sizes 16,32,64] [--rounds N] [--quick] "
-		"[--warm-heap] [--json]\n"
+		"usage: sender_cpu [--sizes 16,64] [--rounds N] [--quick] "
+		"[--warm-heap] [--no-node]\n"
+		"                  [--node-script FILE] [--json]\n"
 		"  --sizes LIST  payloads in MiB, comma-separated "
-		"(default 16,32,64)\n"
+		"(default 16,64)\n"
 		"  --rounds N    interleaved rounds per cell (default %d)\n"
-		"  --quick       sizes 4,8 and %d rounds, for a CI smoke run "
+		"  --quick       sizes 4,16 and %d rounds, for a CI smoke run "
 		"(--sizes and --rounds still override)\n"
+		"  --no-node     no node column\n"
+		"  --node-script FILE  node's sender (default %s)\n"
 		"  --warm-heap   reuse faulted-in heap memory for the queue "
 		"instead of a fresh\n"
 		"                mapping per run\n"
 		"  --json        print JSON instead of Markdown\n",
-		DEFAULT_ROUNDS, QUICK_ROUNDS);
+		DEFAULT_ROUNDS, QUICK_ROUNDS, SENDER_NODE_JS);
 	return 2;
 }
 
@@ -1122,12 +829,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	int quick = 0, sizes_given = 0, rounds_given = 0;
 
-	*o = (struct options){ 0 };
+	*o = (struct options){ .node_script = SENDER_NODE_JS };
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0) {
 			o->json = 1;
 		} else if (strcmp(argv[i], "--warm-heap") == 0) {
 			o->warm_heap = 1;
+		} else if (strcmp(argv[i], "--no-node") == 0) {
+			o->no_node = 1;
+		} else if (strcmp(argv[i], "--node-script") == 0 &&
+			   i + 1 < argc) {
+			o->node_script = argv[++i];
 		} else if (strcmp(argv[i], "--quick") == 0) {
 			quick = 1;
 		} else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
@@ -1162,6 +874,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 int main(int argc, char **argv)
 {
+	struct node_sender node;
 	struct options o;
 	struct bench b;
 	char err[256];
@@ -1176,7 +889,20 @@ int main(int argc, char **argv)
 		bc_die("fi_init failed");
 	if (fi_rule_parse(CLAMP_RULE, &b.rule, err, sizeof(err)) != 0)
 		bc_die("%s", err);
-	reader_start(&the_reader);
+	/* The reader on one CPU, the senders (and node, which inherits the
+	 * affinity) on another, so that neither takes the other's time. */
+	if (cpus_pick(&o.sender_cpu, &o.reader_cpu) == 0)
+		pin_to(o.sender_cpu);
+	reader_start(&the_reader, o.reader_cpu);
+	b.node = NULL;
+	if (!o.no_node && node_start(&node, o.node_script) == 0) {
+		b.node = &node;
+		o.node_version = node.version;
+	} else if (!o.no_node) {
+		fprintf(stderr, "sender_cpu: node did not start with %s: no "
+				"node column\n",
+			o.node_script);
+	}
 	o.heap = heap_setup(&o);
 	/* The payload of the PR's sender: Buffer.alloc(N, 0x61). Written
 	 * once here, so that its pages are resident before any run. */
@@ -1196,12 +922,14 @@ int main(int argc, char **argv)
 	warm_up(&b);
 	rounds_run(&b);
 	m.load_end = bc_load_average();
+	if (b.node != NULL)
+		node_stop(b.node);
 	reader_stop(&the_reader);
 	cells_reduce(&o);
 	if (o.json)
-		print_json(&o, argc, argv, &m);
+		sender_cpu_json(&o, argc, argv, &m);
 	else
-		print_markdown(&o, argc, argv, &m);
+		sender_cpu_markdown(&o, argc, argv, &m);
 	free(payload);
 	bc_finish_output();
 	return 0;

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -92,22 +93,38 @@ _Static_assert(FI__TARGET_COUNT * FI_ACT_COUNT <= 64,
  * t and that action in libfiu. */
 static unsigned enabled[FI_ACT_COUNT];
 
+/* No rule: a failpoint fiu-ctrl enabled fired (struct fi_fired). */
+#define RULE_NONE 255
+
 /* The call being decided: what the external callback matches rules against,
- * and the actions already decided for it (one parameter per action). */
+ * the actions already decided for it (one parameter per action), and the
+ * rule that decided each. */
 static struct {
 	enum fi_sys kind;
 	int fd;
+	int socket;                 /* 1 socket, 0 not, -1 not looked at yet */
 	unsigned decided;
+	uint8_t rule[FI_ACT_COUNT];
 } call;
 
-/* What the slow path will do to one call. */
-struct plan {
-	unsigned actions;           /* bit per enum fi_action */
-	long param[FI_ACT_COUNT];
-	int changed;                /* an action changed the call */
-};
 
-#define ACT_BIT(a) (1u << (a))
+/*
+ * What the gate knows of each fd below FI_MAX_FD: FD_UNKNOWN until a rule
+ * that aims at sockets only must know, then FD_SOCKET or FD_OTHER (fstat),
+ * until the fd is closed or replaced (fi_fd_forget). Bytes, accessed with
+ * relaxed atomics in the preload build, whose host may have threads.
+ */
+enum { FD_UNKNOWN, FD_SOCKET, FD_OTHER };
+static uint8_t fd_type[FI_MAX_FD];
+
+/* The kinds whose fd may be anything, which a rule without fd=N or
+ * fds=any applies to only when the fd is a socket. epoll_ctl's fd is the
+ * watched one; epoll_wait's is the epoll instance, aimed at by nature. */
+#define FD_TYPED_KINDS                                                       \
+	(FI_MASK(FI_WRITE) | FI_MASK(FI_WRITEV) | FI_MASK(FI_READ) |         \
+	 FI_MASK(FI_CLOSE) | FI_MASK(FI_EPOLL_CTL))
+
+#define ACT_BIT(a) FI__ACT_BIT(a)
 
 /* ------------------------------------------------------------------------ */
 /* Counters.                                                                */
@@ -136,12 +153,16 @@ static void gate_set_armed(int armed)
 
 /* The count of the slow path, for any fd: an fd out of range, such as -1
  * or one above FI_MAX_FD, has no per-fd counters. */
-static void count_fd(enum fi_sys kind, int fd)
+static int kind_group(enum fi_sys kind);
+
+void fi__count_fd(enum fi_sys kind, int fd)
 {
-	if ((unsigned)fd < FI_MAX_FD)
+	if ((unsigned)fd < FI_MAX_FD) {
 		FI__INC(fi__counters->fd_calls[kind][fd]);
-	else
+		FI__INC(fi__counters->fd_ops[fd][kind_group(kind)]);
+	} else {
 		FI__INC(fi__counters->other_fd_calls[kind]);
+	}
 }
 
 uint64_t fi_calls(const struct fi_counters *c, enum fi_sys kind)
@@ -166,7 +187,7 @@ static inline void count_ctl(int op)
 /* The per-fd counts of epoll_ctl's slow path (see fi_epoll_ctl). */
 static void count_ctl_fd(int op, int fd)
 {
-	count_fd(FI_EPOLL_CTL, fd);
+	fi__count_fd(FI_EPOLL_CTL, fd);
 	if ((unsigned)fd < FI_MAX_FD && op >= EPOLL_CTL_ADD &&
 	    op <= EPOLL_CTL_MOD)
 		FI__INC(fi__counters->per_fd_ctl[fd][op]);
@@ -181,6 +202,61 @@ ssize_t fi__failed(enum fi_sys kind)
 	if (e == EAGAIN || e == EWOULDBLOCK)
 		FI__INC(fi__counters->wouldblock[kind]);
 	return -e;
+}
+
+/* ------------------------------------------------------------------------ */
+/* What an fd is.                                                           */
+
+void fi_fd_forget(int fd)
+{
+	if ((unsigned)fd >= FI_MAX_FD)
+		return;
+	__atomic_store_n(&fd_type[fd], (uint8_t)FD_UNKNOWN, __ATOMIC_RELAXED);
+	for (int d = 0; d < 2; d++)
+		__atomic_store_n(&fi__counters->fd_bytes[fd][d], 0,
+				 __ATOMIC_RELAXED);
+	for (int g = 0; g < 3; g++)
+		__atomic_store_n(&fi__counters->fd_ops[fd][g], 0,
+				 __ATOMIC_RELAXED);
+}
+
+/* Returns 1 when fd is a socket, from the cache or fstat. An fd fstat
+ * cannot see (closed, out of range of nothing) is no socket: the call
+ * will fail with EBADF whatever a rule says. */
+static int fd_is_socket(int fd)
+{
+	struct stat st;
+	uint8_t t = FD_UNKNOWN;
+
+	if ((unsigned)fd < FI_MAX_FD)
+		t = __atomic_load_n(&fd_type[fd], __ATOMIC_RELAXED);
+	if (t != FD_UNKNOWN)
+		return t == FD_SOCKET;
+	if (fstat(fd, &st) != 0)
+		return 0;
+	t = S_ISSOCK(st.st_mode) ? FD_SOCKET : FD_OTHER;
+	if ((unsigned)fd < FI_MAX_FD)
+		__atomic_store_n(&fd_type[fd], t, __ATOMIC_RELAXED);
+	return t == FD_SOCKET;
+}
+
+/* Whether the call in progress is on a socket, looked at once per call. */
+static int call_on_socket(void)
+{
+	if (call.socket < 0)
+		call.socket = fd_is_socket(call.fd);
+	return call.socket;
+}
+
+/* Whether a rule's fd and type filters let the call in progress through
+ * (its kind is checked apart). */
+static int rule_fd_matches(const struct fi_rule *rule)
+{
+	if (rule->fd >= 0)
+		return rule->fd == call.fd;
+	if (rule->any_fd || !(FD_TYPED_KINDS & FI_MASK(call.kind)))
+		return 1;
+	return call_on_socket();
 }
 
 /* ------------------------------------------------------------------------ */
@@ -201,7 +277,7 @@ const struct fi_rule *fi_rule_get(int i)
 static int rule_matches(const struct fi_rule *rule)
 {
 	return (rule->sys_mask & FI_MASK(call.kind)) != 0 &&
-	       (rule->fd < 0 || rule->fd == call.fd);
+	       rule_fd_matches(rule);
 }
 
 static int rule_due(const struct fi_rule *rule)
@@ -237,6 +313,8 @@ static int gate_callback(const char *name, int *failnum, void **failinfo,
 		    !rule_due(rule))
 			continue;
 		rule->fired++;
+		FI__INC(fi__counters->rule_fired[i]);
+		call.rule[rule->action] = (uint8_t)i;
 		*failinfo = (void *)(intptr_t)rule->param;
 		fire = 1;
 	}
@@ -258,6 +336,8 @@ static int rule_target(const struct fi_rule *rule)
 	    (fi__action_kinds(rule->action) & rule->sys_mask) == 0)
 		return -1;
 	if (rule->repeat == 0 || rule->repeat < FI_REPEAT_FOREVER)
+		return -1;
+	if (rule->any_fd != 0 && rule->any_fd != 1)
 		return -1;
 	return t;
 }
@@ -297,6 +377,9 @@ int fi_arm(const struct fi_rule *rule)
 	rules[rule_count].fired = 0;
 	rule_failpoint[rule_count] = fi__failpoint_name(t, rule->action);
 	rule_fp_bit[rule_count] = FP_BIT(t, rule->action);
+	/* Disarmed, the fast path closed fds without telling the cache. */
+	if (rule_count == 0 && !gate_remote)
+		memset(fd_type, 0, sizeof(fd_type));
 	gate_set_armed(1);
 	return rule_count++;
 }
@@ -431,6 +514,8 @@ int fi_remote_control(const char *basename)
 	errno = 0;
 	if (fiu_rc_fifo(basename) != 0)
 		return errno != 0 ? -errno : -EIO;
+	if (rule_count == 0)
+		memset(fd_type, 0, sizeof(fd_type));
 	gate_remote = 1;
 	gate_set_armed(1);
 	return 0;
@@ -471,7 +556,7 @@ static void param_warn(int target, enum fi_action a, long param)
  * (fiu-ctrl reads a mistyped failinfo as 0) is reported and ignored, since
  * applying it would fake a success.
  */
-static void plan_action(struct plan *p, enum fi_action a, unsigned targets)
+static void plan_action(struct fi__plan *p, enum fi_action a, unsigned targets)
 {
 	/* Lowest bit first: the targets' numbers are their order. */
 	for (; targets != 0; targets &= targets - 1) {
@@ -491,6 +576,7 @@ static void plan_action(struct plan *p, enum fi_action a, unsigned targets)
 		}
 		p->actions |= ACT_BIT(a);
 		p->param[a] = param;
+		p->rule[a] = call.rule[a];
 		call.decided |= ACT_BIT(a);
 	}
 }
@@ -504,34 +590,42 @@ static void plan_action(struct plan *p, enum fi_action a, unsigned targets)
  * Under remote control, every failpoint, since fiu-ctrl may have enabled
  * any of them (or replaced one of ours) with settings only libfiu knows.
  */
-static uint64_t failpoints_live(enum fi_sys kind, int fd)
+static uint64_t failpoints_live(void)
 {
 	uint64_t live = 0;
 
-	if (gate_remote)
+	/* fiu-ctrl's failpoints aim at sockets, as a rule without fds=any. */
+	if (gate_remote && (!(FD_TYPED_KINDS & FI_MASK(call.kind)) ||
+			    call_on_socket()))
 		return ~(uint64_t)0;
 	for (int i = 0; i < rule_count; i++) {
 		const struct fi_rule *rule = &rules[i];
 
-		if ((rule->sys_mask & FI_MASK(kind)) != 0 &&
-		    (rule->fd < 0 || rule->fd == fd))
+		if ((rule->sys_mask & FI_MASK(call.kind)) != 0 &&
+		    rule_fd_matches(rule))
 			live |= rule_fp_bit[i];
 	}
 	return live;
 }
 
-static void plan_make(struct plan *p, enum fi_sys kind, int fd)
+static void plan_make(struct fi__plan *p, enum fi_sys kind, int fd)
 {
-	uint64_t live = failpoints_live(kind, fd);
+	uint64_t live;
 	unsigned targets;
 
 	memset(p, 0, sizeof(*p));
+	memset(p->rule, RULE_NONE, sizeof(p->rule));
+	p->kind = kind;
+	p->fd = fd;
+	call.kind = kind;
+	call.fd = fd;
+	call.socket = -1;
+	call.decided = 0;
+	memset(call.rule, RULE_NONE, sizeof(call.rule));
+	live = failpoints_live();
 	if (live == 0)
 		return;
 	targets = kind_targets(kind);
-	call.kind = kind;
-	call.fd = fd;
-	call.decided = 0;
 	for (enum fi_action a = FI_ACT_SHORT; a < FI_ACT_COUNT; a++) {
 		/* A failpoint live without remote control is one fi_arm
 		 * enabled, so this also keeps to enabled[a] there. */
@@ -585,7 +679,7 @@ void fi__fork_child(void)
 		abort();
 }
 
-static void plan_make_locked(struct plan *p, enum fi_sys kind, int fd)
+static void plan_make_locked(struct fi__plan *p, enum fi_sys kind, int fd)
 {
 	/* Locking an initialised recursive mutex fails only past its
 	 * recursion limit, which a gate that never recurses more than once
@@ -600,41 +694,104 @@ static void plan_make_locked(struct plan *p, enum fi_sys kind, int fd)
 #define plan_make_locked plan_make
 #endif
 
+/* The direction of a kind's bytes in fd_bytes: 0 written, 1 read. */
+static int kind_dir(enum fi_sys kind)
+{
+	return (FI_GROUP_READ & FI_MASK(kind)) != 0;
+}
+
+/* A kind's group in fd_ops: 0 writing, 1 reading, 2 other. */
+static int kind_group(enum fi_sys kind)
+{
+	if (FI_GROUP_WRITE & FI_MASK(kind))
+		return 0;
+	return (FI_GROUP_READ & FI_MASK(kind)) ? 1 : 2;
+}
+
+/* Logs a fault that changed (or replaced) a call in the counters, so that
+ * a crash of the process right after it does not lose it. */
+static void fired_log(const struct fi__plan *p, enum fi_action a, int refused)
+{
+	uint64_t i = __atomic_fetch_add(&fi__counters->fired_total, 1,
+					__ATOMIC_RELAXED);
+	struct fi_fired *f;
+
+	if (i >= FI_FIRED_MAX)
+		return;
+	f = &fi__counters->fired[i];
+	f->rule = p->rule[a];
+	f->kind = (uint8_t)p->kind;
+	f->action = (uint8_t)a;
+	f->refused = (uint8_t)refused;
+	f->fd = p->fd;
+	if ((unsigned)p->fd < FI_MAX_FD) {
+		f->call = fi__counters->fd_ops[p->fd][kind_group(p->kind)];
+		f->offset = fi__counters->fd_bytes[p->fd][kind_dir(p->kind)];
+	} else {
+		f->call = fi__counters->other_fd_calls[p->kind];
+		f->offset = 0;
+	}
+	f->param = p->param[a];
+}
+
 /*
  * Decides a call and applies what comes before it: the signal, then errno
  * or zero, which replace the call. Returns 1 with *ret set when the kernel
  * must not be called, else 0 (the caller then applies the clamp).
  */
-static int gate_begin(enum fi_sys kind, int fd, struct plan *p, ssize_t *ret)
+int fi__gate_begin(enum fi_sys kind, int fd, struct fi__plan *p, ssize_t *ret)
 {
 	plan_make_locked(p, kind, fd);
 	if (p->actions == 0)
 		return 0;
 	/* A signal handler may call the gate again, which overwrites `call`:
-	 * every fiu_fail of this call has already been made. */
-	if ((p->actions & ACT_BIT(FI_ACT_SIGNAL)) &&
-	    raise((int)p->param[FI_ACT_SIGNAL]) == 0)
-		p->changed = 1;
+	 * every fiu_fail of this call has already been made. Logged first:
+	 * the signal may end the process. */
+	if (p->actions & ACT_BIT(FI_ACT_SIGNAL)) {
+		fired_log(p, FI_ACT_SIGNAL, 0);
+		if (raise((int)p->param[FI_ACT_SIGNAL]) == 0)
+			p->changed = 1;
+	}
 	if (p->actions & (ACT_BIT(FI_ACT_ERRNO) | ACT_BIT(FI_ACT_ZERO))) {
+		enum fi_action a = (p->actions & ACT_BIT(FI_ACT_ERRNO))
+					   ? FI_ACT_ERRNO
+					   : FI_ACT_ZERO;
+
 		FI__INC(fi__counters->injected[kind]);
-		*ret = (p->actions & ACT_BIT(FI_ACT_ERRNO))
-			       ? -(ssize_t)p->param[FI_ACT_ERRNO]
-			       : 0;
+		FI__INC(fi__counters->refused[kind]);
+		fired_log(p, a, 1);
+		*ret = a == FI_ACT_ERRNO ? -(ssize_t)p->param[FI_ACT_ERRNO] : 0;
 		return 1;
 	}
 	return 0;
 }
 
-/* Ends a call the kernel made: counts it as injected if an action changed
- * it, and converts the result. */
-static ssize_t gate_end(enum fi_sys kind, const struct plan *p, ssize_t r)
+/* Ends a call the kernel made: logs and counts it as injected if an action
+ * changed it, counts the bytes it moved, and converts the result. */
+ssize_t fi__gate_end(const struct fi__plan *p, ssize_t r)
 {
+	/* EAGAIN: the kernel took nothing, whatever the clamp was, and how
+	 * often it answers so depends on timing. Neither is logged, so that
+	 * a fired fault's index and a run's log are the same every run. */
+	int wouldblock = r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+
 	if (p->changed)
-		FI__INC(fi__counters->injected[kind]);
-	return fi__result(kind, r);
+		FI__INC(fi__counters->injected[p->kind]);
+	if (wouldblock && (unsigned)p->fd < FI_MAX_FD)
+		(void)__atomic_fetch_sub(
+			&fi__counters->fd_ops[p->fd][kind_group(p->kind)], 1,
+			__ATOMIC_RELAXED);
+	if (p->clamped && !wouldblock)
+		fired_log(p, FI_ACT_SHORT, 0);
+	if (r > 0 && !p->no_bytes && (unsigned)p->fd < FI_MAX_FD &&
+	    ((FI_GROUP_WRITE | FI_GROUP_READ) & FI_MASK(p->kind)))
+		(void)__atomic_fetch_add(
+			&fi__counters->fd_bytes[p->fd][kind_dir(p->kind)],
+			(uint64_t)r, __ATOMIC_RELAXED);
+	return fi__result(p->kind, r);
 }
 
-static size_t plan_clamp(struct plan *p, size_t len)
+size_t fi__plan_clamp(struct fi__plan *p, size_t len)
 {
 	size_t n;
 
@@ -644,6 +801,7 @@ static size_t plan_clamp(struct plan *p, size_t len)
 	if (n >= len)
 		return len;
 	p->changed = 1;
+	p->clamped = 1;
 	return n;
 }
 
@@ -685,7 +843,7 @@ static size_t iov_total(const struct iovec *iov, size_t cnt)
  * *cnt to its count. An array the kernel would refuse (more than IOV_MAX
  * entries) goes unclamped, so that the caller gets the kernel's EINVAL.
  */
-static const struct iovec *plan_clamp_iov(struct plan *p,
+const struct iovec *fi__plan_clamp_iov(struct fi__plan *p,
 					  const struct iovec *iov, size_t *cnt,
 					  struct iovec *copy)
 {
@@ -695,7 +853,7 @@ static const struct iovec *plan_clamp_iov(struct plan *p,
 	    *cnt > IOV_MAX)
 		return iov;
 	total = iov_total(iov, *cnt);
-	max = plan_clamp(p, total);
+	max = fi__plan_clamp(p, total);
 	if (max == total)
 		return iov;
 	*cnt = iov_clamp(iov, *cnt, max, copy);
@@ -721,28 +879,28 @@ static const struct iovec *plan_clamp_iov(struct plan *p,
 SLOW_PATH
 ssize_t fi__send_slow(int fd, const void *buf, size_t len, int flags)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_SEND, fd);
-	if (gate_begin(FI_SEND, fd, &p, &r))
+	fi__count_fd(FI_SEND, fd);
+	if (fi__gate_begin(FI_SEND, fd, &p, &r))
 		return r;
-	len = plan_clamp(&p, len);
-	return gate_end(FI_SEND, &p, FI__REAL(send)(fd, buf, len, flags));
+	len = fi__plan_clamp(&p, len);
+	return fi__gate_end(&p, FI__REAL(send)(fd, buf, len, flags));
 }
 
 SLOW_PATH
 ssize_t fi__sendto_slow(int fd, const void *buf, size_t len, int flags,
 			   const struct sockaddr *addr, socklen_t addrlen)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_SENDTO, fd);
-	if (gate_begin(FI_SENDTO, fd, &p, &r))
+	fi__count_fd(FI_SENDTO, fd);
+	if (fi__gate_begin(FI_SENDTO, fd, &p, &r))
 		return r;
-	len = plan_clamp(&p, len);
-	return gate_end(FI_SENDTO, &p,
+	len = fi__plan_clamp(&p, len);
+	return fi__gate_end(&p,
 			FI__REAL(sendto)(fd, buf, len, flags, addr, addrlen));
 }
 
@@ -751,34 +909,34 @@ ssize_t fi__sendmsg_slow(int fd, const struct msghdr *msg, int flags)
 {
 	struct iovec copy[IOV_MAX];
 	struct msghdr m;
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_SENDMSG, fd);
-	if (gate_begin(FI_SENDMSG, fd, &p, &r))
+	fi__count_fd(FI_SENDMSG, fd);
+	if (fi__gate_begin(FI_SENDMSG, fd, &p, &r))
 		return r;
 	/* A NULL msg goes to the kernel as it is, to get its EFAULT. */
 	if (msg == NULL)
-		return gate_end(FI_SENDMSG, &p, FI__REAL(sendmsg)(fd, msg, flags));
+		return fi__gate_end(&p, FI__REAL(sendmsg)(fd, msg, flags));
 	m = *msg;
 	/* The cast only restores what msghdr lacks: sendmsg() does not write
 	 * through msg_iov, and the array is the caller's or our copy. */
-	m.msg_iov = (struct iovec *)plan_clamp_iov(&p, msg->msg_iov,
+	m.msg_iov = (struct iovec *)fi__plan_clamp_iov(&p, msg->msg_iov,
 						   &m.msg_iovlen, copy);
-	return gate_end(FI_SENDMSG, &p, FI__REAL(sendmsg)(fd, &m, flags));
+	return fi__gate_end(&p, FI__REAL(sendmsg)(fd, &m, flags));
 }
 
 SLOW_PATH
 ssize_t fi__write_slow(int fd, const void *buf, size_t len)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_WRITE, fd);
-	if (gate_begin(FI_WRITE, fd, &p, &r))
+	fi__count_fd(FI_WRITE, fd);
+	if (fi__gate_begin(FI_WRITE, fd, &p, &r))
 		return r;
-	len = plan_clamp(&p, len);
-	return gate_end(FI_WRITE, &p, FI__REAL(write)(fd, buf, len));
+	len = fi__plan_clamp(&p, len);
+	return fi__gate_end(&p, FI__REAL(write)(fd, buf, len));
 }
 
 SLOW_PATH
@@ -787,237 +945,137 @@ ssize_t fi__writev_slow(int fd, const struct iovec *iov, int iovcnt)
 	struct iovec copy[IOV_MAX];
 	const struct iovec *v = iov;
 	size_t cnt;
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_WRITEV, fd);
-	if (gate_begin(FI_WRITEV, fd, &p, &r))
+	fi__count_fd(FI_WRITEV, fd);
+	if (fi__gate_begin(FI_WRITEV, fd, &p, &r))
 		return r;
 	/* A negative count goes to the kernel as it is, to get its EINVAL. */
 	if (iovcnt >= 0) {
 		cnt = (size_t)iovcnt;
-		v = plan_clamp_iov(&p, iov, &cnt, copy);
+		v = fi__plan_clamp_iov(&p, iov, &cnt, copy);
 		iovcnt = (int)cnt;
 	}
-	return gate_end(FI_WRITEV, &p, FI__REAL(writev)(fd, v, iovcnt));
+	return fi__gate_end(&p, FI__REAL(writev)(fd, v, iovcnt));
 }
 
 SLOW_PATH
 ssize_t fi__recv_slow(int fd, void *buf, size_t len, int flags)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_RECV, fd);
-	if (gate_begin(FI_RECV, fd, &p, &r))
+	fi__count_fd(FI_RECV, fd);
+	if (fi__gate_begin(FI_RECV, fd, &p, &r))
 		return r;
-	len = plan_clamp(&p, len);
-	return gate_end(FI_RECV, &p, FI__REAL(recv)(fd, buf, len, flags));
+	len = fi__plan_clamp(&p, len);
+	return fi__gate_end(&p, FI__REAL(recv)(fd, buf, len, flags));
 }
 
 SLOW_PATH
 ssize_t fi__read_slow(int fd, void *buf, size_t len)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_READ, fd);
-	if (gate_begin(FI_READ, fd, &p, &r))
+	fi__count_fd(FI_READ, fd);
+	if (fi__gate_begin(FI_READ, fd, &p, &r))
 		return r;
-	len = plan_clamp(&p, len);
-	return gate_end(FI_READ, &p, FI__REAL(read)(fd, buf, len));
+	len = fi__plan_clamp(&p, len);
+	return fi__gate_end(&p, FI__REAL(read)(fd, buf, len));
 }
 
 SLOW_PATH
 int fi__epoll_wait_slow(int epfd, struct epoll_event *evs, int maxevents,
 			   int timeout)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_EPOLL_WAIT, epfd);
-	if (gate_begin(FI_EPOLL_WAIT, epfd, &p, &r))
+	fi__count_fd(FI_EPOLL_WAIT, epfd);
+	if (fi__gate_begin(FI_EPOLL_WAIT, epfd, &p, &r))
 		return (int)r;
 	/* A short epoll_wait returns at most N events: the rest wait for the
 	 * next call, as when more sockets are ready than the array holds. */
 	if (maxevents > 0)
-		maxevents = (int)plan_clamp(&p, (size_t)maxevents);
-	return (int)gate_end(FI_EPOLL_WAIT, &p,
+		maxevents = (int)fi__plan_clamp(&p, (size_t)maxevents);
+	return (int)fi__gate_end(&p,
 			     FI__REAL(epoll_wait)(epfd, evs, maxevents, timeout));
 }
 
-#ifdef FI_PRELOAD
-/*
- * The preload library's other forms of a kind: the same count and rules as
- * the kind's wrapper (fast path when disarmed), another libc call. A short
- * clamp cuts the length, or the iovecs' total.
- */
-ssize_t fi__recvfrom(int fd, void *buf, size_t len, int flags,
-		     struct sockaddr *addr, socklen_t *addrlen)
-{
-	struct plan p;
-	ssize_t r;
-
-	if (fi__count_fast(FI_RECV, fd))
-		return fi__result(FI_RECV, fi__libc.recvfrom(fd, buf, len, flags,
-							     addr, addrlen));
-	count_fd(FI_RECV, fd);
-	if (gate_begin(FI_RECV, fd, &p, &r)) {
-		/* An injected end of file says what a real one says: no
-		 * address (a connected stream's recvfrom reports none). */
-		if (r == 0 && addr != NULL && addrlen != NULL)
-			*addrlen = 0;
-		return r;
-	}
-	len = plan_clamp(&p, len);
-	return gate_end(FI_RECV, &p,
-			fi__libc.recvfrom(fd, buf, len, flags, addr, addrlen));
-}
-
-ssize_t fi__recvmsg(int fd, struct msghdr *msg, int flags)
-{
-	struct iovec copy[IOV_MAX];
-	struct msghdr m;
-	struct plan p;
-	ssize_t r;
-
-	if (fi__count_fast(FI_RECV, fd))
-		return fi__result(FI_RECV, fi__libc.recvmsg(fd, msg, flags));
-	count_fd(FI_RECV, fd);
-	if (gate_begin(FI_RECV, fd, &p, &r)) {
-		/* An injected end of file fills the header as a real one does:
-		 * no address, no control data, no flags. A refused call leaves
-		 * it alone, as the kernel does. */
-		if (r == 0 && msg != NULL) {
-			msg->msg_namelen = 0;
-			msg->msg_controllen = 0;
-			msg->msg_flags = 0;
-		}
-		return r;
-	}
-	if (msg == NULL)
-		return gate_end(FI_RECV, &p, fi__libc.recvmsg(fd, msg, flags));
-	m = *msg;
-	m.msg_iov = (struct iovec *)plan_clamp_iov(&p, msg->msg_iov,
-						   &m.msg_iovlen, copy);
-	r = fi__libc.recvmsg(fd, &m, flags);
-	/* What the kernel writes back into the header goes to the caller's. */
-	msg->msg_namelen = m.msg_namelen;
-	msg->msg_controllen = m.msg_controllen;
-	msg->msg_flags = m.msg_flags;
-	return gate_end(FI_RECV, &p, r);
-}
-
-ssize_t fi__readv(int fd, const struct iovec *iov, int iovcnt)
-{
-	struct iovec copy[IOV_MAX];
-	const struct iovec *v = iov;
-	struct plan p;
-	size_t cnt;
-	ssize_t r;
-
-	if (fi__count_fast(FI_READ, fd))
-		return fi__result(FI_READ, fi__libc.readv(fd, iov, iovcnt));
-	count_fd(FI_READ, fd);
-	if (gate_begin(FI_READ, fd, &p, &r))
-		return r;
-	if (iovcnt >= 0) {
-		cnt = (size_t)iovcnt;
-		v = plan_clamp_iov(&p, iov, &cnt, copy);
-		iovcnt = (int)cnt;
-	}
-	return gate_end(FI_READ, &p, fi__libc.readv(fd, v, iovcnt));
-}
-
-int fi__epoll_pwait(int epfd, struct epoll_event *evs, int maxevents,
-		    int timeout, const sigset_t *sigmask)
-{
-	struct plan p;
-	ssize_t r;
-
-	if (fi__count_fast(FI_EPOLL_WAIT, epfd))
-		return (int)fi__result(FI_EPOLL_WAIT,
-				       fi__libc.epoll_pwait(epfd, evs, maxevents,
-							    timeout, sigmask));
-	count_fd(FI_EPOLL_WAIT, epfd);
-	if (gate_begin(FI_EPOLL_WAIT, epfd, &p, &r))
-		return (int)r;
-	if (maxevents > 0)
-		maxevents = (int)plan_clamp(&p, (size_t)maxevents);
-	return (int)gate_end(FI_EPOLL_WAIT, &p,
-			     fi__libc.epoll_pwait(epfd, evs, maxevents, timeout,
-						  sigmask));
-}
-#endif
 
 /* The calls without a length: only signal, errno and zero apply. */
 
 SLOW_PATH
 static int epoll_ctl_slow(int epfd, int op, int fd, struct epoll_event *ev)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
 	count_ctl_fd(op, fd);
-	if (gate_begin(FI_EPOLL_CTL, fd, &p, &r))
+	if (fi__gate_begin(FI_EPOLL_CTL, fd, &p, &r))
 		return (int)r;
-	return (int)gate_end(FI_EPOLL_CTL, &p, FI__REAL(epoll_ctl)(epfd, op, fd, ev));
+	return (int)fi__gate_end(&p, FI__REAL(epoll_ctl)(epfd, op, fd, ev));
 }
 
 SLOW_PATH
 static int accept_slow(int fd, struct sockaddr *addr, socklen_t *addrlen,
 		       int flags)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_ACCEPT, fd);
-	if (gate_begin(FI_ACCEPT, fd, &p, &r))
+	fi__count_fd(FI_ACCEPT, fd);
+	if (fi__gate_begin(FI_ACCEPT, fd, &p, &r))
 		return (int)r;
-	return (int)gate_end(FI_ACCEPT, &p, FI__REAL(accept4)(fd, addr, addrlen, flags));
+	return (int)fi__gate_end(&p, FI__REAL(accept4)(fd, addr, addrlen, flags));
 }
 
 SLOW_PATH
 static int connect_slow(int fd, const struct sockaddr *addr,
 			socklen_t addrlen)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_CONNECT, fd);
-	if (gate_begin(FI_CONNECT, fd, &p, &r))
+	fi__count_fd(FI_CONNECT, fd);
+	if (fi__gate_begin(FI_CONNECT, fd, &p, &r))
 		return (int)r;
-	return (int)gate_end(FI_CONNECT, &p, FI__REAL(connect)(fd, addr, addrlen));
+	return (int)fi__gate_end(&p, FI__REAL(connect)(fd, addr, addrlen));
 }
 
 SLOW_PATH
 static int shutdown_slow(int fd, int how)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_SHUTDOWN, fd);
-	if (gate_begin(FI_SHUTDOWN, fd, &p, &r))
+	fi__count_fd(FI_SHUTDOWN, fd);
+	if (fi__gate_begin(FI_SHUTDOWN, fd, &p, &r))
 		return (int)r;
-	return (int)gate_end(FI_SHUTDOWN, &p, FI__REAL(shutdown)(fd, how));
+	return (int)fi__gate_end(&p, FI__REAL(shutdown)(fd, how));
 }
 
 SLOW_PATH
 static int close_slow(int fd)
 {
-	struct plan p;
+	struct fi__plan p;
 	ssize_t r;
 
-	count_fd(FI_CLOSE, fd);
-	if (gate_begin(FI_CLOSE, fd, &p, &r)) {
+	fi__count_fd(FI_CLOSE, fd);
+	if (fi__gate_begin(FI_CLOSE, fd, &p, &r)) {
 		/* Linux releases the fd even when close() fails, so an injected
 		 * failure still closes it: a gate that kept the fd open would
 		 * model a kernel that does not exist (and leave epoll pointing
 		 * at a socket the stack has freed). */
 		(void)FI__REAL(close)(fd);
+		fi_fd_forget(fd);
 		return (int)r;
 	}
-	return (int)gate_end(FI_CLOSE, &p, FI__REAL(close)(fd));
+	r = fi__gate_end(&p, FI__REAL(close)(fd));
+	fi_fd_forget(fd);
+	return (int)r;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -75,10 +75,54 @@ struct fi_rule {
 	long param;            /* clamp, errno, or signal number */
 	unsigned long after;   /* skip the first `after` matching calls */
 	long repeat;           /* fire this many times, or FI_REPEAT_FOREVER */
-	int fd;                /* only this fd, or -1 for any */
+	int fd;                /* only this fd (whatever it is), or -1 */
+	/* With fd -1: 0 (the default) aims at sockets only, so that a rule on
+	 * write(2) leaves a program's terminal, files, pipes and eventfds
+	 * alone; 1 (",fds=any") aims at every fd. The kinds whose fd is a
+	 * socket by nature (send, recv, accept...) and epoll_wait, whose fd is
+	 * the epoll instance, are not filtered; write, writev, read, close and
+	 * epoll_ctl (its watched fd) are. */
+	int any_fd;
 	/* State, reset by fi_arm(). */
 	unsigned long seen;    /* matching calls so far */
 	unsigned long fired;   /* times the action was applied */
+};
+
+/*
+ * Calls the preload library sees in other forms than the kinds, counted
+ * apart (and also as the kind they are ruled as, see docs/cli.md).
+ */
+enum fi_form {
+	FI_FORM_SENDFILE,       /* ruled and counted as write */
+	FI_FORM_SPLICE,         /* ruled and counted as write */
+	FI_FORM_SENDMMSG,       /* ruled and counted as sendmsg */
+	FI_FORM_RECVMMSG,       /* ruled and counted as recv */
+	FI_FORM_IO_URING_SETUP, /* only counted: the ring's I/O is not seen */
+	FI_FORM_COUNT
+};
+
+/* Returns a form's name ("sendfile"), or "?" when out of range. */
+const char *fi_form_name(enum fi_form form);
+
+/* The fired faults the counters keep in order; later ones are counted in
+ * fired_total only. */
+#define FI_FIRED_MAX 256
+
+/* One call a rule's action changed (or replaced). */
+struct fi_fired {
+	uint8_t rule;          /* index of the rule (fi_rule_get), or 255 for
+				* a failpoint fiu-ctrl enabled */
+	uint8_t kind;          /* enum fi_sys */
+	uint8_t action;        /* enum fi_action */
+	uint8_t refused;       /* 1: the kernel never saw the call */
+	int32_t fd;
+	uint64_t call;         /* the call's number among the calls of its
+				* group (writing, reading, other) on its fd
+				* since the fd was opened, from 1 */
+	uint64_t offset;       /* bytes of its direction (written for writing
+				* kinds, read for reading ones) the gate saw
+				* move on the fd before the call */
+	int64_t param;         /* the clamp, errno or signal */
 };
 
 /* Counters of one process. epoll_ctl is also split by op (ADD, MOD, DEL). */
@@ -95,13 +139,31 @@ struct fi_counters {
 	 * totals are sums, made when they are read (fi_calls). */
 	uint64_t fd_calls[FI_SYS_COUNT][FI_MAX_FD];
 	uint32_t per_fd_ctl[FI_MAX_FD][4];
+	/* Calls the gate answered itself (errno, zero): counted in fd_calls,
+	 * but the kernel never saw them. */
+	uint64_t refused[FI_SYS_COUNT];
+	/* Times each armed rule's action was applied (rule index). */
+	uint64_t rule_fired[FI_MAX_RULES];
+	/* The first FI_FIRED_MAX fired faults, and how many there were. */
+	uint64_t fired_total;
+	struct fi_fired fired[FI_FIRED_MAX];
+	/* Bytes moved per fd, [fd][0] written and [fd][1] read, by the calls
+	 * of the slow path: every call while a rule is armed, none otherwise
+	 * (it gives fired faults their offset). */
+	uint64_t fd_bytes[FI_MAX_FD][2];
+	/* Calls per fd since it was opened, [fd][0] writing, [1] reading,
+	 * [2] other, by the calls of the slow path (fired faults' index). */
+	uint64_t fd_ops[FI_MAX_FD][3];
+	/* The preload library's other forms of calls (enum fi_form). */
+	uint64_t forms[FI_FORM_COUNT];
 };
 
 /* Returns the lower-case name of a kind ("send"), or "?" when out of range. */
 const char *fi_sys_name(enum fi_sys sys);
 
 /*
- * Parses one rule spec, "TARGET:ACTION[,after=K][,repeat=N|forever][,fd=N]"
+ * Parses one rule spec,
+ * "TARGET:ACTION[,after=K][,repeat=N|forever][,fd=N][,fds=any|sockets]"
  * where ACTION is short=N, errno=NAME|NUM, zero, or signal=NAME|NUM.
  * Returns 0 and fills *out (state zeroed), or -EINVAL and writes a message
  * into err (at most errlen bytes, NUL-terminated) that quotes the spec and
@@ -150,6 +212,14 @@ const struct fi_rule *fi_rule_get(int i);
  * Returns 0 or -errno.
  */
 int fi_remote_control(const char *basename);
+
+/*
+ * Forgets what the gate knows of fd (whether it is a socket, the bytes and
+ * calls since it was opened): called when the fd number is closed or
+ * replaced (close does it itself; the preload library's dup2, dup3,
+ * close_range and syscall(SYS_close) call it). fd out of range: no-op.
+ */
+void fi_fd_forget(int fd);
 
 /* The counters in use. Never NULL. */
 struct fi_counters *fi_counters(void);
@@ -213,6 +283,9 @@ int fi_close(int fd);
  * atomic adds, since the program it is loaded into may have threads.
  */
 #ifdef FI_PRELOAD
+#include <fcntl.h>
+#include <time.h>
+
 struct fi__libc {
 	__typeof__(send) *send;
 	__typeof__(sendto) *sendto;
@@ -233,6 +306,11 @@ struct fi__libc {
 	__typeof__(recvmsg) *recvmsg;
 	__typeof__(readv) *readv;
 	__typeof__(epoll_pwait) *epoll_pwait;
+	/* Calls that move socket bytes in other forms (enum fi_form). */
+	ssize_t (*sendfile)(int, int, off_t *, size_t);
+	__typeof__(splice) *splice;
+	__typeof__(sendmmsg) *sendmmsg;
+	__typeof__(recvmmsg) *recvmmsg;
 };
 extern struct fi__libc fi__libc FI__HIDDEN;
 #define FI__REAL(f) (fi__libc.f)
@@ -245,6 +323,18 @@ ssize_t fi__recvmsg(int fd, struct msghdr *msg, int flags) FI__HIDDEN;
 ssize_t fi__readv(int fd, const struct iovec *iov, int iovcnt) FI__HIDDEN;
 int fi__epoll_pwait(int epfd, struct epoll_event *evs, int maxevents,
 		    int timeout, const sigset_t *sigmask) FI__HIDDEN;
+/* sendfile and splice, ruled as write on their output fd (a clamp cuts
+ * the count: a true short write); sendmmsg as sendmsg (a clamp sends the
+ * first message alone, cut); recvmmsg as recv (refused or zeroed; a clamp
+ * receives one message, cut). Each is also counted as its form. */
+ssize_t fi__sendfile(int out_fd, int in_fd, off_t *offset,
+		     size_t count) FI__HIDDEN;
+ssize_t fi__splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out,
+		   size_t len, unsigned flags) FI__HIDDEN;
+int fi__sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen,
+		 int flags) FI__HIDDEN;
+int fi__recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags,
+		 struct timespec *timeout) FI__HIDDEN;
 void fi__fork_prepare(void) FI__HIDDEN;
 void fi__fork_parent(void) FI__HIDDEN;
 void fi__fork_child(void) FI__HIDDEN;

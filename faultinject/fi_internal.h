@@ -11,6 +11,9 @@
 #define WIRECHECK_FI_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
 #include "fi.h"
 
@@ -43,5 +46,54 @@ const char *fi__action_name(enum fi_action action);
 unsigned fi__action_kinds(enum fi_action action);
 /* Returns 1 when param is a usable parameter of the action, else 0. */
 int fi__param_valid(enum fi_action action, long param);
+
+/* ------------------------------------------------------------------------ */
+/* The slow path's steps, shared with fi_forms.c (the preload's forms).     */
+
+#define FI__ACT_BIT(a) (1u << (a))
+
+/* What the slow path will do to one call. */
+struct fi__plan {
+	unsigned actions;           /* bit per enum fi_action */
+	long param[FI_ACT_COUNT];
+	uint8_t rule[FI_ACT_COUNT]; /* the rule of each action, or 255 (none) */
+	int changed;                /* an action changed the call */
+	int clamped;                /* the clamp cut the call */
+	enum fi_sys kind;
+	int fd;
+	int no_bytes;               /* the result is no byte count (sendmmsg) */
+};
+
+/* Counts a call of the slow path: per fd (and since the fd was opened),
+ * or on the fds without per-fd counters. */
+void fi__count_fd(enum fi_sys kind, int fd) FI__HIDDEN;
+
+/*
+ * Decides a call and applies what comes before it: the signal, then errno
+ * or zero, which replace the call. Fills *p. Returns 1 with *ret set (the
+ * gate's result) when the kernel must not be called, else 0: the caller
+ * then applies the clamp (fi__plan_clamp*), makes the call, and passes its
+ * result to fi__gate_end.
+ */
+int fi__gate_begin(enum fi_sys kind, int fd, struct fi__plan *p,
+		   ssize_t *ret) FI__HIDDEN;
+
+/* Ends a call the kernel made (r is its result, errno still its own):
+ * logs and counts what the plan changed, counts the bytes, and returns
+ * the gate's result (the value, or -errno). */
+ssize_t fi__gate_end(const struct fi__plan *p, ssize_t r) FI__HIDDEN;
+
+/* Returns len, or the clamp when the plan has a smaller one (and records
+ * that it cut the call). */
+size_t fi__plan_clamp(struct fi__plan *p, size_t len) FI__HIDDEN;
+
+/*
+ * Applies a clamp to an iovec array: returns the array to pass to the
+ * kernel (iov, or copy, which holds at least IOV_MAX entries, trimmed to
+ * the clamp) and sets *cnt to its count. iov is not changed.
+ */
+const struct iovec *fi__plan_clamp_iov(struct fi__plan *p,
+				       const struct iovec *iov, size_t *cnt,
+				       struct iovec *copy) FI__HIDDEN;
 
 #endif

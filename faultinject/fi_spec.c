@@ -1,9 +1,9 @@
 /*
  * fi_spec.c: the names the gate knows, and rule specs to and from text.
  *
- * A spec is "TARGET:ACTION[,after=K][,repeat=N|forever][,fd=N]". The parser
- * works on spans of the caller's string and copies nothing, so that the error
- * message can quote the spec exactly as it was given.
+ * A spec is "TARGET:ACTION[,after=K][,repeat=N|forever][,fd=N][,fds=any]".
+ * The parser works on spans of the caller's string and copies nothing, so
+ * that the error message can quote the spec exactly as it was given.
  */
 #include <errno.h>
 #include <limits.h>
@@ -81,6 +81,21 @@ static const char *const sys_names[FI_SYS_COUNT] = {
 	[FI_SHUTDOWN] = "shutdown",
 	[FI_CLOSE] = "close",
 };
+
+static const char *const form_names[FI_FORM_COUNT] = {
+	[FI_FORM_SENDFILE] = "sendfile",
+	[FI_FORM_SPLICE] = "splice",
+	[FI_FORM_SENDMMSG] = "sendmmsg",
+	[FI_FORM_RECVMMSG] = "recvmmsg",
+	[FI_FORM_IO_URING_SETUP] = "io_uring_setup",
+};
+
+const char *fi_form_name(enum fi_form form)
+{
+	if ((unsigned)form >= FI_FORM_COUNT)
+		return "?";
+	return form_names[form];
+}
 
 static const char *const action_names[FI_ACT_COUNT] = {
 	[FI_ACT_SHORT] = "short",
@@ -356,7 +371,7 @@ struct item {
 	int has_value;
 };
 
-enum option_bit { OPT_AFTER = 1, OPT_REPEAT = 2, OPT_FD = 4 };
+enum option_bit { OPT_AFTER = 1, OPT_REPEAT = 2, OPT_FD = 4, OPT_FDS = 8 };
 
 struct parser {
 	const char *spec;
@@ -538,7 +553,7 @@ static int parse_action_named(struct parser *ps, const struct item *it,
 static int is_option_key(struct span key)
 {
 	return span_is(key, "after") || span_is(key, "repeat") ||
-	       span_is(key, "fd");
+	       span_is(key, "fd") || span_is(key, "fds");
 }
 
 static int parse_action(struct parser *ps, struct span s)
@@ -609,6 +624,18 @@ static int parse_option_value(struct parser *ps, const struct item *it,
 		if (r == 0)
 			ps->rule->fd = (int)v;
 		return r;
+	case OPT_FDS:
+		if (it->has_value && span_is(it->value, "any")) {
+			ps->rule->any_fd = 1;
+			return 0;
+		}
+		if (it->has_value && span_is(it->value, "sockets")) {
+			ps->rule->any_fd = 0;
+			return 0;
+		}
+		return parse_fail(ps, "\"%.*s\": expected fds=sockets (the "
+				  "default) or fds=any",
+				  SPAN_ARG(it->all));
 	}
 	return -EINVAL;
 }
@@ -626,6 +653,8 @@ static int parse_option(struct parser *ps, struct span s)
 		bit = OPT_REPEAT;
 	else if (span_is(it.key, "fd"))
 		bit = OPT_FD;
+	else if (span_is(it.key, "fds"))
+		bit = OPT_FDS;
 	else if (span_is(it.key, "short") || span_is(it.key, "errno") ||
 		 span_is(it.key, "zero") || span_is(it.key, "signal"))
 		return parse_fail(ps, "second action \"%.*s\": a rule has one "
@@ -633,7 +662,7 @@ static int parse_option(struct parser *ps, struct span s)
 				  SPAN_ARG(s));
 	else
 		return parse_fail(ps, "unknown key \"%.*s\" (expected after=K, "
-				  "repeat=N|forever or fd=N)",
+				  "repeat=N|forever, fd=N or fds=any)",
 				  SPAN_ARG(it.key));
 	if (ps->options_seen & bit)
 		return parse_fail(ps, "duplicate key \"%.*s\" (given twice)",
@@ -672,6 +701,9 @@ static int parse_body(struct parser *ps, const char *colon)
 		return parse_fail(ps, "action %s does not apply to target %s",
 				  fi__action_name(ps->rule->action),
 				  ps->rule->target);
+	/* fd=N aims at that fd whatever it is: fds= adds nothing to it. */
+	if (ps->rule->fd >= 0)
+		ps->rule->any_fd = 0;
 	return 0;
 }
 
@@ -728,6 +760,7 @@ static void format_action(const struct fi_rule *rule, char *buf, size_t len)
 int fi_rule_format(const struct fi_rule *rule, char *buf, size_t len)
 {
 	char action[48], after[32] = "", repeat[32] = "", fd[24] = "";
+	const char *fds = "";
 
 	/* The pieces are bounded (numbers and fixed names), so these small
 	 * buffers never truncate; only the final snprintf can. */
@@ -741,6 +774,8 @@ int fi_rule_format(const struct fi_rule *rule, char *buf, size_t len)
 			       rule->repeat);
 	if (rule->fd >= 0)
 		(void)snprintf(fd, sizeof(fd), ",fd=%d", rule->fd);
-	return snprintf(buf, len, "%.*s:%s%s%s%s", (int)sizeof(rule->target),
-			rule->target, action, after, repeat, fd);
+	else if (rule->any_fd)
+		fds = ",fds=any";
+	return snprintf(buf, len, "%.*s:%s%s%s%s%s", (int)sizeof(rule->target),
+			rule->target, action, after, repeat, fd, fds);
 }

@@ -14,17 +14,24 @@
  * and recvmsg (counted as recv), readv (as read), epoll_pwait (as
  * epoll_wait), and the fortified __read_chk, __recv_chk and
  * __recvfrom_chk that _FORTIFY_SOURCE builds call instead of read, recv and
- * recvfrom. Each goes through the same gate as the reference stack's
+ * recvfrom; and sendfile, splice, sendmmsg and recvmmsg (fi_forms.c, each
+ * counted as its form too), dup2, dup3 and close_range (which only tell
+ * the gate an fd number changed hands), and syscall() (io_uring_setup is
+ * counted and warned about; SYS_close tells the gate). Each goes through
+ * the same gate as the reference stack's
  * calls (fi.c, built here with FI_PRELOAD): it is counted per kind and fd,
  * the rules of
  * WIRECHECK_FAULTS apply to it (the rule syntax of docs/cli.md, specs
  * separated by ';'), and libc's own function, found with dlsym(RTLD_NEXT),
  * makes the call. The gate's -errno becomes libc's -1 and errno.
  *
- * At exit (exit() or a return from main; not _exit() nor a fatal signal),
- * when WIRECHECK_COUNTS is set, the counts go to that file as JSON, "%p" in
- * the name replaced by the process id; a forked child starts its counts at
- * zero and writes its own file.
+ * Its state (the counters, the rules, what each fd was: fi_state.h) lives
+ * in a file mapped shared when WIRECHECK_STATE names one ("%p" replaced by
+ * the pid), so that it outlives the process however it ends: that is how
+ * `wirecheck exec` reads it. At exit (exit() or a return from main), when
+ * WIRECHECK_COUNTS is set, the counts also go to that file as JSON. A
+ * forked child starts its counts at zero in a state of its own. With
+ * WIRECHECK_FIU_CTRL=PREFIX, fiu-ctrl can arm the failpoints at run time.
  *
  * The library's own work (its constructor and destructor: libfiu, jansson,
  * stdio) may call these symbols too: jansson reads /dev/urandom for its
@@ -40,28 +47,37 @@
 #define _GNU_SOURCE
 #endif
 
+#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "fi.h"
+#include "fi_state.h"
 #include "../harness/protocol.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define COUNTS_VAR "WIRECHECK_COUNTS"
+#define STATE_VAR "WIRECHECK_STATE"
+#define FIU_CTRL_VAR "WIRECHECK_FIU_CTRL"
 
 struct fi__libc fi__libc;
 
@@ -77,6 +93,11 @@ static ssize_t (*libc_read_chk)(int, void *, size_t, size_t);
 static ssize_t (*libc_recv_chk)(int, void *, size_t, size_t, int);
 static ssize_t (*libc_recvfrom_chk)(int, void *, size_t, size_t, int,
 				    struct sockaddr *, socklen_t *);
+/* The calls that only replace an fd number, and syscall() (io_uring). */
+static int (*libc_dup2)(int, int);
+static int (*libc_dup3)(int, int, int);
+static int (*libc_close_range)(unsigned, unsigned, int);
+static long (*libc_syscall)(long, ...);
 
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
 
@@ -133,6 +154,18 @@ static void resolve(void)
 	libc_recv_chk = (__typeof__(libc_recv_chk))libc_symbol("__recv_chk");
 	libc_recvfrom_chk =
 		(__typeof__(libc_recvfrom_chk))libc_symbol("__recvfrom_chk");
+	fi__libc.sendfile =
+		(__typeof__(fi__libc.sendfile))libc_symbol("sendfile");
+	fi__libc.splice = (__typeof__(fi__libc.splice))libc_symbol("splice");
+	fi__libc.sendmmsg =
+		(__typeof__(fi__libc.sendmmsg))libc_symbol("sendmmsg");
+	fi__libc.recvmmsg =
+		(__typeof__(fi__libc.recvmmsg))libc_symbol("recvmmsg");
+	libc_dup2 = (__typeof__(libc_dup2))libc_symbol("dup2");
+	libc_dup3 = (__typeof__(libc_dup3))libc_symbol("dup3");
+	libc_close_range =
+		(__typeof__(libc_close_range))libc_symbol("close_range");
+	libc_syscall = (__typeof__(libc_syscall))libc_symbol("syscall");
 }
 
 /* Every interposer starts here: a constructor of another library may call
@@ -150,6 +183,256 @@ static ssize_t to_libc(ssize_t r)
 		return -1;
 	}
 	return r;
+}
+
+static void note_fd(int fd);
+static void forget(int fd);
+
+/* accept's new fd: a number that may have been something else. */
+static int accepted(int r)
+{
+	if (r >= 0) {
+		forget(r);
+		note_fd(r);
+	}
+	return (int)to_libc(r);
+}
+
+
+/* ------------------------------------------------------------------------ */
+/* The state: counters, rules, and what each fd was (fi_state.h).           */
+
+/* Without WIRECHECK_STATE, or when its file cannot be made: private. */
+static struct fi_state own_state;
+static struct fi_state *state = &own_state;
+/* The mapping of state, when it is a file's. */
+static int state_mapped;
+
+/* described[fd] is 1 once fd has a final description in state->fds,
+ * until the fd number is closed or replaced. Relaxed atomics: two threads
+ * that describe one fd at once write the same text. */
+static uint8_t described[FI_MAX_FD];
+
+/* The fd number is free again, or names another file now. */
+static void forget(int fd)
+{
+	fi_fd_forget(fd);
+	if ((unsigned)fd < FI_MAX_FD)
+		__atomic_store_n(&described[fd], 0, __ATOMIC_RELAXED);
+}
+
+/* snprintf into a description, where a cut text is still a description
+ * (vsnprintf: the compiler does not count what might be cut). */
+__attribute__((format(printf, 3, 4))) static void text_put(char *buf, size_t n,
+							   const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, n, fmt, ap);
+	va_end(ap);
+}
+
+/* Adds what fd is to its list, unless it is what the list ends with; a
+ * provisional last entry (a socket not connected yet) is replaced. */
+static void what_add(int fd, const char *text, int provisional)
+{
+	struct fi_fd_what *w = &state->fds[fd];
+	uint32_t n = w->n;
+	size_t slot;
+
+	if (n > 0) {
+		slot = (n < FI_WHAT_MAX ? n : FI_WHAT_MAX) - 1;
+		if (w->provisional ||
+		    strncmp(w->what[slot], text, FI_WHAT_LEN) == 0) {
+			text_put(w->what[slot], FI_WHAT_LEN, "%s", text);
+			w->provisional = (uint32_t)provisional;
+			return;
+		}
+	}
+	slot = n < FI_WHAT_MAX ? n : FI_WHAT_MAX - 1;
+	text_put(w->what[slot], FI_WHAT_LEN, "%s", text);
+	w->provisional = (uint32_t)provisional;
+	w->n = n + 1;
+}
+
+static void addr_text(const struct sockaddr_storage *a, socklen_t len,
+		      char *buf, size_t n)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)a;
+
+		text_put(buf, n, "%s:%u",
+			       inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip))
+				       ?: "?",
+			       (unsigned)ntohs(in->sin_port));
+	} else if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)a;
+
+		text_put(buf, n, "[%s]:%u",
+			       inet_ntop(AF_INET6, &in6->sin6_addr, ip,
+					 sizeof(ip)) ?: "?",
+			       (unsigned)ntohs(in6->sin6_port));
+	} else if (a->ss_family == AF_UNIX) {
+		const struct sockaddr_un *un = (const void *)a;
+		size_t off = offsetof(struct sockaddr_un, sun_path);
+		size_t plen = len > off ? len - off : 0;
+
+		if (plen > sizeof(un->sun_path))
+			plen = sizeof(un->sun_path);
+		if (plen == 0)
+			text_put(buf, n, "(unnamed)");
+		else if (un->sun_path[0] == '\0')
+			text_put(buf, n, "@%.*s", (int)(plen - 1),
+				       un->sun_path + 1);
+		else
+			text_put(buf, n, "%.*s", (int)strnlen(un->sun_path, plen),
+				       un->sun_path);
+	} else {
+		text_put(buf, n, "family %d", (int)a->ss_family);
+	}
+}
+
+/* "tcp 127.0.0.1:40000 -> 127.0.0.1:8000", "tcp listening 0.0.0.0:8000",
+ * "unix stream (unnamed) -> (unnamed)"; *provisional when a stream socket
+ * has no peer yet (connecting, or not yet listening). */
+static void socket_text(int fd, char *buf, size_t n, int *provisional)
+{
+	struct sockaddr_storage me, peer;
+	socklen_t mlen = sizeof(me), plen = sizeof(peer), olen;
+	int domain = 0, type = 0, listening = 0;
+	char mine[80], theirs[80];
+	const char *proto;
+
+	olen = sizeof(domain);
+	(void)getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &olen);
+	olen = sizeof(type);
+	(void)getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &olen);
+	olen = sizeof(listening);
+	(void)getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &olen);
+	if (domain == AF_INET || domain == AF_INET6)
+		proto = type == SOCK_STREAM ? (domain == AF_INET ? "tcp" : "tcp6")
+			: type == SOCK_DGRAM ? (domain == AF_INET ? "udp" : "udp6")
+					     : "inet";
+	else if (domain == AF_UNIX)
+		proto = type == SOCK_STREAM ? "unix stream"
+			: type == SOCK_DGRAM ? "unix dgram"
+					     : "unix seqpacket";
+	else
+		proto = "socket";
+	memset(&me, 0, sizeof(me));
+	if (getsockname(fd, (struct sockaddr *)&me, &mlen) != 0)
+		mlen = 0;
+	addr_text(&me, mlen, mine, sizeof(mine));
+	if (listening) {
+		text_put(buf, n, "%s listening %s", proto, mine);
+		return;
+	}
+	memset(&peer, 0, sizeof(peer));
+	if (getpeername(fd, (struct sockaddr *)&peer, &plen) != 0) {
+		text_put(buf, n, "%s %s (not connected)", proto, mine);
+		*provisional = type == SOCK_STREAM || type == SOCK_SEQPACKET;
+		return;
+	}
+	addr_text(&peer, plen, theirs, sizeof(theirs));
+	text_put(buf, n, "%s %s -> %s", proto, mine, theirs);
+}
+
+static void uring_seen(void);
+
+/* "pipe", "eventfd", "epoll", "file /tmp/x", "char /dev/pts/0". */
+static void other_text(int fd, const struct stat *st, char *buf, size_t n)
+{
+	char proc[64], link[FI_WHAT_LEN];
+	ssize_t len;
+
+	text_put(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	len = readlink(proc, link, sizeof(link) - 1);
+	if (len < 0)
+		len = 0;
+	link[len] = '\0';
+	if (strncmp(link, "pipe:", 5) == 0) {
+		text_put(buf, n, "pipe");
+	} else if (strncmp(link, "anon_inode:", 11) == 0) {
+		const char *k = link + 11;
+		size_t kl = strlen(k);
+
+		if (kl >= 2 && k[0] == '[' && k[kl - 1] == ']')
+			text_put(buf, n, "%.*s", (int)(kl - 2), k + 1);
+		else
+			text_put(buf, n, "%s", k);
+		if (strcmp(buf, "eventpoll") == 0)
+			text_put(buf, n, "epoll");
+		if (strcmp(buf, "io_uring") == 0)
+			uring_seen();
+	} else {
+		text_put(buf, n, "%s %s",
+			       S_ISREG(st->st_mode)   ? "file"
+			       : S_ISFIFO(st->st_mode) ? "fifo"
+			       : S_ISCHR(st->st_mode)  ? "char"
+			       : S_ISDIR(st->st_mode)  ? "dir"
+						       : "other",
+			       link);
+	}
+}
+
+/* Takes what fd is, the first time the program uses it since the number
+ * was last closed (or each time, while a socket has no peer yet). */
+static void note_fd(int fd)
+{
+	char text[FI_WHAT_LEN];
+	struct stat st;
+	int provisional = 0, was;
+
+	if ((unsigned)fd >= FI_MAX_FD ||
+	    __atomic_load_n(&described[fd], __ATOMIC_RELAXED))
+		return;
+	was = inside;
+	inside = 1;
+	if (fstat(fd, &st) == 0) {
+		if (S_ISSOCK(st.st_mode))
+			socket_text(fd, text, sizeof(text), &provisional);
+		else
+			other_text(fd, &st, text, sizeof(text));
+		what_add(fd, text, provisional);
+		__atomic_store_n(&described[fd], (uint8_t)!provisional,
+				 __ATOMIC_RELAXED);
+	}
+	inside = was;
+}
+
+/* A message on stderr from inside the library (no rule reaches it). */
+__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	int was = inside, n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf))
+		n = (int)sizeof(buf) - 1;
+	inside = 1;
+	/* Nothing to do about a lost warning. */
+	(void)fi__libc.write(2, buf, (size_t)n);
+	inside = was;
+}
+
+/* The program set up an io_uring: what it submits through the ring never
+ * passes through these symbols. Counted, and said once per process. */
+static int uring_warned;
+
+static void uring_seen(void)
+{
+	if (__atomic_exchange_n(&uring_warned, 1, __ATOMIC_RELAXED))
+		return;
+	say("wirecheck-preload: pid %ld uses io_uring: the I/O it submits "
+	    "through the ring is neither counted nor ruled\n", (long)getpid());
 }
 
 /* ------------------------------------------------------------------------ */
@@ -247,6 +530,7 @@ EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
 	ready();
 	if (passthrough(fd))
 		return fi__libc.send(fd, buf, len, flags);
+	note_fd(fd);
 	return to_libc(fi_send(fd, buf, len, flags));
 }
 
@@ -256,6 +540,7 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 	ready();
 	if (passthrough(fd))
 		return fi__libc.sendto(fd, buf, len, flags, addr, addrlen);
+	note_fd(fd);
 	return to_libc(
 		fi_sendto(fd, buf, len, flags, addr.__sockaddr__, addrlen));
 }
@@ -265,6 +550,7 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	ready();
 	if (passthrough(fd))
 		return fi__libc.sendmsg(fd, msg, flags);
+	note_fd(fd);
 	return to_libc(fi_sendmsg(fd, msg, flags));
 }
 
@@ -275,6 +561,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t len)
 		return subject_command(buf, len);
 	if (passthrough(fd))
 		return fi__libc.write(fd, buf, len);
+	note_fd(fd);
 	return to_libc(fi_write(fd, buf, len));
 }
 
@@ -283,6 +570,7 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 	ready();
 	if (passthrough(fd))
 		return fi__libc.writev(fd, iov, iovcnt);
+	note_fd(fd);
 	return to_libc(fi_writev(fd, iov, iovcnt));
 }
 
@@ -291,6 +579,7 @@ EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags)
 	ready();
 	if (passthrough(fd))
 		return fi__libc.recv(fd, buf, len, flags);
+	note_fd(fd);
 	return to_libc(fi_recv(fd, buf, len, flags));
 }
 
@@ -299,6 +588,7 @@ EXPORT ssize_t read(int fd, void *buf, size_t len)
 	ready();
 	if (passthrough(fd))
 		return fi__libc.read(fd, buf, len);
+	note_fd(fd);
 	return to_libc(fi_read(fd, buf, len));
 }
 
@@ -307,6 +597,8 @@ EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	ready();
 	if (passthrough(fd))
 		return fi__libc.epoll_ctl(epfd, op, fd, ev);
+	note_fd(epfd);
+	note_fd(fd);
 	return (int)to_libc(fi_epoll_ctl(epfd, op, fd, ev));
 }
 
@@ -316,6 +608,7 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *evs, int maxevents,
 	ready();
 	if (inside)
 		return fi__libc.epoll_wait(epfd, evs, maxevents, timeout);
+	note_fd(epfd);
 	return (int)to_libc(fi_epoll_wait(epfd, evs, maxevents, timeout));
 }
 
@@ -324,7 +617,8 @@ EXPORT int accept(int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen)
 	ready();
 	if (passthrough(fd))
 		return fi__libc.accept4(fd, addr, addrlen, 0);
-	return (int)to_libc(fi_accept(fd, addr.__sockaddr__, addrlen, 0));
+	note_fd(fd);
+	return accepted(fi_accept(fd, addr.__sockaddr__, addrlen, 0));
 }
 
 EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen,
@@ -333,7 +627,8 @@ EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen,
 	ready();
 	if (passthrough(fd))
 		return fi__libc.accept4(fd, addr, addrlen, flags);
-	return (int)to_libc(fi_accept(fd, addr.__sockaddr__, addrlen, flags));
+	note_fd(fd);
+	return accepted(fi_accept(fd, addr.__sockaddr__, addrlen, flags));
 }
 
 EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t addrlen)
@@ -341,6 +636,7 @@ EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t addrlen)
 	ready();
 	if (passthrough(fd))
 		return fi__libc.connect(fd, addr, addrlen);
+	note_fd(fd);
 	return (int)to_libc(fi_connect(fd, addr.__sockaddr__, addrlen));
 }
 
@@ -349,15 +645,132 @@ EXPORT int shutdown(int fd, int how)
 	ready();
 	if (passthrough(fd))
 		return fi__libc.shutdown(fd, how);
+	note_fd(fd);
 	return (int)to_libc(fi_shutdown(fd, how));
 }
 
 EXPORT int close(int fd)
 {
+	int r;
+
 	ready();
-	if (passthrough(fd))
-		return fi__libc.close(fd);
-	return (int)to_libc(fi_close(fd));
+	if (passthrough(fd)) {
+		r = fi__libc.close(fd);
+		forget(fd);
+		return r;
+	}
+	note_fd(fd);
+	r = fi_close(fd);
+	forget(fd); /* Linux frees the number even when close fails */
+	return (int)to_libc(r);
+}
+
+EXPORT int dup2(int oldfd, int newfd)
+{
+	int r;
+
+	ready();
+	r = libc_dup2(oldfd, newfd);
+	if (r >= 0)
+		forget(r);
+	return r;
+}
+
+EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	int r;
+
+	ready();
+	r = libc_dup3(oldfd, newfd, flags);
+	if (r >= 0)
+		forget(r);
+	return r;
+}
+
+EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+	int r;
+
+	ready();
+	r = libc_close_range(first, last, flags);
+	/* CLOSE_RANGE_CLOEXEC only marks them: they stay what they are. */
+	if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
+		for (unsigned fd = first; fd <= last && fd < FI_MAX_FD; fd++)
+			forget((int)fd);
+	return r;
+}
+
+EXPORT ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
+{
+	ready();
+	if (inside)
+		return fi__libc.sendfile(out_fd, in_fd, offset, count);
+	note_fd(out_fd);
+	return to_libc(fi__sendfile(out_fd, in_fd, offset, count));
+}
+
+/* With 64-bit files (every LP64 program) the two are one function. */
+EXPORT ssize_t sendfile64(int out_fd, int in_fd, off_t *offset, size_t count);
+EXPORT ssize_t sendfile64(int out_fd, int in_fd, off_t *offset, size_t count)
+{
+	return sendfile(out_fd, in_fd, offset, count);
+}
+
+EXPORT ssize_t splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out,
+		      size_t len, unsigned flags)
+{
+	ready();
+	if (inside)
+		return fi__libc.splice(fd_in, off_in, fd_out, off_out, len,
+				       flags);
+	note_fd(fd_in);
+	note_fd(fd_out);
+	return to_libc(fi__splice(fd_in, off_in, fd_out, off_out, len, flags));
+}
+
+EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
+{
+	ready();
+	if (inside)
+		return fi__libc.sendmmsg(fd, vec, vlen, flags);
+	note_fd(fd);
+	return (int)to_libc(fi__sendmmsg(fd, vec, vlen, flags));
+}
+
+EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags,
+		    struct timespec *timeout)
+{
+	ready();
+	if (inside)
+		return fi__libc.recvmmsg(fd, vec, vlen, flags, timeout);
+	note_fd(fd);
+	return (int)to_libc(fi__recvmmsg(fd, vec, vlen, flags, timeout));
+}
+
+/*
+ * syscall(): io_uring has no libc function, so programs (libuv among
+ * them) set it up with syscall(SYS_io_uring_setup, ...). The six
+ * arguments every Linux syscall can take pass as they came.
+ */
+EXPORT long syscall(long number, ...)
+{
+	long a[6], r;
+	va_list ap;
+
+	ready();
+	va_start(ap, number);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (!inside && number == SYS_io_uring_setup) {
+		FI__INC(fi_counters()->forms[FI_FORM_IO_URING_SETUP]);
+		uring_seen();
+	}
+	r = libc_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+	/* libuv closes with syscall(SYS_close): the number is free again. */
+	if (number == SYS_close)
+		forget((int)a[0]);
+	return r;
 }
 
 EXPORT ssize_t recvfrom(int fd, void *restrict buf, size_t len, int flags,
@@ -366,6 +779,7 @@ EXPORT ssize_t recvfrom(int fd, void *restrict buf, size_t len, int flags,
 	ready();
 	if (passthrough(fd))
 		return fi__libc.recvfrom(fd, buf, len, flags, addr, addrlen);
+	note_fd(fd);
 	return to_libc(fi__recvfrom(fd, buf, len, flags, addr.__sockaddr__,
 				    addrlen));
 }
@@ -375,6 +789,7 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	ready();
 	if (passthrough(fd))
 		return fi__libc.recvmsg(fd, msg, flags);
+	note_fd(fd);
 	return to_libc(fi__recvmsg(fd, msg, flags));
 }
 
@@ -383,6 +798,7 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
 	ready();
 	if (passthrough(fd))
 		return fi__libc.readv(fd, iov, iovcnt);
+	note_fd(fd);
 	return to_libc(fi__readv(fd, iov, iovcnt));
 }
 
@@ -393,6 +809,7 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *evs, int maxevents,
 	if (inside)
 		return fi__libc.epoll_pwait(epfd, evs, maxevents, timeout,
 					    sigmask);
+	note_fd(epfd);
 	return (int)to_libc(
 		fi__epoll_pwait(epfd, evs, maxevents, timeout, sigmask));
 }
@@ -462,49 +879,68 @@ static int counts_path(const char *pattern, char *out, size_t len)
 	return 0;
 }
 
-/* { name: count } of the kinds whose count is not zero. */
-static json_t *kinds_json(const uint64_t *v, int totals)
+/* Fills the state's head: what tells exec whose it is and what it holds. */
+static void state_head(struct fi_state *st)
 {
-	const struct fi_counters *c = fi_counters();
-	json_t *o = json_object();
+	int n = fi_rule_count();
 
-	for (int k = 0; k < FI_SYS_COUNT && o != NULL; k++) {
-		uint64_t n = totals ? fi_calls(c, (enum fi_sys)k) : v[k];
-
-		if (n > 0 && json_object_set_new(o, fi_sys_name((enum fi_sys)k),
-						 json_integer((json_int_t)n)) != 0) {
-			json_decref(o);
-			return NULL;
-		}
-	}
-	return o;
+	memcpy(st->magic, FI_STATE_MAGIC, sizeof(st->magic));
+	st->size = sizeof(*st);
+	st->pid = (int32_t)getpid();
+	st->nrules = (uint32_t)n;
+	for (int i = 0; i < n; i++)
+		(void)fi_rule_format(fi_rule_get(i), st->rules[i],
+				     sizeof(st->rules[i]));
 }
 
-static json_t *counts_json(void)
+/*
+ * Makes the state a file's, WIRECHECK_STATE with "%p" replaced by the pid,
+ * mapped shared, so that what the process counted outlives it however it
+ * ends. Returns the mapping, or NULL after a message (the state then stays
+ * private: counted all the same, lost if the process does not exit).
+ */
+static struct fi_state *state_file(void)
 {
-	const struct fi_counters *c = fi_counters();
-	json_t *faults = json_array();
-	json_t *ctl = json_pack("{s:I,s:I,s:I}",
-				"add", (json_int_t)c->ctl_ops[EPOLL_CTL_ADD],
-				"mod", (json_int_t)c->ctl_ops[EPOLL_CTL_MOD],
-				"del", (json_int_t)c->ctl_ops[EPOLL_CTL_DEL]);
+	const char *pattern = getenv(STATE_VAR);
+	char path[PATH_MAX];
+	void *m;
+	int fd;
 
-	for (int i = 0; faults != NULL && i < fi_rule_count(); i++) {
-		char spec[128];
-
-		(void)fi_rule_format(fi_rule_get(i), spec, sizeof(spec));
-		if (json_array_append_new(faults, json_string(spec)) != 0) {
-			json_decref(faults);
-			faults = NULL;
-		}
+	if (pattern == NULL || *pattern == '\0')
+		return NULL;
+	if (counts_path(pattern, path, sizeof(path)) != 0) {
+		say("wirecheck-preload: %s: name too long\n", STATE_VAR);
+		return NULL;
 	}
-	/* json_pack's "o" takes each reference, also of a NULL it then
-	 * refuses, so nothing leaks on failure. */
-	return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o}", "pid",
-			 (json_int_t)getpid(), "faults", faults, "syscalls",
-			 kinds_json(NULL, 1), "wouldblock",
-			 kinds_json(c->wouldblock, 0), "injected",
-			 kinds_json(c->injected, 0), "epoll_ctl_ops", ctl);
+	/* A process that ran execve keeps its pid, and finds its file: its
+	 * new image goes on counting in it (the counts are the process's). */
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		say("wirecheck-preload: %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	if (ftruncate(fd, (off_t)sizeof(struct fi_state)) != 0) {
+		say("wirecheck-preload: %s: %s\n", path, strerror(errno));
+		(void)fi__libc.close(fd);
+		return NULL;
+	}
+	m = mmap(NULL, sizeof(struct fi_state), PROT_READ | PROT_WRITE,
+		 MAP_SHARED, fd, 0);
+	/* The mapping keeps the file; nothing is lost with the fd. */
+	(void)fi__libc.close(fd);
+	if (m == MAP_FAILED) {
+		say("wirecheck-preload: mmap %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	return m;
+}
+
+/* Uses st (zeroed, with its head) from now on. */
+static void state_use(struct fi_state *st, int mapped)
+{
+	state = st;
+	state_mapped = mapped;
+	fi_counters_attach(&st->counters);
 }
 
 __attribute__((destructor)) static void preload_fini(void)
@@ -514,6 +950,7 @@ __attribute__((destructor)) static void preload_fini(void)
 	json_t *j;
 
 	inside = 1; /* from here on, this thread's calls are the library's */
+	__atomic_store_n(&state->exited, 1, __ATOMIC_RELEASE);
 	if (pattern == NULL || *pattern == '\0')
 		return;
 	if (counts_path(pattern, path, sizeof(path)) != 0) {
@@ -521,7 +958,7 @@ __attribute__((destructor)) static void preload_fini(void)
 			COUNTS_VAR);
 		return;
 	}
-	j = counts_json();
+	j = fi_state_json(state);
 	if (j == NULL ||
 	    json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
 		fprintf(stderr, "wirecheck-preload: cannot write the counts "
@@ -529,23 +966,61 @@ __attribute__((destructor)) static void preload_fini(void)
 	json_decref(j);
 }
 
-/* A forked child counts its own calls from zero (its rules keep their
- * state: a repeat=3 rule that fired twice fires once more, in either), and
- * gets a plan lock of its own (fi__fork_child). */
+/* A forked child counts its own calls from zero, in a state of its own (a
+ * file of its own pid under WIRECHECK_STATE); its rules keep their state:
+ * a repeat=3 rule that fired twice fires once more, in either. It gets a
+ * plan lock of its own (fi__fork_child), and describes its fds anew. */
 static void child_reset(void)
 {
+	struct fi_state *old = state, *st;
+	int was = inside;
+
 	fi__fork_child();
+	inside = 1;
+	st = state_mapped ? state_file() : NULL;
+	if (st != NULL) {
+		state_use(st, 1);
+		/* The parent's mapping, which the child must not write. */
+		(void)munmap(old, sizeof(*old));
+	} else {
+		if (state_mapped)
+			(void)munmap(old, sizeof(*old));
+		memset(&own_state, 0, sizeof(own_state));
+		state_use(&own_state, 0);
+	}
+	state_head(state);
+	state->exited = 0;
 	fi_counters_reset();
+	memset(state->fds, 0, sizeof(state->fds));
+	memset(described, 0, sizeof(described));
+	inside = was;
 }
 
 __attribute__((constructor)) static void preload_init(void)
 {
+	struct fi_state *st;
+	const char *ctl;
+	int r;
+
 	ready();
 	inside = 1;
+	st = state_file();
+	state_use(st != NULL ? st : &own_state, st != NULL);
+	state->exited = 0; /* this image has not exited, whatever the last did */
 	/* fi_init names the variable and the spec on a bad one: the program
 	 * must not run without the faults it was asked to run with. */
 	if (fi_init() != 0)
 		_exit(2);
+	state_head(state);
+	ctl = getenv(FIU_CTRL_VAR);
+	if (ctl != NULL && *ctl != '\0') {
+		r = fi_remote_control(ctl);
+		if (r != 0) {
+			say("wirecheck-preload: %s=%s: cannot open fiu-ctrl's "
+			    "FIFOs: %s\n", FIU_CTRL_VAR, ctl, strerror(-r));
+			_exit(2);
+		}
+	}
 	subject_attach();
 	if (pthread_atfork(fi__fork_prepare, fi__fork_parent, child_reset) != 0)
 		die_raw("wirecheck-preload: pthread_atfork failed\n");

@@ -21,6 +21,8 @@
  */
 #include "exec.h"
 
+#include "fi_state.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -53,7 +55,7 @@ static double now_ms(void)
 
 /* Sets the child's environment; on failure the child reports and exits 127. */
 static void child_env(const struct exec_options *o, const char *faults,
-		      const char *counts)
+		      const char *states)
 {
 	const char *old = getenv("LD_PRELOAD");
 	size_t len = strlen(o->preload) + (old ? strlen(old) + 1 : 0) + 1;
@@ -63,9 +65,14 @@ static void child_env(const struct exec_options *o, const char *faults,
 		_exit(127);
 	(void)snprintf(pre, len, "%s%s%s", o->preload, old ? " " : "",
 		       old ? old : "");
+	/* The states replace the counts files: a WIRECHECK_COUNTS of the
+	 * user's would only write a second copy. */
 	if (setenv("LD_PRELOAD", pre, 1) != 0 ||
 	    setenv("WIRECHECK_FAULTS", faults, 1) != 0 ||
-	    setenv("WIRECHECK_COUNTS", counts, 1) != 0)
+	    setenv("WIRECHECK_STATE", states, 1) != 0 ||
+	    unsetenv("WIRECHECK_COUNTS") != 0 ||
+	    (o->fiu_ctrl != NULL &&
+	     setenv("WIRECHECK_FIU_CTRL", o->fiu_ctrl, 1) != 0))
 		_exit(127);
 	free(pre);
 }
@@ -77,6 +84,17 @@ struct ending {
 	int others_killed;   /* processes it left behind were killed */
 	int others_left;     /* some did not die within the grace */
 	int fatal_signal;    /* a signal that ends wirecheck came first */
+	int stopped;         /* the stop signal was sent: 1 at stop_after,
+			      * 2 when `until` ended */
+	int until_status;    /* `until`'s wait status, when until_done */
+	int until_done;
+};
+
+/* What the wait does beside waiting. */
+struct waitplan {
+	double stop_at;      /* when to send the stop signal, or < 0 */
+	int stop_signal;
+	pid_t until;         /* the `until` command, or 0 */
 };
 
 /* After SIGKILL, how long the killed may take to be reaped. */
@@ -123,6 +141,16 @@ struct program {
 	int own_group;
 };
 
+/* The stop signal to the program, once, while it is unreaped. */
+static void stop_program(const struct program *p, const struct waitplan *w,
+			 struct ending *end, int why, int program_done)
+{
+	if (end->stopped || program_done)
+		return;
+	end->stopped = why;
+	(void)kill(p->pid, w->stop_signal); /* ESRCH: it just ended */
+}
+
 /*
  * SIGKILL to the program and everything it left. The group is signalled
  * only while the program is not reaped: its pgid is then still in use, so
@@ -141,13 +169,16 @@ static void kill_all(const struct program *p, int program_done)
 /*
  * Reaps the program and every process it leaves behind until none is
  * left, or the deadline: then SIGKILL to all of them, and KILL_GRACE_MS
- * for them to be reaped. A signal of `set` other than SIGCHLD (one that
- * ends wirecheck) kills them too and is returned in end->fatal_signal.
- * Returns 0, or 3 after a message when waiting itself failed (after
- * killing what it could).
+ * for them to be reaped. On the way, sends the stop signal at its time or
+ * when `until` ends. A signal of `set` other than SIGCHLD (one that ends
+ * wirecheck) kills them all too, and is kept in end->fatal_signal; they
+ * are still reaped, so that the report says how each ended. Returns 0, or
+ * 3 after a message when waiting itself failed (after killing what it
+ * could).
  */
 static int wait_all(const struct program *p, const sigset_t *set,
-		    double deadline, struct ending *end)
+		    double deadline, const struct waitplan *plan,
+		    struct ending *end)
 {
 	int program_done = 0, killed = 0;
 	double until = deadline;
@@ -155,13 +186,17 @@ static int wait_all(const struct program *p, const sigset_t *set,
 	for (;;) {
 		int status, sig;
 		pid_t w = waitpid(-1, &status, WNOHANG);
-		double left;
+		double left, now;
 		struct timespec ts;
 
 		if (w > 0) {
 			if (w == p->pid) {
 				end->status = status;
 				program_done = 1;
+			} else if (plan->until != 0 && w == plan->until) {
+				end->until_status = status;
+				end->until_done = 1;
+				stop_program(p, plan, end, 2, program_done);
 			}
 			continue;
 		}
@@ -173,7 +208,10 @@ static int wait_all(const struct program *p, const sigset_t *set,
 			kill_all(p, program_done);
 			return fail("waitpid", err);
 		}
-		left = until - now_ms();
+		now = now_ms();
+		if (!killed && plan->stop_at >= 0 && now >= plan->stop_at)
+			stop_program(p, plan, end, 1, program_done);
+		left = until - now;
 		if (left <= 0 && !killed) {
 			killed = 1;
 			end->killed_program = !program_done;
@@ -192,13 +230,20 @@ static int wait_all(const struct program *p, const sigset_t *set,
 		}
 		if (killed)
 			kill_our_children(p->pid); /* the orphans of the killed */
+		else if (plan->stop_at >= 0 && !end->stopped &&
+			 plan->stop_at - now < left)
+			left = plan->stop_at - now;
 		ts.tv_sec = (time_t)(left / 1e3);
 		ts.tv_nsec = (long)((left - (double)ts.tv_sec * 1e3) * 1e6);
 		sig = sigtimedwait(set, NULL, &ts);
-		if (sig > 0 && sig != SIGCHLD) {
-			kill_all(p, program_done);
+		if (sig > 0 && sig != SIGCHLD && !killed) {
+			/* Killed, not stopped: a user who ends wirecheck wants
+			 * it to end now. The states keep the counts. */
+			killed = 1;
 			end->fatal_signal = sig;
-			return 0;
+			kill_all(p, program_done);
+			until = now_ms() + KILL_GRACE_MS;
+			continue;
 		}
 		if (sig < 0 && errno != EAGAIN && errno != EINTR) {
 			int err = errno;
@@ -209,30 +254,57 @@ static int wait_all(const struct program *p, const sigset_t *set,
 	}
 }
 
-static json_t *exit_json(const struct ending *end)
+static const char *signal_text(int sig, char *buf, size_t len)
+{
+	const char *name = sigabbrev_np(sig);
+
+	if (name != NULL)
+		(void)snprintf(buf, len, "SIG%s", name);
+	else
+		(void)snprintf(buf, len, "%d", sig);
+	return buf;
+}
+
+/* A wait status into e: `code`, or `signal` and `core`. */
+static void status_json(json_t *e, int status)
+{
+	char buf[32];
+
+	if (WIFEXITED(status)) {
+		json_object_set_new(e, "code", json_integer(WEXITSTATUS(status)));
+	} else if (WIFSIGNALED(status)) {
+		json_object_set_new(e, "signal", json_string(signal_text(
+				       WTERMSIG(status), buf, sizeof(buf))));
+		json_object_set_new(e, "core", json_boolean(WCOREDUMP(status)));
+	}
+}
+
+/* The deadline's SIGKILL found the program alive and is what ended it (it
+ * may have ended by itself in between). */
+static int timed_out(const struct ending *end)
+{
+	return end->killed_program && WIFSIGNALED(end->status) &&
+	       WTERMSIG(end->status) == SIGKILL;
+}
+
+static json_t *exit_json(const struct ending *end, int stop_signal)
 {
 	json_t *e = json_object();
-	int status = end->status;
+	char buf[32];
 
-	/* Timed out: the deadline's SIGKILL found the program alive and is
-	 * what ended it (it may have ended by itself in between). */
-	json_object_set_new(e, "timed_out",
-			    json_boolean(end->killed_program && WIFSIGNALED(status) &&
-					 WTERMSIG(status) == SIGKILL));
+	json_object_set_new(e, "timed_out", json_boolean(timed_out(end)));
 	if (end->others_killed)
 		json_object_set_new(e, "others_killed", json_true());
 	if (end->others_left)
 		json_object_set_new(e, "others_left", json_true());
-	if (WIFEXITED(status)) {
-		json_object_set_new(e, "code", json_integer(WEXITSTATUS(status)));
-	} else if (WIFSIGNALED(status)) {
-		const char *name = sigabbrev_np(WTERMSIG(status));
-		char buf[32];
-
-		(void)snprintf(buf, sizeof(buf), "SIG%s", name ? name : "?");
-		json_object_set_new(e, "signal", json_string(buf));
-		json_object_set_new(e, "core", json_boolean(WCOREDUMP(status)));
-	}
+	if (end->stopped)
+		json_object_set_new(e, "stopped", json_pack("{s:s,s:s}",
+				    "signal", signal_text(stop_signal, buf, sizeof(buf)),
+				    "by", end->stopped == 1 ? "stop-after" : "until"));
+	if (end->fatal_signal)
+		json_object_set_new(e, "wirecheck_signal", json_string(signal_text(
+				    end->fatal_signal, buf, sizeof(buf))));
+	status_json(e, end->status);
 	return e;
 }
 
@@ -246,30 +318,64 @@ static int by_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The JSON of path when it is a regular file; NULL otherwise, with err
- * saying why. Opened without following a link and without blocking: the
- * program can put anything in the directory, a FIFO included. */
-static json_t *load_regular(const char *path, json_error_t *err)
+/* The state at path as JSON when it is a regular file of the right size
+ * and kind; NULL otherwise, with why in err. Opened without following a
+ * link and without blocking: the program can put anything in the
+ * directory, a FIFO included. */
+static json_t *load_state(const char *path, char *err, size_t errlen)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
+	struct fi_state *st = NULL;
+	struct stat sb;
 	json_t *j = NULL;
+	size_t got = 0;
 
-	memset(err, 0, sizeof(*err));
 	if (fd < 0) {
-		(void)snprintf(err->text, sizeof(err->text), "%s", strerror(errno));
+		(void)snprintf(err, errlen, "%s", strerror(errno));
 		return NULL;
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-		(void)snprintf(err->text, sizeof(err->text), "not a regular file");
-	else
-		j = json_loadfd(fd, 0, err);
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		(void)snprintf(err, errlen, "not a regular file");
+	} else if ((size_t)sb.st_size != sizeof(*st)) {
+		(void)snprintf(err, errlen, "not a state of this build (%lld bytes)",
+			       (long long)sb.st_size);
+	} else if ((st = malloc(sizeof(*st))) == NULL) {
+		(void)snprintf(err, errlen, "out of memory");
+	} else {
+		while (got < sizeof(*st)) {
+			ssize_t r = read(fd, (char *)st + got, sizeof(*st) - got);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		if (!fi_state_valid(st, got))
+			(void)snprintf(err, errlen, "not a state of this build");
+		else if ((j = fi_state_json(st)) == NULL)
+			(void)snprintf(err, errlen, "out of memory");
+	}
+	free(st);
 	(void)close(fd); /* read-only: nothing to lose */
 	return j;
 }
 
-/* Reads every JSON file of dir into the report, then removes them and dir. */
-static int gather(const char *dir, pid_t pid, json_t *report)
+/* Removes fiu-ctrl's FIFOs of a process, which libfiu leaves when the
+ * process does not exit (killed, crashed). */
+static void fiu_fifos_remove(const char *prefix, json_int_t pid)
+{
+	char path[PATH_MAX];
+
+	(void)snprintf(path, sizeof(path), "%s-%lld.in", prefix, (long long)pid);
+	(void)unlink(path); /* ENOENT: libfiu removed it at exit */
+	(void)snprintf(path, sizeof(path), "%s-%lld.out", prefix, (long long)pid);
+	(void)unlink(path);
+}
+
+/* Reads every state of dir into the report, then removes them and dir. */
+static int gather(const char *dir, pid_t pid, const char *fiu_ctrl,
+		  json_t *report)
 {
 	json_t *kids = json_array(), *list[4096];
 	size_t n = 0;
@@ -280,22 +386,23 @@ static int gather(const char *dir, pid_t pid, json_t *report)
 		return fail(dir, errno);
 	json_object_set_new(report, "counts", json_null());
 	while ((e = readdir(d)) != NULL) {
-		char path[PATH_MAX];
-		json_error_t err;
+		char path[PATH_MAX], err[160];
 		json_t *c;
 
 		if (e->d_name[0] == '.')
 			continue;
 		(void)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		c = load_regular(path, &err);
+		c = load_state(path, err, sizeof(err));
 		if (unlink(path) != 0)
 			fprintf(stderr, "wirecheck exec: unlink %s: %s\n", path,
 				strerror(errno));
 		if (c == NULL) {
-			fprintf(stderr, "wirecheck exec: %s:%d: %s\n", path,
-				err.line, err.text);
+			fprintf(stderr, "wirecheck exec: %s: %s\n", path, err);
 			continue;
 		}
+		if (fiu_ctrl != NULL)
+			fiu_fifos_remove(fiu_ctrl,
+					 json_integer_value(json_object_get(c, "pid")));
 		if (json_integer_value(json_object_get(c, "pid")) == pid)
 			json_object_set_new(report, "counts", c);
 		else if (n < sizeof(list) / sizeof(list[0]))
@@ -311,6 +418,66 @@ static int gather(const char *dir, pid_t pid, json_t *report)
 		json_array_append_new(kids, list[i]);
 	json_object_set_new(report, "children", kids);
 	return 0;
+}
+
+/* Adds one process's counts to the run's: fired per rule, calls per kind. */
+static void add_counts(const json_t *c, json_int_t *fired, size_t nrules,
+		       json_t *calls)
+{
+	const json_t *rf = json_object_get(c, "rules_fired"), *v;
+	const char *k;
+	size_t i;
+
+	json_array_foreach(rf, i, v)
+		if (i < nrules)
+			fired[i] += json_integer_value(v);
+	json_object_foreach((json_t *)json_object_get(c, "syscalls"), k, v) {
+		json_int_t was = json_integer_value(json_object_get(calls, k));
+
+		json_object_set_new(calls, k, json_integer(was + json_integer_value(v)));
+	}
+}
+
+/*
+ * The report's `rules` (each spec and how often it fired, in every
+ * process) and `warnings`: a rule that never fired is said on stderr too,
+ * with the calls the processes made, since the usual cause is a rule on a
+ * call the program does not make (node writes sockets with write and
+ * writev, never send).
+ */
+static void rules_report(const struct exec_options *o, json_t *report)
+{
+	json_int_t fired[64] = { 0 };
+	json_t *rules = json_array(), *warnings = json_array();
+	json_t *calls = json_object(), *c, *v;
+	size_t n = o->nfaults < 64 ? o->nfaults : 64, i;
+
+	c = json_object_get(report, "counts");
+	if (json_is_object(c))
+		add_counts(c, fired, n, calls);
+	json_array_foreach(json_object_get(report, "children"), i, v)
+		add_counts(v, fired, n, calls);
+	for (i = 0; i < n; i++) {
+		json_array_append_new(rules, json_pack("{s:s,s:I}", "rule",
+				      o->faults[i], "fired", fired[i]));
+		if (fired[i] == 0) {
+			char msg[1024], *dump;
+
+			dump = json_dumps(calls, JSON_SORT_KEYS | JSON_COMPACT);
+			(void)snprintf(msg, sizeof(msg),
+				       "rule '%s' never fired (calls the kernel "
+				       "saw: %s; node and libuv write sockets "
+				       "with write/writev, python with send; "
+				       "docs/cli.md)", o->faults[i],
+				       dump != NULL ? dump : "?");
+			free(dump);
+			fprintf(stderr, "wirecheck exec: warning: %s\n", msg);
+			json_array_append_new(warnings, json_string(msg));
+		}
+	}
+	json_decref(calls);
+	json_object_set_new(report, "rules", rules);
+	json_object_set_new(report, "warnings", warnings);
 }
 
 /* The specs joined by ';', WIRECHECK_FAULTS's syntax; NULL without memory. */
@@ -396,14 +563,41 @@ static json_t *arg_json(const char *a)
 	return j;
 }
 
+/*
+ * The status exec passes on (docs/cli.md, "Exit status"): 124 at the
+ * timeout, as timeout(1); when exec stopped the program and it ended of
+ * that (or exited 0), `until`'s status, or 0 without it; otherwise the
+ * program's own, 128+N for signal N, as a shell reports it.
+ */
+static int status_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 0;
+}
+
+static int program_status(const struct ending *end, int stop_signal)
+{
+	if (timed_out(end))
+		return 124;
+	if (end->stopped &&
+	    ((WIFSIGNALED(end->status) && WTERMSIG(end->status) == stop_signal) ||
+	     (WIFEXITED(end->status) && WEXITSTATUS(end->status) == 0)))
+		return end->until_done ? status_of(end->until_status) : 0;
+	return status_of(end->status);
+}
+
 int wc_exec(const struct exec_options *o)
 {
-	char dir[] = "/tmp/wirecheck-exec.XXXXXX", counts[64];
+	char dir[] = "/tmp/wirecheck-exec.XXXXXX", states[64];
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	struct sigaction ign = { .sa_handler = SIG_IGN };
 	struct sigaction chld_old, int_old, quit_old;
 	struct ending end = { 0 };
 	struct program prog = { 0 };
+	struct waitplan plan = { .stop_at = -1, .stop_signal = o->stop_signal };
 	json_t *report, *argv, *faults_json;
 	char *faults, *preload;
 	sigset_t set, old;
@@ -423,7 +617,7 @@ int wc_exec(const struct exec_options *o)
 		rc = fail("mkdtemp", errno);
 		goto out_free;
 	}
-	(void)snprintf(counts, sizeof(counts), "%s/%%p.json", dir);
+	(void)snprintf(states, sizeof(states), "%s/%%p.state", dir);
 	/*
 	 * In the foreground of a terminal the program stays in our process
 	 * group, as a command a shell runs: it can read the terminal, Ctrl-Z
@@ -464,6 +658,8 @@ int wc_exec(const struct exec_options *o)
 		goto out_signals;
 	}
 	deadline = now_ms() + o->timeout_ms;
+	if (o->stop_after_ms >= 0)
+		plan.stop_at = now_ms() + o->stop_after_ms;
 	prog.pid = fork();
 	if (prog.pid < 0) {
 		rc = fail("fork", errno);
@@ -479,7 +675,7 @@ int wc_exec(const struct exec_options *o)
 		    getppid() != parent)
 			_exit(127);
 		co.preload = preload;
-		child_env(&co, faults, counts);
+		child_env(&co, faults, states);
 		if (sigaction(SIGCHLD, &chld_old, NULL) != 0 ||
 		    (tty && (sigaction(SIGINT, &int_old, NULL) != 0 ||
 			     sigaction(SIGQUIT, &quit_old, NULL) != 0)) ||
@@ -492,8 +688,33 @@ int wc_exec(const struct exec_options *o)
 	}
 	if (prog.own_group)
 		(void)setpgid(prog.pid, prog.pid); /* also from here: no race */
-	rc = wait_all(&prog, &set, deadline, &end);
-	if (rc != 0 || end.fatal_signal != 0)
+	if (o->until != NULL) {
+		/* The client: a shell command, without the library. */
+		plan.until = fork();
+		if (plan.until < 0) {
+			rc = fail("fork", errno);
+			kill_all(&prog, 0);
+			/* Reap what was killed; the deadline bounds it. */
+			(void)wait_all(&prog, &set, now_ms() + KILL_GRACE_MS,
+				       &plan, &end);
+			goto out_signals;
+		}
+		if (plan.until == 0) {
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 ||
+			    getppid() != parent ||
+			    sigaction(SIGCHLD, &chld_old, NULL) != 0 ||
+			    (tty && (sigaction(SIGINT, &int_old, NULL) != 0 ||
+				     sigaction(SIGQUIT, &quit_old, NULL) != 0)) ||
+			    sigprocmask(SIG_SETMASK, &old, NULL) != 0)
+				_exit(127);
+			execl("/bin/sh", "sh", "-c", o->until, (char *)NULL);
+			fprintf(stderr, "wirecheck exec: /bin/sh: %s\n",
+				strerror(errno));
+			_exit(127);
+		}
+	}
+	rc = wait_all(&prog, &set, deadline, &plan, &end);
+	if (rc != 0)
 		goto out_signals;
 	report = json_object();
 	argv = json_array();
@@ -504,8 +725,17 @@ int wc_exec(const struct exec_options *o)
 		json_array_append_new(faults_json, json_string(o->faults[i]));
 	json_object_set_new(report, "command", argv);
 	json_object_set_new(report, "faults", faults_json);
-	json_object_set_new(report, "exit", exit_json(&end));
-	rc = gather(dir, prog.pid, report);
+	json_object_set_new(report, "exit", exit_json(&end, o->stop_signal));
+	if (o->until != NULL) {
+		json_t *u = json_pack("{s:s}", "command", o->until);
+
+		if (end.until_done)
+			status_json(u, end.until_status);
+		json_object_set_new(report, "until", u);
+	}
+	rc = gather(dir, prog.pid, o->fiu_ctrl, report);
+	if (rc == 0)
+		rules_report(o, report);
 	if (rc == 0 && o->output != NULL) {
 		if (json_dump_file(report, o->output,
 				   JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
@@ -516,6 +746,8 @@ int wc_exec(const struct exec_options *o)
 			rc = fail("stdout", errno ? errno : EIO);
 	}
 	json_decref(report);
+	if (rc == 0 && !o->exit_zero)
+		rc = program_status(&end, o->stop_signal);
 	/* gather removed the directory, unless it failed to open it */
 out_signals:
 	if (tty) {
@@ -525,8 +757,7 @@ out_signals:
 	(void)sigprocmask(SIG_SETMASK, &old, NULL);
 	(void)sigaction(SIGCHLD, &chld_old, NULL);
 out_dir:
-	if (rc != 0 || end.fatal_signal != 0)
-		discard_dir(dir);
+	discard_dir(dir); /* gone already, unless something failed */
 out_free:
 	free(faults);
 	free(preload);

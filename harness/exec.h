@@ -14,13 +14,25 @@ struct exec_options {
 	const char *preload;    /* path of libwirecheck-preload.so */
 	const char *output;     /* the report's file, or NULL for stdout */
 	int timeout_ms;
+	/* The graceful end: stop_signal to the program after stop_after_ms
+	 * (-1: never), or when the shell command `until` ends (NULL: none). */
+	int stop_signal;
+	int stop_after_ms;
+	const char *until;
+	const char *fiu_ctrl;   /* fiu-ctrl's FIFO prefix, or NULL */
+	int exit_zero;          /* exit 0 when the report is written */
 };
 
 /*
- * Runs the program in its own process group with the preload library and
- * the faults, waits for it (killing the group after timeout_ms), and
- * writes the JSON report. Returns 0 when the report was written, whatever
- * the program did; 3 when the harness failed (after a message on stderr).
+ * Runs the program with the preload library and the faults (and `until`
+ * beside it, without them), waits for them and every process they leave
+ * (SIGKILL to all after timeout_ms, or on SIGTERM, SIGHUP or SIGINT to
+ * wirecheck), and writes the JSON report whatever happened: from the
+ * states the library keeps in files, which outlive the processes.
+ * Returns the program's status (docs/cli.md, "Exit status": its code,
+ * 128+N for signal N, 124 at the timeout; 0 with exit_zero); 3 when the
+ * harness failed (after a message on stderr). After a signal to wirecheck,
+ * writes the report, then dies of that signal.
  */
 int wc_exec(const struct exec_options *o);
 

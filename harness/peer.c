@@ -67,6 +67,39 @@ static int peer_listen(struct wc_peer *pe)
 	return 0;
 }
 
+/* A free TCP port of 127.0.0.1 for the program to listen on. */
+static int free_port(struct wc_peer *pe)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+
+	if (fd < 0)
+		return fail(pe, "socket: %s", strerror(errno));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sin, &len) == 0)
+		port = ntohs(sin.sin_port);
+	close(fd);
+	if (port < 0)
+		return fail(pe, "no free port for the program: %s", strerror(errno));
+	return port;
+}
+
+/* peer exec, the subject the client: the program listens at {port} or
+ * {unix}, and the subject starts once it does. */
+static int program_listens_first(struct wc_peer *pe)
+{
+	struct sc_exec_address a = { pe->sc->transport, 0, pe->path };
+
+	if (a.transport == SC_TCP && (a.port = pe->port = free_port(pe)) < 0)
+		return -1;
+	if (wc_prog_start(&pe->prog, pe->sc->peer_exec, &a, pe->err, pe->errlen) < 0)
+		return -1;
+	wc_prog_wait_listening(&pe->prog, &a, pe->deadline_ms);
+	return 0;
+}
+
 int wc_peer_init(struct wc_peer *pe, const struct scenario *sc,
 		 const char *tmpdir, int64_t deadline_ms, char *err,
 		 size_t errlen)
@@ -77,6 +110,7 @@ int wc_peer_init(struct wc_peer *pe, const struct scenario *sc,
 	pe->err = err;
 	pe->errlen = errlen;
 	pe->listen_fd = -1;
+	pe->prog.pid_fd = pe->prog.out_fd = pe->prog.err_fd = -1;
 	pe->continuous = !sc_reads_at_points(sc);
 	if (sc->transport == SC_UNIX)
 		snprintf(pe->path, sizeof(pe->path), "%s/%s.sock", tmpdir,
@@ -96,6 +130,8 @@ int wc_peer_init(struct wc_peer *pe, const struct scenario *sc,
 		if (!p->sha || !p->reads || EVP_DigestInit_ex(p->sha, EVP_sha256(), NULL) != 1)
 			return fail(pe, "sha256 context");
 	}
+	if (sc->peer_exec)
+		return sc->role == SC_ROLE_CLIENT ? program_listens_first(pe) : 0;
 	if (sc->role == SC_ROLE_CLIENT)
 		return peer_listen(pe);
 	return 0;
@@ -103,6 +139,8 @@ int wc_peer_init(struct wc_peer *pe, const struct scenario *sc,
 
 void wc_peer_free(struct wc_peer *pe)
 {
+	if (pe->sc && pe->sc->peer_exec)
+		wc_prog_free(&pe->prog);
 	for (int i = 0; pe->conns && i < pe->sc->connections; i++) {
 		if (pe->conns[i].fd >= 0)
 			close(pe->conns[i].fd);
@@ -140,6 +178,8 @@ void wc_peer_address_line(const struct wc_peer *pe, char *line, size_t len)
 		snprintf(line, len, "listen tcp 127.0.0.1 0");
 	else if (sc->transport == SC_UNIX)
 		snprintf(line, len, "connect unix %s", pe->path);
+	else if (sc->peer_exec)
+		snprintf(line, len, "connect tcp 127.0.0.1 %d", pe->port);
 	else
 		snprintf(line, len, "connect tcp 127.0.0.1 %d", local_port(pe->listen_fd));
 }
@@ -339,6 +379,10 @@ int wc_peer_at_point(struct wc_peer *pe, const char *point,
 {
 	const struct scenario *sc = pe->sc;
 
+	if (sc->peer_exec) {
+		pe->over |= strcmp(point, "done") == 0;
+		return 0;
+	}
 	if (sc->role == SC_ROLE_CLIENT && peer_accept_all(pe) < 0)
 		return 1; /* the deadline passed; the run reports it */
 	for (size_t i = 0; i < sc->npeer; i++) {
@@ -361,12 +405,19 @@ void wc_peer_subject_exited(struct wc_peer *pe)
 {
 	pe->continuous = 1;
 	pe->over = 1;
+	if (pe->sc->peer_exec)
+		wc_prog_subject_exited(&pe->prog);
 }
 
 int wc_peer_connect(struct wc_peer *pe, int port)
 {
 	const struct scenario *sc = pe->sc;
 
+	if (sc->peer_exec) {
+		struct sc_exec_address a = { sc->transport, port, pe->path };
+
+		return wc_prog_start(&pe->prog, sc->peer_exec, &a, pe->err, pe->errlen);
+	}
 	for (int i = 0; i < sc->connections; i++) {
 		int fd = socket(sc->transport == SC_UNIX ? AF_UNIX : AF_INET,
 				SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -399,10 +450,19 @@ int wc_peer_connect(struct wc_peer *pe, int port)
 
 /* ---- the poll loop's part ----------------------------------------------- */
 
+int wc_peer_npollfds(const struct wc_peer *pe)
+{
+	return pe->sc->peer_exec ? WC_PROG_NPOLL : 1 + pe->sc->connections;
+}
+
 int wc_peer_pollfds(const struct wc_peer *pe, struct pollfd *pfd)
 {
 	int n = pe->sc->connections, k = 0;
 
+	if (pe->sc->peer_exec) {
+		wc_prog_pollfds(&pe->prog, pfd);
+		return WC_PROG_NPOLL;
+	}
 	pfd[k++] = (struct pollfd){
 		.fd = pe->accepted < n && pe->listen_fd >= 0 ? pe->listen_fd : -1,
 		.events = POLLIN };
@@ -417,6 +477,10 @@ int wc_peer_on_poll(struct wc_peer *pe, const struct pollfd *pfd)
 {
 	int n = pe->sc->connections;
 
+	if (pe->sc->peer_exec) {
+		wc_prog_on_poll(&pe->prog, pfd);
+		return 0;
+	}
 	if (pfd[0].revents && pe->accepted < n && peer_accept_one(pe) < 0)
 		return fail(pe, "peer accept: %s", strerror(errno));
 	for (int i = 0; i < n; i++)
@@ -426,8 +490,26 @@ int wc_peer_on_poll(struct wc_peer *pe, const struct pollfd *pfd)
 	return 0;
 }
 
+void wc_peer_tick(struct wc_peer *pe)
+{
+	if (pe->sc->peer_exec && wc_prog_wants_tick(&pe->prog)) {
+		struct pollfd none[WC_PROG_NPOLL] = { { .fd = -1 }, { .fd = -1 }, { .fd = -1 } };
+
+		wc_prog_on_poll(&pe->prog, none);
+	}
+}
+
+int wc_peer_wants_tick(const struct wc_peer *pe)
+{
+	return pe->sc->peer_exec && wc_prog_wants_tick(&pe->prog);
+}
+
 void wc_peer_take_rest(struct wc_peer *pe)
 {
+	if (pe->sc->peer_exec) {
+		wc_prog_kill(&pe->prog);
+		return;
+	}
 	for (int i = 0; i < pe->sc->connections; i++)
 		while (pe->conns[i].fd >= 0 && !pe->conns[i].eof &&
 		       peer_read_once(pe, &pe->conns[i]) > 0)
@@ -436,6 +518,8 @@ void wc_peer_take_rest(struct wc_peer *pe)
 
 int wc_peer_finished(const struct wc_peer *pe)
 {
+	if (pe->sc->peer_exec)
+		return wc_prog_finished(&pe->prog);
 	if (pe->accepted == 0)
 		return 1;
 	for (int i = 0; i < pe->sc->connections; i++)
@@ -478,6 +562,8 @@ json_t *wc_peer_json(struct wc_peer *pe)
 {
 	json_t *arr;
 
+	if (pe->sc->peer_exec)
+		return wc_prog_json(&pe->prog);
 	if (pe->sc->connections == 1)
 		return conn_json(&pe->conns[0]);
 	arr = json_array();

@@ -10,6 +10,10 @@
  * of the streams (`peer on-eof`) once the subject's script is over. Its
  * part of the trace is what it received on each connection.
  *
+ * With `peer exec`, a real program is the peer instead (peer_exec.h):
+ * these functions then start it, tell the subject where it listens, and
+ * feed it the poll() results; it has no actions at points.
+ *
  * The peer owns its sockets and its buffers; it does not know the subject's
  * pipes: the run (run.c) feeds it the subject's points and its poll()
  * results. Every wait is bounded by the run's deadline.
@@ -17,6 +21,7 @@
 #ifndef WIRECHECK_PEER_H
 #define WIRECHECK_PEER_H
 
+#include "peer_exec.h"
 #include "scenario.h"
 
 #include <jansson.h>
@@ -53,11 +58,16 @@ struct wc_peer {
 	unsigned char *bytes_done; /* [npeer * connections]: "at bytes" acted */
 	int eof_acted;        /* the peer acted on the end of every stream */
 	unsigned char *readbuf;
+	int port;             /* peer exec, subject the client: the program's */
+	struct wc_prog prog;  /* peer exec: the program */
 };
 
 /*
  * Sets the peer up for one run of sc: its buffers, and when the subject is
- * the client its listening socket (TCP on 127.0.0.1:0, or tmpdir/peer.sock).
+ * the client its listening socket (TCP on 127.0.0.1:0, or tmpdir/peer.sock);
+ * with peer exec, the program, started and waited for until it listens.
+ * The program that does not listen by the deadline is reported in the
+ * trace (the subject's connect then fails).
  * deadline_ms (wc_now_ms's clock) bounds every wait; err receives messages.
  * Returns 0, or -1 with a message in err; pe is then still to be freed
  * with wc_peer_free (as it is after a success).
@@ -95,12 +105,16 @@ int wc_peer_connect(struct wc_peer *pe, int port);
 int wc_peer_at_point(struct wc_peer *pe, const char *point,
 		     const uint64_t *written);
 
-/* The subject exited: nobody will ask for reads at points any more. */
+/* The subject exited: nobody will ask for reads at points any more; a
+ * program peer gets its stop=SIG. */
 void wc_peer_subject_exited(struct wc_peer *pe);
 
-/* The fds the peer waits on, into pfd (room for 1 + sc->connections):
- * the listener, then each connection (fd -1 where there is nothing to
- * wait for). Returns how many entries it wrote. */
+/* How many pollfd entries wc_peer_pollfds writes. */
+int wc_peer_npollfds(const struct wc_peer *pe);
+
+/* The fds the peer waits on, into pfd (wc_peer_npollfds entries): the
+ * listener, then each connection (fd -1 where there is nothing to wait
+ * for); or a program's pipes and pidfd. Returns how many it wrote. */
 int wc_peer_pollfds(const struct wc_peer *pe, struct pollfd *pfd);
 
 /* Acts on what poll() said of the entries wc_peer_pollfds wrote: accepts,
@@ -108,7 +122,15 @@ int wc_peer_pollfds(const struct wc_peer *pe, struct pollfd *pfd);
  * message when accept failed. */
 int wc_peer_on_poll(struct wc_peer *pe, const struct pollfd *pfd);
 
-/* At the deadline: reads what is there by then, without waiting. */
+/* Each round of the poll loop, whatever poll() said: reaps a program
+ * that has no pidfd. */
+void wc_peer_tick(struct wc_peer *pe);
+
+/* 1 when the loop must wake up every few milliseconds for wc_peer_tick. */
+int wc_peer_wants_tick(const struct wc_peer *pe);
+
+/* At the deadline: reads what is there by then, without waiting; kills a
+ * program peer. */
 void wc_peer_take_rest(struct wc_peer *pe);
 
 /* 1 when no connection has more to read (or none was ever made). */

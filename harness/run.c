@@ -302,7 +302,7 @@ static void on_timeout(struct run *r)
 
 static int loop(struct run *r)
 {
-	struct pollfd *pfd = calloc((size_t)r->sc->connections + 3, sizeof(*pfd));
+	struct pollfd *pfd = calloc(2 + (size_t)wc_peer_npollfds(&r->peer), sizeof(*pfd));
 
 	if (!pfd)
 		return fail(r, "out of memory");
@@ -312,12 +312,13 @@ static int loop(struct run *r)
 		pfd[k++] = (struct pollfd){ .fd = r->ev_eof ? -1 : r->ev_fd, .events = POLLIN };
 		pfd[k++] = (struct pollfd){ .fd = r->exited ? -1 : r->pid_fd, .events = POLLIN };
 		k += wc_peer_pollfds(&r->peer, pfd + k);
-		rc = poll(pfd, (nfds_t)k, r->pid_fd < 0 && !r->exited &&
+		rc = poll(pfd, (nfds_t)k, ((r->pid_fd < 0 && !r->exited) || wc_peer_wants_tick(&r->peer)) &&
 			  left > PID_POLL_MS ? PID_POLL_MS : left);
 		if (rc < 0 && errno == EINTR)
 			continue;
 		if (r->pid_fd < 0)
 			reap(r, WNOHANG);
+		wc_peer_tick(&r->peer);
 		if (rc == 0 && wc_ms_left(r->deadline_ms) > 0)
 			continue;
 		if (rc < 0) {

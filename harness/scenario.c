@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define SC_MAX_TOKENS 32
 
@@ -200,7 +202,7 @@ static int op_payload(struct parser *p, struct sc_op *op, const struct token *t)
 static int args_bytes(struct parser *p, struct sc_op *op, int i)
 {
 	if (i == p->ntok)
-		return fail(p, "'write' needs a byte count or a \"string\"");
+		return fail(p, "'%s' needs a byte count or a \"string\"", p->tok[i - 1].text);
 	return op_payload(p, op, &p->tok[i]) < 0 ? -1 : i + 1;
 }
 
@@ -268,6 +270,8 @@ static const struct op_def {
 	{ "exit", SC_OP_EXIT, args_status, 0 },
 	{ "execve", SC_OP_EXECVE, NULL, 0 },
 	{ "await-drained", SC_OP_AWAIT_DRAINED, NULL, 0 },
+	{ "write-owned", SC_OP_WRITE_OWNED, args_bytes, OPT_FILL },
+	{ "overwrite", SC_OP_OVERWRITE, NULL, OPT_FILL },
 };
 
 #define NOPS (sizeof(op_defs) / sizeof(op_defs[0]))
@@ -359,6 +363,8 @@ static int parse_op(struct parser *p, struct sc_block *b)
 			return -1;
 		}
 	}
+	if (op.kind == SC_OP_OVERWRITE && op.fill < 0)
+		return fail(p, "'overwrite' needs fill=C, the byte to write over the last write's buffer");
 	{
 		struct sc_op *slot = sc__grow(&b->ops, &b->nops, sizeof(*slot));
 
@@ -515,6 +521,40 @@ static int parse_peer_action(struct parser *p, enum sc_peer_kind kind)
 	return 0;
 }
 
+/* peer exec [stop=SIG] PROGRAM [ARG...]: the arguments are kept as written;
+ * their {name}s are checked by sc_validate, once the transport is known. */
+static int parse_peer_exec(struct parser *p)
+{
+	struct sc_peer_exec *x;
+	const char *v;
+	int i = 2, stop = 0;
+
+	if (p->sc->peer_exec)
+		return fail(p, "'peer exec' is already given on line %d", p->sc->peer_exec->line);
+	if (i < p->ntok && (v = key_value(&p->tok[i], "stop"))) {
+		if ((stop = fi_signal_parse(v)) < 0)
+			return fail(p, "stop=%s: expected a signal name (SIGTERM) or number", v);
+		i++;
+	}
+	if (i == p->ntok)
+		return fail(p, "'peer exec' needs a program: peer exec [stop=SIG] PROGRAM [ARG...]");
+	for (int k = i; k < p->ntok; k++)
+		if (strlen(p->tok[k].text) != p->tok[k].len)
+			return fail(p, "'peer exec': an argument cannot hold a NUL byte");
+	x = calloc(1, sizeof(*x));
+	if (!x || !(x->argv = calloc((size_t)(p->ntok - i) + 1, sizeof(char *)))) {
+		free(x);
+		return fail(p, "out of memory");
+	}
+	p->sc->peer_exec = x;
+	x->line = p->line;
+	x->stop_sig = stop;
+	for (; i < p->ntok; i++)
+		if (!(x->argv[x->argc++] = strdup(p->tok[i].text)))
+			return fail(p, "out of memory");
+	return 0;
+}
+
 static int parse_peer(struct parser *p)
 {
 	const char *w = p->ntok > 1 ? p->tok[1].text : "";
@@ -527,6 +567,8 @@ static int parse_peer(struct parser *p)
 	}
 	if (is_word(&p->tok[1], "send"))
 		return parse_peer_action(p, SC_PEER_SEND);
+	if (is_word(&p->tok[1], "exec"))
+		return parse_peer_exec(p);
 	if (is_word(&p->tok[1], "shutdown"))
 		return parse_peer_action(p, SC_PEER_SHUTDOWN);
 	if (is_word(&p->tok[1], "reset"))
@@ -548,7 +590,7 @@ static int parse_peer(struct parser *p)
 			return fail(p, "'peer on-eof' takes close, shutdown or keep");
 		return 0;
 	}
-	return fail(p, "unknown peer action '%s' (read, send, shutdown, reset, rcvbuf, on-eof)", w);
+	return fail(p, "unknown peer action '%s' (read, send, shutdown, reset, rcvbuf, on-eof, exec)", w);
 }
 
 static int need_args(struct parser *p, int n)
@@ -971,6 +1013,56 @@ static int count_checkpoints(const struct scenario *sc)
 	return n;
 }
 
+/* Whether prog (a path, or a name looked up in PATH, as execvp does) is an
+ * executable file. */
+static int find_program(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char full[4096];
+	struct stat st;
+
+	if (strchr(prog, '/'))
+		return stat(prog, &st) == 0 && S_ISREG(st.st_mode) && access(prog, X_OK) == 0;
+	for (const char *dir = path ? path : "/usr/bin:/bin"; *dir;) {
+		size_t len = strcspn(dir, ":");
+
+		if ((size_t)snprintf(full, sizeof(full), "%.*s/%s", (int)len,
+				     len ? dir : ".", prog) < sizeof(full) &&
+		    stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0)
+			return 1;
+		dir += len + (dir[len] == ':');
+	}
+	return 0;
+}
+
+/* peer exec: the program exists, its arguments expand on this transport,
+ * and nothing asks the harness's own peer to act. */
+static int check_peer_exec(const struct scenario *sc, char *err, size_t errlen)
+{
+	const struct sc_peer_exec *x = sc->peer_exec;
+	const char *where = sc->path ? sc->path : "scenario";
+	struct sc_exec_address a = { sc->transport, 1, "/tmp/peer.sock" };
+	char msg[512];
+
+	if (!find_program(x->argv[0]))
+		return sc__say(err, errlen, "%s:%d: peer exec: no program '%s' (%s)", where, x->line,
+			       x->argv[0], strchr(x->argv[0], '/') ? "not an executable file"
+								   : "not found in PATH");
+	for (int i = 1; i < x->argc; i++)
+		if (sc_exec_expand(x->argv[i], &a, NULL, 0, msg, sizeof(msg)) < 0)
+			return sc__say(err, errlen, "%s:%d: peer exec: %s", where, x->line, msg);
+	if (sc->npeer > 0)
+		return sc__say(err, errlen, "%s:%d: 'peer %s' does not go with 'peer exec' (line %d): the program is the peer",
+			       where, sc->peer[0].line,
+			       sc->peer[0].kind == SC_PEER_READ ? "read" :
+			       sc->peer[0].kind == SC_PEER_SEND ? "send" :
+			       sc->peer[0].kind == SC_PEER_SHUTDOWN ? "shutdown" : "reset", x->line);
+	if (sc->peer_rcvbuf > 0 || sc->peer_on_eof != SC_EOF_CLOSE)
+		return sc__say(err, errlen, "%s:%d: 'peer rcvbuf' and 'peer on-eof' do not go with 'peer exec': the program is the peer",
+			       where, x->line);
+	return 0;
+}
+
 int sc_validate(const struct scenario *sc, char *err, size_t errlen)
 {
 	const char *where = sc->path ? sc->path : "scenario";
@@ -1006,6 +1098,8 @@ int sc_validate(const struct scenario *sc, char *err, size_t errlen)
 		return sc__say(err, errlen, "%s:%d: a signal at task %d, but the scenario has %zu task%s",
 			   where, ts->line, ts->task, sc->ntasks, sc->ntasks == 1 ? "" : "s");
 	}
+	if (sc->peer_exec && check_peer_exec(sc, err, errlen) < 0)
+		return -1;
 	return 0;
 }
 
@@ -1042,6 +1136,12 @@ void sc_free(struct scenario *sc)
 	free(sc->faults);
 	free(sc->variants);
 	free(sc->tsignals);
+	if (sc->peer_exec) {
+		for (int i = 0; i < sc->peer_exec->argc; i++)
+			free(sc->peer_exec->argv[i]);
+		free(sc->peer_exec->argv);
+		free(sc->peer_exec);
+	}
 	for (size_t i = 0; i < sc->nmatrix; i++) {
 		for (size_t k = 0; k < sc->matrix[i].nvalues; k++)
 			free(sc->matrix[i].values[k]);

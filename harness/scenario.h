@@ -27,6 +27,8 @@ enum sc_op_kind {
 	SC_OP_EXIT,       /* rs_exit(code) */
 	SC_OP_EXECVE,     /* rs_execve() of /bin/true */
 	SC_OP_AWAIT_DRAINED, /* the rest of the block waits for writable_length 0 */
+	SC_OP_WRITE_OWNED, /* rs_socket_write_owned: no copy, a release */
+	SC_OP_OVERWRITE,   /* fill the connection's last write's buffer */
 };
 
 /* One operation of a task or handler. */
@@ -84,6 +86,36 @@ struct sc_peer_action {
 };
 
 enum sc_transport { SC_TCP, SC_UNIX };
+
+/* `peer exec`: a real program is the peer (docs/scenario-language.md,
+ * "peer exec"). */
+struct sc_peer_exec {
+	char **argv;       /* the program and its arguments as written, with
+			    * their {name} substitutions; NULL-terminated */
+	int argc;
+	int stop_sig;      /* 0, or the signal its process group gets once
+			    * the subject has exited (stop=SIG) */
+	int line;
+};
+
+/* Where the subject's connections meet the program: what {host}, {port},
+ * {addr}, {url} and {unix} stand for. */
+struct sc_exec_address {
+	enum sc_transport transport;
+	int port;          /* tcp */
+	const char *path;  /* unix */
+};
+
+/*
+ * Substitutes the {name}s of one `peer exec` argument (docs/scenario-
+ * language.md): {host}, {port} and {addr} (tcp only), {unix} (unix only),
+ * {url}, and {{ and }} for a brace. Writes the result into out (outlen
+ * bytes; out may be NULL to check arg only). Returns 0, or -1 with the
+ * problem (no location) in err: an unknown name, a name the transport does
+ * not have, an unclosed brace, or a result longer than outlen.
+ */
+int sc_exec_expand(const char *arg, const struct sc_exec_address *a,
+		   char *out, size_t outlen, char *err, size_t errlen);
 enum sc_role { SC_ROLE_CLIENT, SC_ROLE_SERVER };
 enum sc_eof { SC_EOF_CLOSE, SC_EOF_SHUTDOWN, SC_EOF_KEEP };
 
@@ -134,6 +166,7 @@ struct scenario {
 	size_t npeer;
 	struct sc_task_signal *tsignals;
 	size_t ntsignals;
+	struct sc_peer_exec *peer_exec; /* NULL: the harness's own peer */
 	/* Suite metadata: the harness ignores it; the pytest plugin reads it
 	 * through `wirecheck check --json`. */
 	char *behaviour;            /* a marker name, or NULL */

@@ -26,12 +26,13 @@ extern char **environ;
 enum op_kind {
 	OP_WRITE, OP_END, OP_DESTROY, OP_DESTROY_SOON, OP_CORK, OP_UNCORK,
 	OP_PAUSE, OP_RESUME, OP_SIGNAL, OP_DISARM, OP_CHECKPOINT, OP_IGNORE,
-	OP_ABORT, OP_EXIT, OP_EXECVE, OP_AWAIT_DRAINED, OP_KIND_COUNT
+	OP_ABORT, OP_EXIT, OP_EXECVE, OP_AWAIT_DRAINED, OP_WRITE_OWNED,
+	OP_OVERWRITE, OP_KIND_COUNT
 };
 static const char *op_names[OP_KIND_COUNT] = {
 	"write", "end", "destroy", "destroy-soon", "cork", "uncork",
 	"pause", "resume", "signal", "disarm", "checkpoint", "ignore",
-	"abort", "exit", "execve", "await-drained",
+	"abort", "exit", "execve", "await-drained", "write-owned", "overwrite",
 };
 
 struct op {
@@ -68,6 +69,20 @@ struct conn {
 	uint64_t written;  /* the stack's bytes_written, kept after close */
 	int writes;        /* numbers writes for the event log */
 	int connected;
+	/* The buffer the last write or write-owned handed the stack, for
+	 * overwrite; a write's is the connection's to free, a write-owned's
+	 * is on S.owned until the end. */
+	unsigned char *last;
+	size_t last_len;
+	int last_number;
+	int last_owned;
+};
+
+/* A buffer handed to rs_socket_write_owned: freed after the loop, so that
+ * an overwrite after its release writes to memory still allocated. */
+struct owned_buf {
+	struct owned_buf *next;
+	unsigned char *bytes;
 };
 
 struct cb_ctx {
@@ -100,6 +115,7 @@ static struct {
 	rs_loop *loop;
 	rs_listener *listener;
 	int checkpoints;          /* checkpoints passed so far */
+	struct owned_buf *owned;  /* every write-owned buffer */
 	int deferred;             /* the running script task awaits a drain */
 } S;
 
@@ -269,6 +285,33 @@ static struct cb_ctx *op_ctx(const struct op *op, struct conn *c, int number)
 	return ctx;
 }
 
+/* The bytes of a write as a buffer of the subject's own (a copy of a
+ * literal), kept as the connection's last for overwrite. */
+static unsigned char *op_own_bytes(const struct op *op, struct conn *c)
+{
+	unsigned char *buf;
+
+	if (!op->data && op->len > 0)
+		return op_bytes(op, c);
+	buf = malloc(op->len ? op->len : 1);
+	if (!buf)
+		fatal("out of memory for a write of %zu bytes", op->len);
+	if (op->len > 0)
+		memcpy(buf, op->data, op->len);
+	return buf;
+}
+
+static void keep_last(struct conn *c, unsigned char *bytes, size_t len,
+		      int number, int owned)
+{
+	if (c->last && !c->last_owned)
+		free(c->last);
+	c->last = bytes;
+	c->last_len = len;
+	c->last_number = number;
+	c->last_owned = owned;
+}
+
 static void op_write(const struct op *op, struct conn *c)
 {
 	int number = ++c->writes;
@@ -280,16 +323,68 @@ static void op_write(const struct op *op, struct conn *c)
 		event(c->index, "write#%d %zu -> EBADF (closed)", number, op->len);
 		return;
 	}
-	bytes = op_bytes(op, c);
+	bytes = op_own_bytes(op, c);
 	ctx = op_ctx(op, c, number);
 	c->seq += op->len;
 	rc = rs_socket_write(c->sock, bytes, op->len, ctx ? on_write_done : NULL, ctx);
-	if (bytes != op->data)
-		free(bytes);
+	keep_last(c, bytes, op->len, number, 0);
 	if (rc < 0)
 		event(c->index, "write#%d %zu -> %s", number, op->len, errname(rc));
 	else
 		event(c->index, "write#%d %zu -> %s", number, op->len, rc ? "true" : "false");
+}
+
+/* The release of a write-owned: the write's callback, reported as one. */
+static void on_release(rs_socket *s, int status, void *arg)
+{
+	struct cb_ctx *ctx = arg;
+	int conn = ctx->conn, number = ctx->number;
+
+	(void)s;
+	free(ctx);
+	event(conn, "write#%d released %s", number, status == 0 ? "ok" : errname(status));
+	run_handlers(EV_WRITE_CB, conn);
+}
+
+/* write-owned: rs_socket_write_owned of a buffer that stays the
+ * subject's, so that overwrite can change it while the stack holds it. */
+static void op_write_owned(const struct op *op, struct conn *c)
+{
+	int number = ++c->writes;
+	struct owned_buf *ob;
+	struct cb_ctx *ctx;
+	int rc;
+
+	if (!c->sock) {
+		event(c->index, "write#%d %zu owned -> EBADF (closed)", number, op->len);
+		return;
+	}
+	ob = malloc(sizeof(*ob));
+	ctx = malloc(sizeof(*ctx));
+	if (!ob || !ctx)
+		fatal("out of memory");
+	ob->bytes = op_own_bytes(op, c);
+	ob->next = S.owned;
+	S.owned = ob;
+	*ctx = (struct cb_ctx){ c->index, number };
+	c->seq += op->len;
+	keep_last(c, ob->bytes, op->len, number, 1);
+	rc = rs_socket_write_owned(c->sock, ob->bytes, op->len, on_release, ctx);
+	if (rc < 0)
+		event(c->index, "write#%d %zu owned -> %s", number, op->len, errname(rc));
+	else
+		event(c->index, "write#%d %zu owned -> %s", number, op->len, rc ? "true" : "false");
+}
+
+/* overwrite fill=C: every byte of the last write's buffer becomes C. */
+static void op_overwrite(const struct op *op, struct conn *c)
+{
+	if (!c->last) {
+		event(c->index, "overwrite (no write)");
+		return;
+	}
+	memset(c->last, op->fill, c->last_len);
+	event(c->index, "overwrite write#%d %zu", c->last_number, c->last_len);
 }
 
 static void op_end(const struct op *op, struct conn *c)
@@ -363,6 +458,8 @@ static void run_op(const struct op *op, int conn_index)
 
 	switch (op->kind) {
 	case OP_WRITE: op_write(op, c); return;
+	case OP_WRITE_OWNED: op_write_owned(op, c); return;
+	case OP_OVERWRITE: op_overwrite(op, c); return;
 	case OP_END: op_end(op, c); return;
 	case OP_SIGNAL: op_signal(op, ci); return;
 	case OP_DISARM:
@@ -910,6 +1007,16 @@ static void free_script(void)
 	free(S.tasks);
 	free(S.handlers);
 	free(S.sync_task);
+	for (int i = 0; S.conns && i < S.nconns; i++)
+		if (!S.conns[i].last_owned)
+			free(S.conns[i].last);
+	while (S.owned) {
+		struct owned_buf *ob = S.owned;
+
+		S.owned = ob->next;
+		free(ob->bytes);
+		free(ob);
+	}
 	free(S.conns);
 }
 

@@ -3,6 +3,7 @@
  */
 #include "trace.h"
 
+#include "fi_state.h"
 #include "rs.h"
 
 #include <stdio.h>
@@ -65,6 +66,21 @@ static json_t *syscalls_json(const struct fi_counters *c, int timing)
 	return o;
 }
 
+/* The calls a rule changed: how many (total), the refused ones by kind
+ * (counted in syscalls too: the kernel never saw them), and the first
+ * FI_FIRED_MAX with their rule, call, index, fd and byte offset. */
+static json_t *fired_json(const struct scenario *sc, const struct fi_counters *c)
+{
+	const char *specs[FI_MAX_RULES];
+	size_t n = sc->nfaults < FI_MAX_RULES ? sc->nfaults : FI_MAX_RULES;
+
+	for (size_t i = 0; i < n; i++)
+		specs[i] = sc->faults[i].text;
+	return json_pack("{s:I,s:o,s:o}", "total", (json_int_t)c->fired_total,
+			 "refused", fi_kinds_json(c->refused), "calls",
+			 fi_fired_json(c, specs, n, FI_FIRED_MAX));
+}
+
 /* The scenario's configuration, its variants applied: the same lines the
  * subject applied to its own. */
 static json_t *variant_json(const struct scenario *sc)
@@ -107,6 +123,7 @@ json_t *wc_trace_build(const struct scenario *sc, const struct wc_outcome *o,
 	json_object_set(t, "events", events);
 	json_object_set_new(t, "syscalls", syscalls_json(counters, 0));
 	json_object_set_new(t, "syscalls_timing", syscalls_json(counters, 1));
+	json_object_set_new(t, "fired", fired_json(sc, counters));
 	json_object_set(t, "queue", queue ? queue : json_null());
 	return t;
 }
@@ -114,7 +131,8 @@ json_t *wc_trace_build(const struct scenario *sc, const struct wc_outcome *o,
 int wc_trace_same(json_t *a, json_t *b, const char **what)
 {
 	static const char *fields[] = { "scenario", "variant", "faults", "transport",
-					"exit", "peer", "events", "syscalls", "queue" };
+					"exit", "peer", "events", "syscalls", "queue",
+					"fired" };
 
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		if (!json_equal(json_object_get(a, fields[i]), json_object_get(b, fields[i]))) {

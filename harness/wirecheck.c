@@ -13,6 +13,7 @@
 #include "trace.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -63,8 +64,11 @@ static const char usage_run[] =
 	"                        task N's operations, from the subject itself, or\n"
 	"                        from the harness with SIG@task:N:external\n"
 	"  --fault RULE          a gate rule: TARGET:ACTION[,after=K][,repeat=N|forever]\n"
-	"                        [,fd=N]; ACTION is short=N, errno=E, zero, signal=S;\n"
-	"                        TARGET a syscall, write, read, syswrite, sysread, all\n"
+	"                        [,fd=N][,fds=any]; ACTION is short=N, errno=E,\n"
+	"                        zero, signal=S; without fd=N or fds=any, a rule\n"
+	"                        on write, read, close or epoll_ctl aims at sockets\n"
+	"                        only; TARGET a syscall, write, read, syswrite,\n"
+	"                        sysread, all\n"
 	"  --variant NAME=VALUE  select a strategy: queue=cursor|memmove,\n"
 	"                        batch=on|off, halfopen=end-first|poll-first\n"
 	"                        (fixed|legacy are accepted as values)\n"
@@ -93,12 +97,12 @@ static const char usage_exec[] =
 	"write, writev, recv, read, epoll_ctl, epoll_wait, accept, accept4,\n"
 	"connect, shutdown and close are counted, and the faults apply to them;\n"
 	"so do recvfrom and recvmsg (as recv), readv (as read) and epoll_pwait\n"
-	"(as epoll_wait). Prints a JSON report: the command, the faults, the\n"
-	"program's exit, its counts, and the counts of the processes it started.\n"
+	"(as epoll_wait). A rule aims at sockets only, unless it says fd=N or\n"
+	"fds=any. Prints a JSON report: the command, the faults, the program's\n"
+	"exit, its counts per kind and fd, the faults that fired, and the counts\n"
+	"of the processes it started.\n"
 	"\n"
-	"  --clamp-send N        as for `run` (every writing call, write(2) to\n"
-	"                        a terminal or file included: --fault send:... or\n"
-	"                        fd=N narrows it)\n"
+	"  --clamp-send N        as for `run`: every writing call on a socket\n"
 	"  --refuse-write SPEC   as for `run`\n"
 	"  --fault RULE          as for `run`\n"
 	"  --signal SIG@SYSCALL:K  as for `run` (a task point needs a scenario)\n"
@@ -106,7 +110,17 @@ static const char usage_exec[] =
 	"                        (30); the report's exit says timed_out\n"
 	"  --output FILE         write the report to FILE instead of stdout\n"
 	"  --preload PATH        the library (default: lib/libwirecheck-preload.so\n"
-	"                        beside wirecheck's bin/ directory)\n";
+	"                        beside wirecheck's bin/ directory)\n"
+	"  --stop-after SECONDS  send the stop signal to the program after this\n"
+	"                        long (a server's graceful end)\n"
+	"  --until 'COMMAND'     run COMMAND (sh -c, without the gate) beside the\n"
+	"                        program; send it the stop signal when COMMAND ends\n"
+	"  --stop-signal SIG     the stop signal (SIGTERM)\n"
+	"  --fiu-ctrl PREFIX     let fiu-ctrl -f PREFIX arm the gate's failpoints\n"
+	"                        in the running program\n"
+	"  --exit-zero           exit 0 when the report is written; without it,\n"
+	"                        exec exits with the program's status (a signal\n"
+	"                        as 128+N, 124 at the timeout)\n";
 
 struct cli {
 	const char *file;
@@ -631,7 +645,8 @@ static int cmd_check(int argc, char **argv)
 /* `wirecheck exec`: the flags that make gate rules, then -- PROGRAM. */
 static int cmd_exec(int argc, char **argv)
 {
-	struct exec_options eo = { .timeout_ms = 30000 };
+	struct exec_options eo = { .timeout_ms = 30000, .stop_signal = SIGTERM,
+				   .stop_after_ms = -1 };
 	struct scenario sc;
 	const char **specs = NULL;
 	char *preload = NULL, err[256];
@@ -649,9 +664,37 @@ static int cmd_exec(int argc, char **argv)
 	for (i = 0; i < argc && strcmp(argv[i], "--") != 0 && rc == 0; i++) {
 		const char *a = argv[i];
 
-		if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0) {
+		if (strcmp(a, "--exit-zero") == 0) {
+			eo.exit_zero = 1;
+		} else if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0) {
 			rc = usage_error("exec: '%s' needs a value, or is not a flag; "
 					 "the program comes after --%s", a, "");
+		} else if (strcmp(a, "--stop-signal") == 0) {
+			eo.stop_signal = fi_signal_parse(argv[++i]);
+			if (eo.stop_signal < 0)
+				rc = usage_error("--stop-signal '%s': expected a "
+						 "signal name (SIGTERM, INT) or "
+						 "number%s", argv[i], "");
+		} else if (strcmp(a, "--stop-after") == 0) {
+			char *end;
+			double v;
+
+			errno = 0;
+			v = strtod(argv[++i], &end);
+			if (errno != 0 || end == argv[i] || *end != '\0' ||
+			    !(v >= 0 && v <= 86400))
+				rc = usage_error("--stop-after '%s': expected "
+						 "seconds, 0 to 86400%s", argv[i], "");
+			else
+				eo.stop_after_ms = (int)(v * 1000.0);
+		} else if (strcmp(a, "--until") == 0) {
+			eo.until = argv[++i];
+		} else if (strcmp(a, "--fiu-ctrl") == 0) {
+			eo.fiu_ctrl = argv[++i];
+			if (*eo.fiu_ctrl == '\0')
+				rc = usage_error("--fiu-ctrl: expected the FIFO "
+						 "prefix fiu-ctrl -f takes%s%s",
+						 "", "");
 		} else if (strcmp(a, "--output") == 0) {
 			eo.output = argv[++i];
 		} else if (strcmp(a, "--preload") == 0) {

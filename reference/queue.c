@@ -7,6 +7,12 @@
  * after every partial send, which costs the square of the payload over a
  * whole drain. Both free the buffer once the queue is empty.
  *
+ * Owned bytes (rs_queue_append_owned) are held by reference, not copied:
+ * while the queue holds any, a ring of segments says, in order, which runs
+ * of the stream are the next bytes of buf and which are the caller's
+ * memory. Without owned bytes there is no ring, and the queue is the one
+ * buffer above, as before.
+ *
  * This file does no I/O: it is bytes in, bytes out, so the unit tests and
  * the bench drive it without a socket. Its only syscalls are the mmap,
  * madvise and munmap of large buffers (queue_map below).
@@ -19,7 +25,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "rs.h"
+#include "rs_internal.h"
+
+/* One run of the queued stream: the next len bytes of buf (owned NULL),
+ * or len bytes of the caller's memory at owned. */
+struct queue_seg {
+	const char *owned;
+	size_t len;
+};
 
 /*
  * The smallest buffer the queue allocates. Growth follows Rust's Vec<u8>
@@ -45,11 +58,26 @@ void rs_queue_init(struct rs_queue *q, enum rs_queue_strategy strategy)
 	q->bytes_moved = 0;
 	q->allocations = 0;
 	q->bytes_copied = 0;
+	q->segs = NULL;
+	q->owned_len = 0;
 }
 
 static void queue_buf_free(char *buf, size_t cap);
 
-void rs_queue_free(struct rs_queue *q)
+/* Forgets the segments (and so every owned byte): the queue is one
+ * buffer again. */
+static void queue_segs_free(struct rs_queue *q)
+{
+	if (q->segs) {
+		rs__ring_free(q->segs);
+		free(q->segs);
+	}
+	q->segs = NULL;
+	q->owned_len = 0;
+}
+
+/* Frees the buffer alone; the segments (if any) stay. */
+static void queue_buf_release(struct rs_queue *q)
 {
 	queue_buf_free(q->buf, q->cap);
 	q->buf = NULL;
@@ -58,9 +86,21 @@ void rs_queue_free(struct rs_queue *q)
 	q->cap = 0;
 }
 
-size_t rs_queue_len(const struct rs_queue *q)
+void rs_queue_free(struct rs_queue *q)
+{
+	queue_buf_release(q);
+	queue_segs_free(q);
+}
+
+/* The copied bytes, in buf. */
+static size_t queue_buf_len(const struct rs_queue *q)
 {
 	return q->tail - q->head;
+}
+
+size_t rs_queue_len(const struct rs_queue *q)
+{
+	return queue_buf_len(q) + q->owned_len;
 }
 
 /*
@@ -78,7 +118,7 @@ static int queue_compaction_due(const struct rs_queue *q)
 /* Moves the unsent bytes to the front of the buffer and counts them. */
 static void queue_compact(struct rs_queue *q)
 {
-	size_t len = rs_queue_len(q);
+	size_t len = queue_buf_len(q);
 
 	if (len > 0)
 		memmove(q->buf, q->buf + q->head, len);
@@ -238,6 +278,8 @@ static int queue_reserve(struct rs_queue *q, size_t needed)
 	return 0;
 }
 
+static void queue_seg_add(struct rs_queue *q, const char *owned, size_t len);
+
 /*
  * The buffer grows before the prefix is dropped, not after: a failed
  * allocation must leave the queue unchanged, and the size it asks for is
@@ -252,9 +294,12 @@ int rs_queue_append(struct rs_queue *q, const void *data, size_t len)
 	if (len == 0)
 		return 0;
 	compact = queue_compaction_due(q);
-	base = compact ? rs_queue_len(q) : q->tail;
+	base = compact ? queue_buf_len(q) : q->tail;
 	if (base > QUEUE_MAX_CAP || len > QUEUE_MAX_CAP - base)
 		return -ENOMEM;
+	/* Room for the segment first: after the copy nothing may fail. */
+	if (q->segs && (err = rs__ring_reserve(q->segs)) < 0)
+		return err;
 	err = queue_reserve(q, base + len);
 	if (err < 0)
 		return err;
@@ -263,33 +308,193 @@ int rs_queue_append(struct rs_queue *q, const void *data, size_t len)
 	memcpy(q->buf + q->tail, data, len);
 	q->tail += len;
 	q->bytes_copied += len;
+	if (q->segs)
+		queue_seg_add(q, NULL, len);
 	return 0;
+}
+
+/* ---- owned bytes -------------------------------------------------------- */
+
+/* Adds a run at the end (room for one more segment is reserved): a copied
+ * run behind a copied run lengthens it, as buf holds both in order. */
+static void queue_seg_add(struct rs_queue *q, const char *owned, size_t len)
+{
+	struct queue_seg seg = { owned, len };
+
+	if (!owned && q->segs->len > 0) {
+		struct queue_seg *last = rs__ring_at(q->segs, q->segs->len - 1);
+
+		if (!last->owned) {
+			last->len += len;
+			return;
+		}
+	}
+	(void)rs__ring_push(q->segs, &seg); /* reserved: cannot fail */
+}
+
+/* Starts the segments of a queue that holds only buf: one copied run for
+ * what buf holds. */
+static int queue_segs_start(struct rs_queue *q)
+{
+	struct rs__ring *segs = malloc(sizeof(*segs));
+
+	if (!segs)
+		return -ENOMEM;
+	rs__ring_init(segs, sizeof(struct queue_seg), 8);
+	if (rs__ring_reserve(segs) < 0) {
+		free(segs);
+		return -ENOMEM;
+	}
+	q->segs = segs;
+	if (queue_buf_len(q) > 0)
+		queue_seg_add(q, NULL, queue_buf_len(q));
+	return 0;
+}
+
+int rs_queue_append_owned(struct rs_queue *q, const void *data, size_t len)
+{
+	int err;
+
+	if (len == 0)
+		return 0;
+	if (len > SIZE_MAX - rs_queue_len(q))
+		return -ENOMEM;
+	if (!q->segs && (err = queue_segs_start(q)) < 0)
+		return err;
+	err = rs__ring_reserve(q->segs);
+	if (err < 0) {
+		if (q->owned_len == 0)
+			queue_segs_free(q); /* as it was: no ring */
+		return err;
+	}
+	queue_seg_add(q, data, len);
+	q->owned_len += len;
+	return 0;
+}
+
+int rs_queue_peekv(const struct rs_queue *q, struct iovec *iov, int max)
+{
+	size_t off = q->head;
+	int n = 0;
+
+	if (max <= 0 || rs_queue_len(q) == 0)
+		return 0;
+	if (!q->segs) {
+		iov[0].iov_base = q->buf + q->head;
+		iov[0].iov_len = queue_buf_len(q);
+		return 1;
+	}
+	for (size_t i = 0; i < q->segs->len && n < max; i++) {
+		const struct queue_seg *seg = rs__ring_at(q->segs, i);
+
+		if (seg->owned) {
+			iov[n].iov_base = (void *)seg->owned;
+		} else {
+			iov[n].iov_base = q->buf + off;
+			off += seg->len;
+		}
+		iov[n].iov_len = seg->len;
+		n++;
+	}
+	return n;
 }
 
 int rs_queue_peek(const struct rs_queue *q, struct iovec *iov)
 {
-	if (rs_queue_len(q) == 0)
-		return 0;
-	iov->iov_base = q->buf + q->head;
-	iov->iov_len = rs_queue_len(q);
-	return 1;
+	return rs_queue_peekv(q, iov, 1);
 }
 
-/*
- * An emptied queue frees its buffer under both strategies, as the legacy
- * code did: an idle socket then holds no memory for a write long gone.
- */
-void rs_queue_consume(struct rs_queue *q, size_t n)
+/* Drops the first n copied bytes, from buf alone. An emptied buffer is
+ * freed under both strategies, as the legacy code did: an idle socket then
+ * holds no memory for a write long gone. */
+static void queue_buf_consume(struct rs_queue *q, size_t n)
 {
 	if (n == 0)
 		return;
-	if (n >= rs_queue_len(q)) {
-		rs_queue_free(q);
+	if (n >= queue_buf_len(q)) {
+		queue_buf_release(q);
 		return;
 	}
 	q->head += n;
 	if (q->strategy == RS_QUEUE_MEMMOVE)
 		queue_compact(q);
+}
+
+/* Drops the first n bytes of the segments (n at most the length); returns
+ * how many of them were copied bytes, which buf drops next. */
+static size_t queue_segs_consume(struct rs_queue *q, size_t n)
+{
+	size_t copied = 0;
+
+	while (n > 0) {
+		struct queue_seg *seg = rs__ring_at(q->segs, 0);
+		size_t k = n < seg->len ? n : seg->len;
+
+		if (seg->owned) {
+			seg->owned += k;
+			q->owned_len -= k;
+		} else {
+			copied += k;
+		}
+		seg->len -= k;
+		n -= k;
+		if (seg->len == 0) {
+			struct queue_seg gone;
+
+			rs__ring_pop(q->segs, &gone);
+		}
+	}
+	return copied;
+}
+
+void rs_queue_consume(struct rs_queue *q, size_t n)
+{
+	size_t len = rs_queue_len(q);
+
+	if (n > len)
+		n = len;
+	if (!q->segs) {
+		queue_buf_consume(q, n);
+		return;
+	}
+	queue_buf_consume(q, queue_segs_consume(q, n));
+	/* No owned byte left: what remains is buf alone, in order. */
+	if (q->owned_len == 0)
+		queue_segs_free(q);
+}
+
+int rs_queue_append_queue(struct rs_queue *dst, const struct rs_queue *src,
+			  size_t skip)
+{
+	size_t off = src->head;
+
+	if (!src->segs) {
+		if (skip >= queue_buf_len(src))
+			return 0;
+		return rs_queue_append(dst, src->buf + src->head + skip,
+				       queue_buf_len(src) - skip);
+	}
+	for (size_t i = 0; i < src->segs->len; i++) {
+		const struct queue_seg *seg = rs__ring_at(src->segs, i);
+		const char *p = seg->owned ? seg->owned : src->buf + off;
+		size_t len = seg->len;
+		int err;
+
+		if (!seg->owned)
+			off += seg->len;
+		if (skip >= len) {
+			skip -= len;
+			continue;
+		}
+		p += skip;
+		len -= skip;
+		skip = 0;
+		err = seg->owned ? rs_queue_append_owned(dst, p, len)
+				 : rs_queue_append(dst, p, len);
+		if (err < 0)
+			return err;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -56,6 +56,11 @@ static int ring_grow(struct rs__ring *r)
 	return 0;
 }
 
+int rs__ring_reserve(struct rs__ring *r)
+{
+	return r->len < r->cap ? 0 : ring_grow(r);
+}
+
 int rs__ring_push(struct rs__ring *r, const void *item)
 {
 	if (r->len == r->cap) {

@@ -78,12 +78,16 @@ int rs_variant_describe(char *buf, size_t len);
 /* ------------------------------------------------------------------------ */
 /* The pending-write queue.                                                 */
 
+struct rs__ring;
+
 /*
- * Unsent bytes, in order, in one buffer: [head, tail) of buf[0, cap).
- * Cursor strategy: consume advances head and moves nothing; an append drops
- * the sent prefix (moves the unsent bytes to the front) only once head is at
- * least as large as tail - head; an emptied queue frees its buffer.
+ * Unsent bytes, in order. Copied bytes are [head, tail) of one buffer
+ * buf[0, cap). Cursor strategy: consume advances head and moves nothing; an
+ * append drops the sent prefix (moves the unsent bytes to the front) only
+ * once head is at least as large as tail - head; an emptied buffer is freed.
  * Memmove strategy: consume moves the unsent bytes to the front every time.
+ * Owned bytes (rs_queue_append_owned) stay in the caller's memory, in
+ * order among the copied ones; the strategies never move them.
  */
 struct rs_queue {
 	char *buf;
@@ -92,26 +96,50 @@ struct rs_queue {
 	size_t cap;
 	enum rs_queue_strategy strategy;
 	uint64_t bytes_moved;  /* bytes memmove'd inside the buffer */
-	uint64_t allocations;  /* buffers allocated or grown */
+	uint64_t allocations;  /* buffers allocated or grown (not segs) */
 	uint64_t bytes_copied; /* bytes copied in by rs_queue_append */
+	struct rs__ring *segs; /* the order of copied and owned runs; NULL
+				* while no owned byte is held */
+	size_t owned_len;      /* owned bytes held */
 };
 
 /* Initialises an empty queue that allocates nothing until an append. */
 void rs_queue_init(struct rs_queue *q, enum rs_queue_strategy strategy);
-/* Frees the buffer. The counters stay. */
+/* Frees the buffer and forgets owned bytes. The counters stay. */
 void rs_queue_free(struct rs_queue *q);
-/* Unsent bytes. */
+/* Unsent bytes, copied and owned. */
 size_t rs_queue_len(const struct rs_queue *q);
 /* Appends len bytes (copied; bytes_copied counts them). Returns 0, or
  * -ENOMEM (queue and counters unchanged). */
 int rs_queue_append(struct rs_queue *q, const void *data, size_t len);
 /*
- * Points iov at the unsent bytes (at most one iovec, since they are
- * contiguous). Returns the number of iovecs filled: 0 when empty, else 1.
- * The pointer stays valid until the next append, consume or free.
+ * Appends len bytes by reference: no copy; the queue keeps the pointer
+ * until consume drops those bytes or the queue is freed, and never writes
+ * through it. The caller keeps data valid (and, for the peer to get the
+ * bytes of the call, unchanged) until then. bytes_copied does not change.
+ * Returns 0, or -ENOMEM (queue unchanged).
  */
+int rs_queue_append_owned(struct rs_queue *q, const void *data, size_t len);
+/*
+ * Appends the unsent bytes of src after its first skip, in order: its
+ * copied bytes copied (counted in dst's bytes_copied), its owned bytes by
+ * reference. src is unchanged. Returns 0, or -ENOMEM (dst then holds a
+ * prefix of those bytes).
+ */
+int rs_queue_append_queue(struct rs_queue *dst, const struct rs_queue *src,
+			  size_t skip);
+/*
+ * Points iov[0..max) at the unsent bytes, in order, one iovec per run (one
+ * for a queue without owned bytes, since its bytes are contiguous). Returns
+ * the number filled: 0 when empty or max <= 0; fewer than the runs when
+ * max is reached. The pointers stay valid until the next append, consume
+ * or free.
+ */
+int rs_queue_peekv(const struct rs_queue *q, struct iovec *iov, int max);
+/* rs_queue_peekv with max 1: the first run of unsent bytes. */
 int rs_queue_peek(const struct rs_queue *q, struct iovec *iov);
-/* Drops the first n unsent bytes (n is clamped to the length). */
+/* Drops the first n unsent bytes (n is clamped to the length); owned bytes
+ * dropped are forgotten (the queue holds no pointer into them). */
 void rs_queue_consume(struct rs_queue *q, size_t n);
 
 /*
@@ -278,6 +306,47 @@ void rs_socket_set_events(rs_socket *s, const struct rs_socket_events *ev,
 int rs_socket_write(rs_socket *s, const void *data, size_t len,
 		    rs_write_cb cb, void *arg);
 /*
+ * An owned write: len bytes at data, handed to the stack by reference and
+ * never copied (libuv's uv_write contract). The stack sends from data
+ * itself, in this call or later, and holds the pointer until release runs;
+ * bytes_copied does not grow.
+ *
+ * The caller must keep data valid and must not change its bytes until
+ * release runs: the peer gets each byte as it is when the send that
+ * carries it happens, so a byte changed after the call goes out changed
+ * when the kernel did not take it in the call (a copying write sends the
+ * bytes as they were at the call). After release the stack never reads
+ * data again, and the caller may free or reuse it.
+ *
+ * release is required (-EINVAL, no callback, without it) and runs exactly
+ * once, never inside this call, as the write's callback:
+ * - status 0 once the kernel has every byte of this write, in the settle
+ *   microtask: after on_drain, in write order among the callbacks of the
+ *   other writes (a write's callback and the releases of the owned writes
+ *   before it run before it), before end()'s callback and on_finish. A
+ *   write the kernel takes whole in the call releases in this task's
+ *   microtasks.
+ * - the error (-EPIPE, -EBADF) in a microtask when the socket cannot write,
+ *   as rs_socket_write's cb; the return value is then that error.
+ * - when the socket fails or is destroyed before the kernel has every
+ *   byte: the first pending write's callback gets the error, the others
+ *   (this one among them) -ECANCELED, in write order, before on_error and
+ *   on_close. The peer may have received a prefix of the bytes.
+ * Order on the wire is the order of the calls, copying and owned alike:
+ * - while corked, the owned bytes are held by reference in the cork
+ *   buffer, among the copied ones; the last uncork sends them all in one
+ *   call (a sendmsg with one run per owned write between copied runs).
+ * - an owned write is never held in the batch (it has a callback): the
+ *   bytes batched before it are sent first, then its own, each in a call.
+ * - what the kernel does not take stays in the pending-write queue by
+ *   reference, behind and before copied bytes; a writable event sends the
+ *   runs in order, several in one sendmsg.
+ * Owned bytes queued or corked count in writable_length, so the return
+ * value is rs_socket_write's (1 keep writing, 0 wait for on_drain).
+ */
+int rs_socket_write_owned(rs_socket *s, const void *data, size_t len,
+			  rs_write_cb release, void *arg);
+/*
  * Writes len bytes (none when len is 0), then ends the write side: once
  * the kernel has every byte, shutdown(SHUT_WR), cb, then on_finish (node
  * 20's order). on_drain does not run once end() was called.
@@ -314,7 +383,8 @@ const struct rs_queue *rs_socket_queue(const rs_socket *s);
  * queue (what the kernel did not take in the call), its cork buffer and its
  * batch, each copy counted (a byte corked, then queued after a short send at
  * uncork, counts twice). For writes that are neither corked nor batched it
- * equals the bytes the kernel did not take in the write's own call.
+ * equals the bytes the kernel did not take in the write's own call. Owned
+ * writes (rs_socket_write_owned) add nothing.
  */
 uint64_t rs_socket_bytes_copied(const rs_socket *s);
 

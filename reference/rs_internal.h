@@ -45,6 +45,9 @@ struct rs__ring {
 void rs__ring_init(struct rs__ring *r, size_t item_size, size_t first_cap);
 /* Frees the items; the ring is empty and ready again. */
 void rs__ring_free(struct rs__ring *r);
+/* Makes room for one more item, so that the next push cannot fail.
+ * Returns 0, or -ENOMEM with the ring unchanged. */
+int rs__ring_reserve(struct rs__ring *r);
 /* Copies *item in at the back (push) or the front (push_front). Returns 0,
  * or -ENOMEM with the ring unchanged. */
 int rs__ring_push(struct rs__ring *r, const void *item);

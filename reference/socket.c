@@ -30,6 +30,9 @@
  * threaded, and a short read means the kernel had no more. */
 #define RS_READ_BUFFER 65536
 #define RS_FLUSH_MAX_SENDS 32
+/* At most this many runs of bytes in one sendmsg (owned bytes among copied
+ * ones make several runs); more wait for the next call. */
+#define RS_SEND_IOV 64
 static char read_buffer[RS_READ_BUFFER];
 
 struct wreq {
@@ -201,25 +204,41 @@ static int is_retryable(ssize_t rc)
 
 /* ---- the write path --------------------------------------------------- */
 
-static void sock_send_raw(rs_socket *s, const char *data, size_t len);
+/*
+ * New bytes for the kernel: a write's (copied or, when owned, held by
+ * reference if the kernel does not take them in the call), or the bytes a
+ * queue of the socket holds (its batch, its cork buffer), which keep what
+ * they are: copied bytes are copied into the pending-write queue, owned
+ * ones held by reference.
+ */
+struct sock_src {
+	const char *data;
+	size_t len;
+	int owned;
+	struct rs_queue *q;  /* when set, the bytes are q's; data, len unused */
+};
+
+static void sock_send_raw(rs_socket *s, const struct sock_src *src);
 
 /* Sends what the batch holds, before anything written after it. What the
  * kernel refuses goes to the pending-write queue, as an ordinary write. */
 void rs__socket_batch_flush(rs_socket *s)
 {
-	struct iovec iov;
+	struct sock_src src = { .q = &s->batch };
+	size_t len = rs_queue_len(&s->batch);
 
 	rs__batch_unlist(&s->batch_link);
-	if (rs_queue_peek(&s->batch, &iov) == 0)
+	if (len == 0)
 		return;
-	sock_send_raw(s, iov.iov_base, iov.iov_len);
-	rs_queue_consume(&s->batch, iov.iov_len);
+	sock_send_raw(s, &src);
+	rs_queue_consume(&s->batch, len);
 }
 
 /* Whether a write is held in the batch: the fixed strategy, a byte write of
  * at most RS_BATCH_MAX_WRITE without a callback, after the socket's first
  * write of this task, while the kernel takes every byte (nothing queued),
- * and while the batch stays within RS_BATCH_LIMIT. */
+ * and while the batch stays within RS_BATCH_LIMIT. An owned write has a
+ * callback (its release), so it is never held. */
 static int sock_batchable(const rs_socket *s, size_t len, rs_write_cb cb)
 {
 	uint64_t task = rs_loop_task(s->loop);
@@ -238,42 +257,85 @@ static void sock_took(rs_socket *s, size_t n)
 		sock_schedule_settle(s);
 }
 
-/* Sends len new bytes behind whatever is queued; queues what is refused. */
-static void sock_send_raw(rs_socket *s, const char *data, size_t len)
+static size_t sock_src_len(const struct sock_src *src)
 {
+	return src->q ? rs_queue_len(src->q) : src->len;
+}
+
+/* Appends to the pending-write queue what the kernel left of src after
+ * its first taken bytes. */
+static void sock_keep(rs_socket *s, const struct sock_src *src, size_t taken)
+{
+	if (src->q)
+		must(rs_queue_append_queue(&s->queue, src->q, taken),
+		     "queue append");
+	else if (taken < src->len && src->owned)
+		must(rs_queue_append_owned(&s->queue, src->data + taken,
+					   src->len - taken), "queue append");
+	else if (taken < src->len)
+		must(rs_queue_append(&s->queue, src->data + taken,
+				     src->len - taken), "queue append");
+}
+
+/* One call: send for one run of bytes, sendmsg for more. */
+static ssize_t sock_sendv(rs_socket *s, const struct iovec *iov, int n)
+{
+	if (n == 1)
+		return rs__io_send(s->fd, iov[0].iov_base, iov[0].iov_len);
+	return rs__io_sendv(s->fd, iov, n);
+}
+
+/*
+ * Points iov at the queued bytes, then, when they all fit, at src's; sets
+ * *queued_in to the queued bytes the iovecs hold. Returns the iovecs used.
+ */
+static int sock_gather(rs_socket *s, const struct sock_src *src,
+		       struct iovec *iov, size_t *queued_in)
+{
+	int n = rs_queue_peekv(&s->queue, iov, RS_SEND_IOV);
+	size_t in = 0;
+
+	for (int i = 0; i < n; i++)
+		in += iov[i].iov_len;
+	*queued_in = in;
+	/* The new bytes go behind the queued ones, or not in this call. */
+	if (in < rs_queue_len(&s->queue) || n == RS_SEND_IOV)
+		return n;
+	if (src->q)
+		return n + rs_queue_peekv(src->q, iov + n, RS_SEND_IOV - n);
+	iov[n].iov_base = (void *)src->data;
+	iov[n].iov_len = src->len;
+	return n + 1;
+}
+
+/* Sends src's bytes behind whatever is queued (in one call, with the
+ * queued bytes first); queues what is refused. */
+static void sock_send_raw(rs_socket *s, const struct sock_src *src)
+{
+	struct iovec iov[RS_SEND_IOV];
 	size_t queued = rs_queue_len(&s->queue);
-	size_t taken_new = 0;
+	size_t queued_in, taken_new = 0;
+	int niov;
 	ssize_t n;
 
 	if (s->connecting) {
-		must(rs_queue_append(&s->queue, data, len), "queue append");
+		sock_keep(s, src, 0);
 		return;
 	}
-	if (queued > 0) {
-		struct iovec iov[2];
+	niov = sock_gather(s, src, iov, &queued_in);
+	n = sock_sendv(s, iov, niov);
+	if (n > 0) {
+		size_t from_queue = (size_t)n < queued ? (size_t)n : queued;
 
-		(void)rs_queue_peek(&s->queue, &iov[0]);
-		iov[1].iov_base = (void *)data;
-		iov[1].iov_len = len;
-		n = rs__io_sendv(s->fd, iov, 2);
-		if (n > 0) {
-			size_t from_queue = (size_t)n < queued ? (size_t)n : queued;
-
-			rs_queue_consume(&s->queue, from_queue);
-			taken_new = (size_t)n - from_queue;
-		}
-	} else {
-		n = rs__io_send(s->fd, data, len);
-		if (n > 0)
-			taken_new = (size_t)n;
+		rs_queue_consume(&s->queue, from_queue);
+		taken_new = (size_t)n - from_queue;
 	}
 	if (n < 0 && !is_retryable(n)) {
-		sock_fail(s, (int)-n, queued > 0 ? "sendmsg" : "send");
+		sock_fail(s, (int)-n, niov > 1 ? "sendmsg" : "send");
 		return;
 	}
-	if (taken_new < len)
-		must(rs_queue_append(&s->queue, data + taken_new,
-				     len - taken_new), "queue append");
+	if (taken_new < sock_src_len(src))
+		sock_keep(s, src, taken_new);
 	if (n > 0)
 		sock_took(s, (size_t)n);
 	sock_poll_update(s);
@@ -281,12 +343,12 @@ static void sock_send_raw(rs_socket *s, const char *data, size_t len)
 
 /* Every path that gives bytes to the kernel comes here: what the batch
  * holds goes first, so the order on the wire is the order of the writes. */
-static void sock_send_bytes(rs_socket *s, const char *data, size_t len)
+static void sock_send_bytes(rs_socket *s, const struct sock_src *src)
 {
 	if (s->batch_link.listed)
 		rs__socket_batch_flush(s);
 	if (!s->destroyed)
-		sock_send_raw(s, data, len);
+		sock_send_raw(s, src);
 }
 
 /* A writable event: sends of the queued bytes until the queue is empty, the
@@ -295,16 +357,17 @@ static void sock_send_bytes(rs_socket *s, const char *data, size_t len)
  * not starve the other sockets of the loop). */
 static void sock_flush(rs_socket *s)
 {
-	struct iovec iov;
+	struct iovec iov[RS_SEND_IOV];
 
 	for (int i = 0; i < RS_FLUSH_MAX_SENDS; i++) {
+		int niov = rs_queue_peekv(&s->queue, iov, RS_SEND_IOV);
 		ssize_t n;
 
-		if (rs_queue_peek(&s->queue, &iov) == 0)
+		if (niov == 0)
 			break;
-		n = rs__io_send(s->fd, iov.iov_base, iov.iov_len);
+		n = sock_sendv(s, iov, niov);
 		if (n < 0 && !is_retryable(n)) {
-			sock_fail(s, (int)-n, "send");
+			sock_fail(s, (int)-n, niov > 1 ? "sendmsg" : "send");
 			return;
 		}
 		if (n <= 0)
@@ -396,7 +459,7 @@ static int sock_can_write(const rs_socket *s)
 }
 
 static int sock_write(rs_socket *s, const void *data, size_t len,
-		      rs_write_cb cb, void *arg)
+		      rs_write_cb cb, void *arg, int owned)
 {
 	/* node:net: the return value compares the length including this
 	 * write with the high-water mark, before the kernel is tried. */
@@ -410,13 +473,17 @@ static int sock_write(rs_socket *s, const void *data, size_t len,
 
 		must(rs__ring_push(&s->reqs, &r), "write request");
 	}
-	if (s->corked) {
+	if (s->corked && owned) {
+		must(rs_queue_append_owned(&s->cork, data, len), "cork append");
+	} else if (s->corked) {
 		must(rs_queue_append(&s->cork, data, len), "cork append");
 	} else if (sock_batchable(s, len, cb)) {
 		must(rs_queue_append(&s->batch, data, len), "batch append");
 		rs__batch_list(&s->batch_link);
 	} else if (len > 0) {
-		sock_send_bytes(s, data, len);
+		struct sock_src src = { data, len, owned, NULL };
+
+		sock_send_bytes(s, &src);
 	} else if (s->batch_link.listed) {
 		/* An empty write with a callback completes after the bytes
 		 * before it: send them now, not at the end of the task. */
@@ -437,20 +504,34 @@ int rs_socket_write(rs_socket *s, const void *data, size_t len,
 
 	if (err < 0)
 		return sock_write_refused(s, -err, cb, arg);
-	return sock_write(s, data, len, cb, arg);
+	return sock_write(s, data, len, cb, arg, 0);
+}
+
+int rs_socket_write_owned(rs_socket *s, const void *data, size_t len,
+			  rs_write_cb release, void *arg)
+{
+	int err;
+
+	if (!release)
+		return -EINVAL;
+	err = sock_can_write(s);
+	if (err < 0)
+		return sock_write_refused(s, -err, release, arg);
+	return sock_write(s, data, len, release, arg, 1);
 }
 
 static void sock_uncork_all(rs_socket *s)
 {
-	struct iovec iov;
+	struct sock_src src = { .q = &s->cork };
+	size_t len = rs_queue_len(&s->cork);
 
 	s->corked = 0;
-	if (rs_queue_peek(&s->cork, &iov) == 0)
+	if (len == 0)
 		return;
 	/* The collected bytes leave in one call, as node's uncork does with
 	 * one writev of the buffered chunks. */
-	sock_send_bytes(s, iov.iov_base, iov.iov_len);
-	rs_queue_consume(&s->cork, iov.iov_len);
+	sock_send_bytes(s, &src);
+	rs_queue_consume(&s->cork, len);
 }
 
 int rs_socket_end(rs_socket *s, const void *data, size_t len, rs_write_cb cb,
@@ -470,7 +551,7 @@ int rs_socket_end(rs_socket *s, const void *data, size_t len, rs_write_cb cb,
 	s->end_cb = cb;
 	s->end_arg = arg;
 	if (len > 0)
-		(void)sock_write(s, data, len, NULL, NULL);
+		(void)sock_write(s, data, len, NULL, NULL, 0);
 	if (s->batch_link.listed)
 		rs__socket_batch_flush(s);
 	if (s->destroyed)

@@ -8,9 +8,17 @@ machine or on timing:
   not ``core`` (whether the kernel wrote a core dump depends on ulimit -c and
   core_pattern of the machine, not on the stack).
 - ``faults``: the armed rules, in canonical form.
+- ``fired``: how many calls a rule changed and how many of them it refused
+  (the kernel never saw them), then the first FIRED_SHOWN of them, one per
+  line: ``send#2 fd=7 offset=4096 errno=EPIPE refused by RULE`` (the call's
+  kind and its number among the writing, reading or other calls on its fd,
+  the fd, the bytes before it on the fd, the action). A golden without the
+  section (written before it existed) does not compare it.
 - ``peer``: ``bytes``, ``sha256``, ``reads``, ``reset``, and the bytes as a
   hex dump when the trace has them (streams up to 4 KiB); with several
-  connections one ``peer cK`` section per connection.
+  connections one ``peer cK`` section per connection. With ``peer exec`` the
+  bytes are what the program printed on stdout, and ``program_exit`` says
+  how it ended: its code, its signal, or ``timeout``.
 - ``events``: one per line.
 - ``syscalls``: ``name count``, one per line (not ``syscalls_timing``).
 - ``queue``: ``bytes_moved``, ``allocations`` and ``bytes_copied``, or
@@ -25,6 +33,8 @@ The format (docs/pytest-plugin.md)::
     exit: code=0 timed_out=false
     faults:
       write:short=7,repeat=forever
+    fired: total=1 refused=0
+      send#1 fd=7 offset=0 short=7 by write:short=7,repeat=forever
     peer: bytes=6 sha256=... reads=[] reset=false
     peer hex:
       00000000  61 0d 0a 62 0d 0a                                 |a..b..|
@@ -51,6 +61,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 HEX_WIDTH = 16
+FIRED_SHOWN = 16  # fired faults a golden lists; the trace has up to 256
 CONTEXT = 3  # lines of context around the first differing event
 
 __all__ = [
@@ -82,9 +93,10 @@ class Peer:
     reads: tuple = ()
     reset: bool = False
     data: bytes | None = None  # the stream itself, when the trace has it (<= 4 KiB)
+    program_exit: int | str | None = None  # peer exec: code, signal or "timeout"
 
     def key(self):
-        return (self.bytes, self.sha256, tuple(self.reads), self.reset)
+        return (self.bytes, self.sha256, tuple(self.reads), self.reset, self.program_exit)
 
 
 @dataclass
@@ -97,12 +109,27 @@ class Golden:
     events: list
     syscalls: dict
     queue: dict | None
+    # {"total", "refused"} and the first FIRED_SHOWN fired calls as lines;
+    # None: the golden has no fired: section, which is then not compared
+    fired: dict | None = None
+    fired_calls: list = field(default_factory=list)
     # where each event sits in the golden file (1-based), when parsed
     event_lines: list = field(default_factory=list, compare=False, repr=False)
     path: str | None = field(default=None, compare=False, repr=False)
 
 
 EXIT_KEYS = ("code", "signal", "timed_out", "error")
+FIRED_KEYS = ("total", "refused")
+
+
+def fired_line(f: dict) -> str:
+    """One fired call of a trace as a golden's line."""
+    rule = "(fiu-ctrl)" if f.get("rule") is None else str(f["rule"])
+    refused = " refused" if f.get("refused") else ""
+    return (f"{f['call']}#{f['index']} fd={f['fd']} offset={f['offset']} "
+            f"{f['action']}{refused} by {rule}")
+
+
 QUEUE_KEYS = ("bytes_moved", "allocations", "bytes_copied")
 
 
@@ -117,14 +144,30 @@ def from_trace(trace: dict) -> Golden:
         data = bytes.fromhex(p["hex"]) if "hex" in p else None
         peers.append(Peer(int(p["bytes"]), str(p["sha256"]),
                           tuple(int(r) for r in p.get("reads", [])),
-                          bool(p.get("reset", False)), data))
+                          bool(p.get("reset", False)), data,
+                          _program_exit(p.get("program"))))
     q = trace.get("queue")
     queue = None if q is None else {k: q[k] for k in QUEUE_KEYS if k in q}
+    fr = trace.get("fired")
+    fired = None if fr is None else {
+        "total": int(fr.get("total", 0)),
+        "refused": sum(int(v) for v in (fr.get("refused") or {}).values())}
+    calls = [] if fr is None else [fired_line(f) for f in fr.get("calls", [])[:FIRED_SHOWN]]
     return Golden(exit=exit_, faults=[str(f) for f in trace.get("faults", [])],
                   peers=peers, multi=multi,
                   events=[str(e) for e in trace.get("events", [])],
                   syscalls={k: int(v) for k, v in sorted(trace.get("syscalls", {}).items())},
-                  queue=queue)
+                  queue=queue, fired=fired, fired_calls=calls)
+
+
+def _program_exit(program: dict | None) -> int | str | None:
+    """How a `peer exec` program ended, in one value, or None without one."""
+    if program is None:
+        return None
+    if program.get("timed_out"):
+        return "timeout"
+    ex = program.get("exit") or {}
+    return ex["signal"] if "signal" in ex else ex.get("code")
 
 
 def golden_path(scenario: str | os.PathLike, golden_suffix: str = "") -> Path:
@@ -243,7 +286,10 @@ def _exit_line(ex: dict) -> str:
 
 def _peer_line(p: Peer) -> str:
     reads = "[" + ",".join(str(r) for r in p.reads) + "]"
-    return f"bytes={p.bytes} sha256={p.sha256} reads={reads} reset={_value(p.reset)}"
+    line = f"bytes={p.bytes} sha256={p.sha256} reads={reads} reset={_value(p.reset)}"
+    if p.program_exit is not None:
+        line += f" program_exit={_value(p.program_exit)}"
+    return line
 
 
 def _queue_line(q: dict | None) -> str:
@@ -258,6 +304,9 @@ def render(g: Golden, *, header: Sequence[str] = ()) -> str:
     out.append(f"exit: {_exit_line(g.exit)}")
     out.append("faults:")
     out += [f"  {escape(f)}" for f in g.faults]
+    if g.fired is not None:
+        out.append("fired: " + " ".join(f"{k}={g.fired[k]}" for k in FIRED_KEYS))
+        out += [f"  {escape(c)}" for c in g.fired_calls]
     for i, p in enumerate(g.peers):
         tag = f"peer c{i}" if g.multi else "peer"
         out.append(f"{tag}: {_peer_line(p)}")
@@ -323,8 +372,8 @@ def _parse_fields(text: str, allowed: Sequence[str], required: Sequence[str],
     return out
 
 
-_SECTION = re.compile(r"(exit|faults|events|syscalls|queue|peer(?: c([0-9]+))?(?: (hex))?):(?: (.*))?$")
-_LIST_SECTIONS = ("faults", "events", "syscalls", "hex")
+_SECTION = re.compile(r"(exit|faults|fired|events|syscalls|queue|peer(?: c([0-9]+))?(?: (hex))?):(?: (.*))?$")
+_LIST_SECTIONS = ("faults", "fired", "events", "syscalls", "hex")
 
 
 def parse(data: bytes | str, path: str | os.PathLike = "<golden>") -> Golden:
@@ -338,6 +387,8 @@ def parse(data: bytes | str, path: str | os.PathLike = "<golden>") -> Golden:
     events: list = []
     event_lines: list = []
     syscalls: dict = {}
+    fired = None
+    fired_calls: list = []
     peers: dict[int | None, dict] = {}  # index (None for a single peer) -> fields
     current = None  # (kind, peer index) of the open list section
     lines = data.split(b"\n")
@@ -360,11 +411,14 @@ def parse(data: bytes | str, path: str | os.PathLike = "<golden>") -> Golden:
         if line.startswith("  "):
             item = line[2:]
             if current is None:
-                raise fail("an indented line outside faults:, events:, syscalls: or peer hex:")
+                raise fail("an indented line outside faults:, fired:, events:, syscalls: or "
+                           "peer hex:")
             kind, idx = current
             try:
                 if kind == "faults":
                     faults.append(unescape(item))
+                elif kind == "fired":
+                    fired_calls.append(unescape(item))
                 elif kind == "events":
                     events.append(unescape(item))
                     event_lines.append(n)
@@ -384,8 +438,8 @@ def parse(data: bytes | str, path: str | os.PathLike = "<golden>") -> Golden:
             continue
         m = _SECTION.match(line)
         if not m:
-            raise fail(f"expected a section (exit:, faults:, peer:, peer hex:, events:, "
-                       f"syscalls:, queue:), got {line[:40]!r}")
+            raise fail(f"expected a section (exit:, faults:, fired:, peer:, peer hex:, "
+                       f"events:, syscalls:, queue:), got {line[:40]!r}")
         name, conn, hexsec, rest = m.group(1), m.group(2), m.group(3), m.group(4)
         if name in seen:
             raise fail(f"section '{name}:' is already on line {seen[name]}")
@@ -395,6 +449,11 @@ def parse(data: bytes | str, path: str | os.PathLike = "<golden>") -> Golden:
         try:
             if name == "exit":
                 exit_ = _parse_fields(rest or "", EXIT_KEYS, ("timed_out",))
+            elif name == "fired":
+                fired = _parse_fields(rest or "", FIRED_KEYS, FIRED_KEYS)
+                if any(not isinstance(fired[k], int) or fired[k] < 0 for k in FIRED_KEYS):
+                    raise ValueError("fired: expected total=N refused=N")
+                current = ("fired", None)
             elif name == "queue":
                 queue = None if (rest or "").strip() == "null" else \
                     _parse_fields(rest or "", QUEUE_KEYS, QUEUE_KEYS)
@@ -415,7 +474,7 @@ def parse(data: bytes | str, path: str | os.PathLike = "<golden>") -> Golden:
                     raise ValueError("'peer:' and 'peer cK:' cannot both be used")
                 if idx is not None and idx != len(peers):
                     raise ValueError(f"expected 'peer c{len(peers)}:' (connections in order, from 0)")
-                f = _parse_fields(rest or "", ("bytes", "sha256", "reads", "reset"),
+                f = _parse_fields(rest or "", ("bytes", "sha256", "reads", "reset", "program_exit"),
                                   ("bytes", "sha256", "reads", "reset"), raw_keys=("sha256",))
                 if not isinstance(f["bytes"], int) or f["bytes"] < 0:
                     raise ValueError("bytes: expected a count")
@@ -443,10 +502,11 @@ def parse(data: bytes | str, path: str | os.PathLike = "<golden>") -> Golden:
             if hashlib.sha256(f["data"]).hexdigest() != f["sha256"]:
                 raise GoldenError(path, f["hex_line"], "the hex dump does not match the "
                                   "peer line's sha256")
-        out_peers.append(Peer(f["bytes"], f["sha256"], tuple(f["reads"]), f["reset"], f["data"]))
+        out_peers.append(Peer(f["bytes"], f["sha256"], tuple(f["reads"]), f["reset"], f["data"],
+                              f.get("program_exit")))
     g = Golden(exit=exit_, faults=faults, peers=out_peers,
                multi=bool(peers) and None not in peers, events=events,
-               syscalls=syscalls, queue=queue)
+               syscalls=syscalls, queue=queue, fired=fired, fired_calls=fired_calls)
     g.event_lines = event_lines
     g.path = path
     return g
@@ -551,6 +611,20 @@ def _bytes_diff(tag: str, gp: Peer, ap: Peer) -> str:
             f"{' ' * len(tag)}        actual {ap.bytes} bytes sha256 {ap.sha256}")
 
 
+def _fired_diff(g: Golden, a: Golden) -> str:
+    def head(x):
+        return "(none)" if x.fired is None else " ".join(f"{k}={x.fired[k]}" for k in FIRED_KEYS)
+    lines = [f"fired: golden {head(g)}, actual {head(a)}"]
+    i = 0
+    while i < len(g.fired_calls) and i < len(a.fired_calls) and g.fired_calls[i] == a.fired_calls[i]:
+        i += 1
+    if i < max(len(g.fired_calls), len(a.fired_calls)):
+        lines.append(f"  first differing fired call: {i + 1}")
+        for label, calls in (("golden", g.fired_calls), ("actual", a.fired_calls)):
+            lines.append(f"  {label}: {calls[i] if i < len(calls) else '(none)'}")
+    return "\n".join(lines)
+
+
 def compare(golden: Golden, actual: Golden) -> list[Difference]:
     """The fields where actual differs from golden; empty when they match.
     Bytes compare by length and sha256 only (never a copy of the stream)."""
@@ -560,6 +634,11 @@ def compare(golden: Golden, actual: Golden) -> list[Difference]:
                                         f"actual {exit_text(actual.exit)}"))
     if golden.faults != actual.faults:
         diffs.append(Difference("faults", f"faults: golden {golden.faults}, actual {actual.faults}"))
+    if golden.fired is not None and (golden.fired, golden.fired_calls) != \
+            (actual.fired, actual.fired_calls):
+        # Named as part of syscalls: the calls a rule changes follow the
+        # calls made, so a legacy `except=syscalls` leaves them out too.
+        diffs.append(Difference("syscalls fired", _fired_diff(golden, actual)))
     if len(golden.peers) != len(actual.peers) or golden.multi != actual.multi:
         diffs.append(Difference("peer", f"peer: golden has {len(golden.peers)} connection(s), "
                                         f"actual {len(actual.peers)}"))
@@ -574,6 +653,9 @@ def compare(golden: Golden, actual: Golden) -> list[Difference]:
             if gp.reset != ap.reset:
                 diffs.append(Difference(tag, f"{tag} reset: golden {_value(gp.reset)}, "
                                              f"actual {_value(ap.reset)}"))
+            if gp.program_exit != ap.program_exit:
+                diffs.append(Difference(tag, f"{tag} program_exit: golden {_value(gp.program_exit)}, "
+                                             f"actual {_value(ap.program_exit)}"))
     if golden.events != actual.events:
         diffs.append(Difference("events", _events_diff(golden, actual)))
     if golden.syscalls != actual.syscalls:

@@ -139,8 +139,9 @@ class ExecResult:
 
     @property
     def counts(self) -> dict | None:
-        """The program's own counts (None when it ended without its exit
-        handlers: a signal, _exit, a failed exec)."""
+        """The program's own counts, however it ended (their "exited" is
+        false when it ran no exit handler: a signal, _exit); None only when
+        the program never started with the library."""
         return self.report["counts"]
 
     def calls(self, kind: str) -> int:
@@ -160,9 +161,11 @@ def exec_program(argv: Sequence[str | os.PathLike], flags: Iterable[str] = (), *
     import tempfile
     with tempfile.TemporaryDirectory(prefix="wirecheck-exec-") as tmp:
         out = Path(tmp) / "report.json"
+        # --exit-zero: exec would pass the program's status on, which
+        # .exit holds; a non-zero status then means wirecheck's own error.
         cmd = [str(find_binary(binary)), "exec", *map(str, flags),
-               "--timeout", str(timeout), "--output", str(out), "--",
-               *map(str, argv)]
+               "--exit-zero", "--timeout", str(timeout), "--output", str(out),
+               "--", *map(str, argv)]
         # The harness kills the program at `timeout`; this one only guards
         # against a harness that would not return.
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd,

@@ -48,7 +48,7 @@ RUN_FLAGS = ["--clamp-send", "--refuse-write", "--signal", "--fault", "--variant
 
 # The top-level keys of a trace (docs/cli.md, "The trace").
 TRACE_KEYS = {"scenario", "transport", "variant", "faults", "exit", "peer", "events",
-              "syscalls", "syscalls_timing", "queue"}
+              "syscalls", "syscalls_timing", "queue", "fired"}
 
 CLEAN_EXIT = {"code": 0, "timed_out": False}
 

@@ -374,6 +374,7 @@ static void assert_rules_equal(const struct fi_rule *x, const struct fi_rule *y)
 	assert_int_equal(x->after, y->after);
 	assert_int_equal(x->repeat, y->repeat);
 	assert_int_equal(x->fd, y->fd);
+	assert_int_equal(x->any_fd, y->any_fd);
 }
 
 static void test_format_round_trip(void **state)
@@ -395,6 +396,10 @@ static void test_format_round_trip(void **state)
 		{"epoll_wait:short=1", "epoll_wait:short=1"},
 		{"sysread:short=3,after=18446744073709551615",
 		 "sysread:short=3,after=18446744073709551615"},
+		{"write:short=3,fds=any", "write:short=3,fds=any"},
+		{"write:short=3,fds=sockets", "write:short=3"},
+		/* fd=N aims at that fd whatever it is: fds= says nothing more. */
+		{"write:short=3,fds=any,fd=4", "write:short=3,fd=4"},
 	};
 	struct fi_rule r, back;
 	char buf[128], err[256];
@@ -1221,6 +1226,121 @@ static void test_fiu_ctrl_remote(void **state)
 	assert_int_equal(WEXITSTATUS(res.child_status), 0);
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* Sockets only, unless a rule says otherwise (issue 12, item 1).           */
+
+static void test_rules_aim_at_sockets(void **state)
+{
+	char in[16];
+	int p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	arm("write:short=2,repeat=forever");
+	/* The pipe is no socket: the clamp leaves it alone (before, this
+	 * wrote 2 bytes, as it cut node's eventfd writes). */
+	assert_int_equal(fi_write(p[1], "abcdef", 6), 6);
+	assert_int_equal(read(p[0], in, sizeof(in)), 6);
+	assert_int_equal(fi_write(a_fd, "abcdef", 6), 2);
+	assert_int_equal(fi_rule_get(0)->fired, 1);
+	fi_disarm_all();
+	/* fds=any aims at every fd; fd=N at that one, whatever it is. */
+	arm("write:short=2,repeat=forever,fds=any");
+	assert_int_equal(fi_write(p[1], "abcdef", 6), 2);
+	fi_disarm_all();
+	armf("syswrite:short=3,fd=%d", p[1]);
+	assert_int_equal(fi_write(p[1], "abcdef", 6), 3);
+	assert_int_equal(read(p[0], in, sizeof(in)), 5);
+	/* send's fd is a socket by nature: no filter to pass. */
+	fi_disarm_all();
+	arm("epoll_ctl:errno=EPERM,repeat=forever");
+	{
+		int ep = epoll_create1(EPOLL_CLOEXEC);
+		struct epoll_event ev = {.events = EPOLLIN};
+
+		assert_true(ep >= 0);
+		/* epoll_ctl's fd is the watched one: a pipe is left alone, a
+		 * socket refused. */
+		assert_int_equal(fi_epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev), 0);
+		assert_int_equal(fi_epoll_ctl(ep, EPOLL_CTL_ADD, a_fd, &ev), -EPERM);
+		assert_int_equal(close(ep), 0);
+	}
+	assert_int_equal(close(p[0]), 0);
+	assert_int_equal(close(p[1]), 0);
+}
+
+static void test_fd_type_forgotten_at_close(void **state)
+{
+	int p[2], sv[2], fd;
+	char c;
+
+	(void)state;
+	arm("write:errno=EPIPE,repeat=forever");
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	fd = sv[0];
+	assert_int_equal(fi_write(fd, "x", 1), -EPIPE); /* cached: a socket */
+	assert_int_equal(pipe(p), 0);
+	/* Behind the gate's back the number becomes a pipe: the cache is
+	 * stale until told (the preload library's dup2 tells it). */
+	assert_int_equal(dup2(p[1], fd), fd);
+	assert_int_equal(fi_write(fd, "y", 1), -EPIPE);
+	fi_fd_forget(fd);
+	assert_int_equal(fi_write(fd, "y", 1), 1);
+	assert_int_equal(read(p[0], &c, 1), 1);
+	/* A close through the gate forgets by itself: the socket that takes
+	 * the number next is seen as one. */
+	assert_int_equal(fi_close(fd), 0);
+	assert_int_equal(fcntl(sv[1], F_DUPFD, fd), fd);
+	assert_int_equal(fi_write(fd, "z", 1), -EPIPE);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(close(sv[1]), 0);
+	assert_int_equal(close(p[0]), 0);
+	assert_int_equal(close(p[1]), 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Fired faults and refused calls (items 3 and 8).                          */
+
+static void test_fired_log(void **state)
+{
+	const struct fi_counters *c;
+	char out[10] = "0123456789", in[16];
+
+	(void)state;
+	arm("send:short=4,repeat=2");
+	arm("send:errno=EPIPE,after=3");
+	assert_int_equal(fi_send(a_fd, out, 10, MSG_NOSIGNAL), 4);
+	assert_int_equal(fi_send(a_fd, out + 4, 6, MSG_NOSIGNAL), 4);
+	assert_int_equal(fi_send(a_fd, out + 8, 2, MSG_NOSIGNAL), 2);
+	assert_int_equal(fi_send(a_fd, out, 1, MSG_NOSIGNAL), -EPIPE);
+	assert_int_equal(drain(b_fd, in, sizeof(in)), 10);
+	c = fi_counters();
+	/* Two clamps at bytes 0 and 4, then the refusal of the 4th send at
+	 * byte 10, which never reached the kernel. */
+	assert_int_equal(c->fired_total, 3);
+	assert_int_equal(c->fired[0].rule, 0);
+	assert_int_equal(c->fired[0].call, 1);
+	assert_int_equal(c->fired[0].offset, 0);
+	assert_int_equal(c->fired[0].param, 4);
+	assert_int_equal(c->fired[1].call, 2);
+	assert_int_equal(c->fired[1].offset, 4);
+	assert_int_equal(c->fired[2].rule, 1);
+	assert_int_equal(c->fired[2].kind, FI_SEND);
+	assert_int_equal(c->fired[2].action, FI_ACT_ERRNO);
+	assert_int_equal(c->fired[2].refused, 1);
+	assert_int_equal(c->fired[2].fd, a_fd);
+	assert_int_equal(c->fired[2].call, 4);
+	assert_int_equal(c->fired[2].offset, 10);
+	assert_int_equal(c->fired[2].param, EPIPE);
+	/* Refused apart: 4 calls, 3 of them reached the kernel. */
+	assert_int_equal(fi_calls(c, FI_SEND), 4);
+	assert_int_equal(c->refused[FI_SEND], 1);
+	assert_int_equal(c->injected[FI_SEND], 3);
+	assert_int_equal(c->rule_fired[0], 2);
+	assert_int_equal(c->rule_fired[1], 1);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(int argc, char **argv)
@@ -1260,6 +1380,9 @@ int main(int argc, char **argv)
 		T(test_disarm_all),
 		T(test_init_env),
 		T(test_fiu_ctrl_remote),
+		T(test_rules_aim_at_sockets),
+		T(test_fd_type_forgotten_at_close),
+		T(test_fired_log),
 	};
 
 	self_path = argv[0];

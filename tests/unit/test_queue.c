@@ -882,6 +882,171 @@ static void test_large_buffers_leave_nothing_mapped(void **state)
 	free(data);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Owned bytes (rs_queue_append_owned), for both strategies.                */
+
+/* Gathers the unsent bytes through rs_queue_peekv into out (cap bytes);
+ * returns how many runs peekv gave. */
+static int gather_unsent(const struct rs_queue *q, unsigned char *out,
+			 size_t cap)
+{
+	struct iovec iov[16];
+	int n = rs_queue_peekv(q, iov, 16);
+	size_t at = 0;
+
+	for (int i = 0; i < n; i++) {
+		assert_true(at + iov[i].iov_len <= cap);
+		memcpy(out + at, iov[i].iov_base, iov[i].iov_len);
+		at += iov[i].iov_len;
+	}
+	assert_int_equal(at, rs_queue_len(q));
+	return n;
+}
+
+/* An owned append copies nothing and allocates no buffer: the queue points
+ * at the caller's bytes. */
+static void test_owned_append_copies_nothing(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		static char data[1000];
+		struct rs_queue q;
+		struct iovec iov;
+
+		rs_queue_init(&q, both[k]);
+		assert_int_equal(rs_queue_append_owned(&q, data, sizeof(data)), 0);
+		assert_int_equal(rs_queue_len(&q), sizeof(data));
+		assert_int_equal(q.bytes_copied, 0);
+		assert_int_equal(q.allocations, 0);
+		assert_null(q.buf);
+		assert_int_equal(rs_queue_peek(&q, &iov), 1);
+		assert_ptr_equal(iov.iov_base, data);
+		assert_int_equal(iov.iov_len, sizeof(data));
+		rs_queue_consume(&q, 10);
+		assert_int_equal(rs_queue_peek(&q, &iov), 1);
+		assert_ptr_equal(iov.iov_base, data + 10);
+		rs_queue_free(&q);
+	}
+}
+
+/* Copied and owned runs alternate: peekv gives them in append order, a
+ * consume across runs keeps the order, and bytes_copied counts only the
+ * copied ones. Stream bytes 0..99: copied 10, owned 20, copied 30, owned
+ * 40. */
+static void test_owned_runs_keep_order(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		unsigned char src[100], out[100];
+		struct rs_queue q;
+		uint64_t sent = 0;
+
+		for (size_t i = 0; i < sizeof(src); i++)
+			src[i] = stream_byte(i);
+		rs_queue_init(&q, both[k]);
+		assert_int_equal(rs_queue_append(&q, src, 10), 0);
+		assert_int_equal(rs_queue_append_owned(&q, src + 10, 20), 0);
+		assert_int_equal(rs_queue_append(&q, src + 30, 30), 0);
+		assert_int_equal(rs_queue_append_owned(&q, src + 60, 40), 0);
+		assert_int_equal(q.bytes_copied, 40);
+		assert_int_equal(rs_queue_len(&q), 100);
+		assert_int_equal(gather_unsent(&q, out, sizeof(out)), 4);
+		assert_memory_equal(out, src, 100);
+		/* Consumes that end inside each kind of run and across runs. */
+		static const size_t steps[] = { 3, 17, 15, 1, 30, 14, 20 };
+		for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+			size_t len;
+
+			rs_queue_consume(&q, steps[i]);
+			sent += steps[i];
+			len = rs_queue_len(&q);
+			assert_int_equal(len, 100 - sent);
+			if (len > 0) {
+				(void)gather_unsent(&q, out, sizeof(out));
+				assert_memory_equal(out, src + sent, len);
+			}
+		}
+		assert_int_equal(rs_queue_len(&q), 0);
+		assert_null(q.segs);
+		rs_queue_free(&q);
+	}
+}
+
+/* Once no owned byte is left, the queue is one buffer again: one run, and
+ * an append behind it is contiguous. */
+static void test_owned_consumed_leaves_one_buffer(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		static const char owned[5] = "OWNED";
+		unsigned char out[32];
+		struct rs_queue q;
+
+		rs_queue_init(&q, both[k]);
+		assert_int_equal(rs_queue_append_owned(&q, owned, 5), 0);
+		assert_int_equal(rs_queue_append(&q, "abc", 3), 0);
+		assert_non_null(q.segs);
+		rs_queue_consume(&q, 5);
+		assert_null(q.segs);
+		assert_int_equal(q.owned_len, 0);
+		assert_int_equal(rs_queue_append(&q, "def", 3), 0);
+		assert_int_equal(gather_unsent(&q, out, sizeof(out)), 1);
+		assert_memory_equal(out, "abcdef", 6);
+		rs_queue_free(&q);
+	}
+}
+
+/* Moving one queue's bytes into another (the cork buffer into the pending
+ * queue): copied runs are copied, owned runs stay by reference. */
+static void test_append_queue_keeps_owned_by_reference(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		static const char owned[8] = "01234567";
+		struct rs_queue src, dst;
+		struct iovec iov[8];
+		unsigned char out[32];
+
+		rs_queue_init(&src, both[k]);
+		rs_queue_init(&dst, both[k]);
+		assert_int_equal(rs_queue_append(&src, "abcd", 4), 0);
+		assert_int_equal(rs_queue_append_owned(&src, owned, 8), 0);
+		assert_int_equal(rs_queue_append(&src, "xy", 2), 0);
+		/* The first 6 bytes were sent: 4 copied, 2 owned. */
+		assert_int_equal(rs_queue_append_queue(&dst, &src, 6), 0);
+		assert_int_equal(rs_queue_len(&dst), 8);
+		assert_int_equal(dst.bytes_copied, 2);
+		assert_int_equal(rs_queue_peekv(&dst, iov, 8), 2);
+		assert_ptr_equal(iov[0].iov_base, owned + 2);
+		assert_int_equal(iov[0].iov_len, 6);
+		(void)gather_unsent(&dst, out, sizeof(out));
+		assert_memory_equal(out, "234567xy", 8);
+		/* src is unchanged. */
+		assert_int_equal(rs_queue_len(&src), 14);
+		rs_queue_free(&src);
+		rs_queue_free(&dst);
+	}
+}
+
+/* peekv stops at max runs, in order. */
+static void test_peekv_stops_at_max(void **state)
+{
+	static const char owned[3] = "OOO";
+	struct rs_queue q;
+	struct iovec iov[2];
+
+	(void)state;
+	rs_queue_init(&q, subject);
+	assert_int_equal(rs_queue_append(&q, "c", 1), 0);
+	assert_int_equal(rs_queue_append_owned(&q, owned, 3), 0);
+	assert_int_equal(rs_queue_append(&q, "c", 1), 0);
+	assert_int_equal(rs_queue_peekv(&q, iov, 2), 2);
+	assert_int_equal(iov[0].iov_len, 1);
+	assert_ptr_equal(iov[1].iov_base, owned);
+	assert_int_equal(rs_queue_peekv(&q, iov, 0), 0);
+	rs_queue_free(&q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -911,6 +1076,11 @@ int main(void)
 		cmocka_unit_test(test_legacy_rounds_behind_1mib_tail),
 		cmocka_unit_test(test_large_buffers_are_huge_aligned),
 		cmocka_unit_test(test_large_buffers_leave_nothing_mapped),
+		cmocka_unit_test(test_owned_append_copies_nothing),
+		cmocka_unit_test(test_owned_runs_keep_order),
+		cmocka_unit_test(test_owned_consumed_leaves_one_buffer),
+		cmocka_unit_test(test_append_queue_keeps_owned_by_reference),
+		cmocka_unit_test(test_peekv_stops_at_max),
 	};
 
 	if (subject_from_env() < 0) {

@@ -589,6 +589,53 @@ static void test_blocks(void **state)
 	sc_free(&sc);
 }
 
+static void test_peer_exec(void **state)
+{
+	struct scenario sc;
+
+	(void)state;
+	parse_ok("role server\n"
+		 "peer exec stop=SIGTERM /bin/echo a \"b c\" {host}:{port}\n", &sc);
+	assert_non_null(sc.peer_exec);
+	assert_int_equal(sc.peer_exec->line, 2);
+	assert_int_equal(sc.peer_exec->stop_sig, SIGTERM);
+	assert_int_equal(sc.peer_exec->argc, 4);
+	assert_string_equal(sc.peer_exec->argv[0], "/bin/echo");
+	assert_string_equal(sc.peer_exec->argv[2], "b c");
+	assert_string_equal(sc.peer_exec->argv[3], "{host}:{port}"); /* as written */
+	assert_null(sc.peer_exec->argv[4]);
+	sc_free(&sc);
+	expect_error("peer exec /bin/echo \"a\\0b\"\n", 1, "cannot hold a NUL byte");
+	expect_error("peer exec /bin/echo {nope}\n", 1, "unknown substitution '{nope}'");
+	expect_error("peer exec /bin/echo x}\n", 1, "a '}' without its '{'");
+	expect_error("peer exec /bin/true\npeer read at done\n", 2, "'peer read' does not go with 'peer exec' (line 1)");
+	expect_error("peer rcvbuf 100\npeer exec /bin/true\n", 2, "'peer rcvbuf' and 'peer on-eof' do not go with 'peer exec'");
+}
+
+static void test_exec_expand(void **state)
+{
+	struct sc_exec_address tcp = { SC_TCP, 8080, NULL };
+	struct sc_exec_address un = { SC_UNIX, 0, "/tmp/x/peer.sock" };
+	char out[64], err[256];
+
+	(void)state;
+	assert_int_equal(sc_exec_expand("{host}:{port} {addr}", &tcp, out, sizeof(out), err, sizeof(err)), 0);
+	assert_string_equal(out, "127.0.0.1:8080 127.0.0.1:8080");
+	assert_int_equal(sc_exec_expand("{url}x", &tcp, out, sizeof(out), err, sizeof(err)), 0);
+	assert_string_equal(out, "http://127.0.0.1:8080/x");
+	assert_int_equal(sc_exec_expand("{{{unix}}}", &un, out, sizeof(out), err, sizeof(err)), 0);
+	assert_string_equal(out, "{/tmp/x/peer.sock}");
+	assert_int_equal(sc_exec_expand("{url}", &un, out, sizeof(out), err, sizeof(err)), 0);
+	assert_string_equal(out, "http://localhost/");
+	assert_int_equal(sc_exec_expand("{port}", &un, NULL, 0, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "{port} is for transport tcp"));
+	assert_int_equal(sc_exec_expand("{unix}", &tcp, NULL, 0, err, sizeof(err)), -1);
+	assert_int_equal(sc_exec_expand("{host}", &tcp, out, 9, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "longer than 8 bytes"));
+	assert_int_equal(sc_exec_expand("{host}", &tcp, out, 10, err, sizeof(err)), 0);
+	assert_string_equal(out, "127.0.0.1");
+}
+
 /* "on end" is the older name of "on eof" (the peer's FIN): still read. */
 static void test_on_end_is_on_eof(void **state)
 {
@@ -1084,6 +1131,10 @@ static void test_error_ops(void **state)
 	expect_error("task\n  signal SIGFOO\n", 2, "unknown signal 'SIGFOO'");
 	expect_error("task\n  signal 0\n", 2, "unknown signal '0'");
 	expect_error("task\n  write 5 fill=ab\n", 2, "fill=ab", "one character");
+	expect_error("task\n  write-owned\n", 2, "'write-owned' needs a byte count");
+	expect_error("task\n  write-owned 5 cb\n", 2, "unexpected 'cb' after 'write-owned'");
+	expect_error("task\n  overwrite\n", 2, "'overwrite' needs fill=C");
+	expect_error("task\n  overwrite fill=xy\n", 2, "fill=xy", "one character");
 	expect_error("task\n  write 5 fill=\n", 2, "fill=", "one character");
 	/* '#' starts a comment, even in fill=#. */
 	expect_error("task\n  write 5 fill=#\n", 2, "fill=", "one character");
@@ -1414,6 +1465,8 @@ int main(void)
 		cmocka_unit_test(test_reads_at_points),
 		cmocka_unit_test(test_blocks),
 		cmocka_unit_test(test_on_end_is_on_eof),
+		cmocka_unit_test(test_peer_exec),
+		cmocka_unit_test(test_exec_expand),
 		cmocka_unit_test(test_write_sizes),
 		cmocka_unit_test(test_write_strings),
 		cmocka_unit_test(test_end_ops),

@@ -25,7 +25,8 @@ CPU_SIZES_QUICK = "2,4,8"
 CPU_SIZES_FULL = "4,8,16,32,64"
 
 # The benchmarks, in the order they run; --benches picks some.
-BENCHES = ("bytes_moved", "sender_cpu", "gate_cost", "batching", "chat", "subjects")
+BENCHES = ("bytes_moved", "sender_cpu", "gate_cost", "batching", "chat",
+           "sender_instr", "subjects")
 
 # Issue 5: syscalls per connection, (count at TO - count at FROM) / (TO - FROM).
 # Issue 5: syscalls per connection, (count at TO - count at FROM) / (TO - FROM),
@@ -157,6 +158,8 @@ def run_benches(bench_dir: Path, opts, log) -> dict:
         # Issue 4: the seed's table and its chat server; --quick unless --full.
         "batching": [str(bench_dir / "batching"), *quick, "--json"],
         "chat": [str(bench_dir / "chat"), *quick, "--json"],
+        # Issue 9: callgrind instructions of end(P), 1 MiB (--full: 1 and 4).
+        "sender_instr": [str(bench_dir / "sender_instr"), *quick, "--json"],
         # Issue 13: node and libuv against the reference goldens (docs/subjects.md).
         "subjects": ["/usr/bin/python3", str(REPO / "bench" / "subjects.py"), "--json", "-q",
                      "--wirecheck-bin", str(bench_dir / "wirecheck")],

@@ -1,14 +1,45 @@
-"""The sender_cpu benchmark (bench/sender_cpu): CPU of end(P) to its
-callback against the payload, per queue, transport and clamp."""
+"""The sender benchmarks of issue 9: bench/sender_instr (callgrind
+instructions, syscalls and bytes copied of end(P), figures that do not move
+between runs, and the targets judged on them) and bench/sender_cpu (CPU of
+end(P) to its callback, the secondary figure, with node's end(P) beside it)."""
 from __future__ import annotations
 
-from ..fmt import MODE_TITLES, bench_command, fmt_ms, iec, md_table, not_run_text
+from ..fmt import MODE_TITLES, bench_command, fmt_int, fmt_ms, iec, md_table, not_run_text
 
 NAME = "sender_cpu"
+
+# sender_instr's senders, in its table's order, with the labels it prints.
+INSTR_SENDERS = {
+    "floor": "floor (send loop, through the gate)",
+    "floor_direct": "floor, direct send() (no gate)",
+    "copy": "copy alone (no socket)",
+    "copying": "copying queue (queue=cursor)",
+    "owned": "owned queue (release callback)",
+    "memmove": "legacy memmove (queue=memmove)",
+}
+
+
+def instr_targets_text(si: dict) -> str:
+    """'targets met M of N' and what is not built, for the summary."""
+    built = [t for t in si.get("targets", []) if t.get("built")]
+    met = sum(1 for t in built if t.get("pass"))
+    text = f"targets met {met} of {len(built)}"
+    failed = [f"{t['target']} ({t['mode']}, {iec(t['payload'])}: {t['figure']:.3f}x)"
+              for t in built if not t.get("pass")]
+    if failed:
+        text += " (FAIL: " + "; ".join(failed) + ")"
+    if any(not t.get("built") for t in si.get("targets", [])):
+        text += "; the owned queue is not built yet"
+    return text
 
 
 def summary(report: dict) -> list[str]:
     out: list[str] = []
+    si = report["bench"].get("sender_instr")
+    if si:
+        out.append("- Sender instructions of end(P) (`sender_instr`, callgrind, spread "
+                   f"{max((c.get('spread', 0.0) for c in si['cells'] if c.get('built')), default=0.0):.2%}"
+                   f" between {si.get('repeat')} runs): " + instr_targets_text(si) + ".")
     cpu = [s for s in report["scaling"]["sender_cpu"]
            if s["mode"] == "clamp_4k" and s["sender"] in ("cursor", "memmove")]
     if cpu:
@@ -21,41 +52,114 @@ def summary(report: dict) -> list[str]:
         if parts:
             out.append("- Sender CPU at the 4 KiB clamp, per doubling of the payload "
                        "(`sender_cpu`, noisy): " + "; ".join(parts) + ".")
-
     return out
 
 
-def markdown(report: dict) -> list[str]:
-    L: list[str] = []
+def instr_markdown(report: dict) -> list[str]:
+    si = report["bench"].get("sender_instr")
+    L = ["", "### Instructions, syscalls and bytes copied (callgrind)", ""]
+    if not si:
+        return L + [not_run_text(report, "sender_instr")]
+    cmd = bench_command(report, "sender_instr")
+    L += [f"`{' '.join(cmd or ['sender_instr'])}`: user-space instructions of the sender "
+          "from end() to its callback (the floor: first send to shutdown), over a unix "
+          "socket whose peer reads in lockstep, so that every burst of sends starts on an "
+          f"empty socket and the sends are the same in every run. Each cell ran "
+          f"{si.get('repeat')} times: the spread is (max - min) / min of its instructions, "
+          "and \"equal\" says whether the sends, syscalls and bytes were the same in every "
+          "run. Syscalls are the calls through the fault gate; bytes copied, into the "
+          "queue; bytes moved, memmove inside it.", ""]
+    rows = []
+    floors = {(c["mode"], c["payload"]): c["instructions"][0] for c in si["cells"]
+              if c["sender"] == "floor" and c.get("built")}
+    order = {name: i for i, name in enumerate(INSTR_SENDERS)}
+    modes = {"unclamped": 0, "clamp_4k": 1}
+    for c in sorted(si["cells"], key=lambda c: (modes.get(c["mode"], 9), c["payload"],
+                                                  order.get(c["sender"], 9))):
+        label = INSTR_SENDERS.get(c["sender"], c["sender"])
+        head = [MODE_TITLES.get(c["mode"], c["mode"]), iec(c["payload"]), label]
+        if not c.get("built"):
+            rows.append(head + ["not built yet"] + ["-"] * 8)
+            continue
+        k = c["counts"]
+        ir = c["instructions"][0]
+        fl = floors.get((c["mode"], c["payload"]))
+        socket = c["sender"] != "copy"
+        rows.append(head + [
+            fmt_int(ir), f"{c['spread']:.4%}",
+            f"{ir / fl:.3f}x" if fl else "-",
+            f"{fmt_int(k['sends'])} ({fmt_int(k['eagain'])})" if socket else "-",
+            fmt_int(k["syscalls"]) if socket else "0",
+            fmt_int(k["bytes_copied"]), fmt_int(k["bytes_moved"]),
+            "yes" if c["counts_equal"] else "NO"])
+    L += md_table(["mode", "payload", "sender", "instructions", "spread", "/ floor",
+                   "sends (EAGAIN)", "syscalls", "bytes copied", "bytes moved", "equal"],
+                  rows, "lrl" + "r" * 7 + "l")
+    L += ["", "Targets (issue 9), judged on instructions; a target whose figures spread by "
+          "more than its margin between the runs fails:", ""]
+    trows = []
+    for t in si.get("targets", []):
+        if not t.get("built"):
+            trows.append([t["target"], t["mode"], iec(t["payload"]), "-",
+                          f"{t['limit']:.2f}x", "-", "not built yet"])
+            continue
+        trows.append([t["target"], t["mode"], iec(t["payload"]), f"{t['figure']:.4f}x",
+                      f"{t['limit']:.2f}x", f"{t['spread']:.4%}",
+                      "PASS" if t["pass"] else "FAIL"])
+    L += md_table(["target", "mode", "payload", "figure", "limit", "spread", "result"],
+                  trows, "llrrrrl")
+    L += ["", f"Targets met: {si.get('targets_met')} of {si.get('targets_total')}."]
+    return L
+
+
+def cpu_markdown(report: dict) -> list[str]:
     sc = report["bench"].get("sender_cpu")
     cpu = report["scaling"]["sender_cpu"]
-    L += ["", "## Sender CPU: end(P) to its callback", ""]
-    if cpu:
-        sizes = sorted({pt["payload"] for s in cpu for pt in s["points"]})
-        cmd = bench_command(report, "sender_cpu")
-        L += [f"`{' '.join(cmd or ['sender_cpu'])}`: CPU ms of the "
-              f"sending thread, median of {sc.get('rounds')} rounds; floor is a plain "
-              f"send loop. Load average {sc.get('load_average_start')} at the start, "
-              f"{sc.get('load_average_end')} at the end. Timings are noisy on a shared "
-              f"machine; the slope is the point.", ""]
-        rows = []
-        order = {"clamp_4k": 0, "unclamped": 1, "cursor": 0, "memmove": 1, "floor": 2, "copy": 3,
-                 "unix": 0, "tcp": 1}
-        for s in sorted(cpu, key=lambda s: (order.get(s["mode"], 9), order.get(s["transport"], 9),
-                                            order.get(s["sender"], 9))):
-            by = {pt["payload"]: pt for pt in s["points"]}
-            cells = []
-            for size in sizes:
-                pt = by.get(size)
-                cells.append("-" if pt is None else "skipped" if pt["skipped"]
-                             else fmt_ms(pt["median_cpu_ms"]))
-            pds = [d for d in s["per_doubling"] if d]
-            rows.append([MODE_TITLES.get(s["mode"], s["mode"]), s["transport"], s["sender"],
-                         *cells, ", ".join(f"x{d:.2f}" for d in pds) or "-"])
-        L += md_table(["mode", "transport", "sender", *[f"{iec(x)} ms" for x in sizes],
-                       "per doubling"], rows, "lll" + "r" * len(sizes) + "l")
-        L += ["", "![Sender CPU against payload, log-log](scaling-sender-cpu.svg)"]
-    else:
-        L += [not_run_text(report, "sender_cpu")]
-
+    L = ["", "### CPU time (secondary)", ""]
+    if not cpu:
+        return L + [not_run_text(report, "sender_cpu")]
+    sizes = sorted({pt["payload"] for s in cpu for pt in s["points"]})
+    cmd = bench_command(report, "sender_cpu")
+    pin = sc.get("sender_cpu")
+    pinned = (f"the senders pinned to CPU {pin} and the reader to CPU {sc.get('reader_cpu')}"
+              if isinstance(pin, int) and pin >= 0 else "not pinned")
+    node = (f"node {sc['node_version']}'s socket.end(buf) of the same bytes is the node row "
+            "(unclamped only)" if sc.get("node_version") else "node did not run")
+    L += [f"`{' '.join(cmd or ['sender_cpu'])}`: CPU ms of the sending thread, median "
+          f"(min) of {sc.get('rounds')} interleaved rounds, {pinned}; floor is a plain send "
+          f"loop; {node}. Load average {sc.get('load_average_start')} at the start, "
+          f"{sc.get('load_average_end')} at the end. Timings are noisy on a shared machine: "
+          "the targets are judged on instructions, above.", ""]
+    mins = {(c["mode"], c["transport"], c["sender"], c["payload"]): c.get("min_cpu_ms")
+            for c in sc.get("cells", [])}
+    rows = []
+    order = {"clamp_4k": 0, "unclamped": 1, "cursor": 0, "owned": 1, "memmove": 2, "floor": 3,
+             "copy": 4, "node": 5, "unix": 0, "tcp": 1}
+    for s in sorted(cpu, key=lambda s: (order.get(s["mode"], 9), order.get(s["transport"], 9),
+                                        order.get(s["sender"], 9))):
+        by = {pt["payload"]: pt for pt in s["points"]}
+        cells = []
+        for size in sizes:
+            pt = by.get(size)
+            if pt is None:
+                cells.append("-")
+            elif pt["skipped"]:
+                cells.append("skipped")
+            else:
+                lo = mins.get((s["mode"], s["transport"], s["sender"], size))
+                cells.append(fmt_ms(pt["median_cpu_ms"])
+                             + (f" ({fmt_ms(lo)})" if lo is not None else ""))
+        pds = [d for d in s["per_doubling"] if d]
+        rows.append([MODE_TITLES.get(s["mode"], s["mode"]), s["transport"], s["sender"],
+                     *cells, ", ".join(f"x{d:.2f}" for d in pds) or "-"])
+    L += md_table(["mode", "transport", "sender", *[f"{iec(x)} ms" for x in sizes],
+                   "per doubling"], rows, "lll" + "r" * len(sizes) + "l")
+    L += ["", "![Sender CPU against payload, log-log](scaling-sender-cpu.svg)"]
     return L
+
+
+def markdown(report: dict) -> list[str]:
+    L: list[str] = ["", "## Sender cost: end(P) to its callback", ""]
+    if not report["bench"]["ran"]:
+        return L + [not_run_text(report, "sender_cpu")]
+    return L + instr_markdown(report) + cpu_markdown(report)

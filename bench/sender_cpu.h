@@ -1,0 +1,105 @@
+/*
+ * sender_cpu.h: what bench/sender_cpu.c measures and bench/sender_cpu_report.c
+ * prints: the senders, the cells of the table, the options.
+ */
+#ifndef WIRECHECK_SENDER_CPU_H
+#define WIRECHECK_SENDER_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bench_common.h"
+
+#define KIB ((size_t)1024)
+#define MIB (1024 * KIB)
+
+/* The clamp of the clamped mode, and the gate rule that applies it. */
+#define CLAMP ((size_t)4096)
+#define CLAMP_RULE "write:short=4096,repeat=forever"
+
+/* memmove cells predicted to move more than this are skipped. */
+#define SKIP_BYTES UINT64_C(20000000000)
+
+#define MAX_SIZES 16
+
+enum transport { T_UNIX, T_TCP, NTRANSPORTS };
+enum mode { M_UNCLAMPED, M_CLAMPED, NMODES };
+enum sender {
+	S_CURSOR,
+	S_OWNED,
+	S_MEMMOVE,
+	S_FLOOR,
+	S_COPY,
+	S_NODE,
+	NSENDERS
+};
+
+/* Whether librefstack has the owned write (bench/CMakeLists.txt looks for
+ * it in rs.h): until then the owned sender does not run. */
+#ifdef RS_HAVE_OWNED_WRITE
+#define OWNED_BUILT 1
+#else
+#define OWNED_BUILT 0
+#endif
+
+extern const char *const transport_names[NTRANSPORTS];
+extern const char *const transport_labels[NTRANSPORTS];
+extern const char *const mode_names[NMODES];
+extern const char *const mode_titles[NMODES];
+extern const char *const sender_names[NSENDERS];
+extern const char *const sender_labels[NSENDERS];
+
+/* One run of one sender. */
+struct sample {
+	double cpu_ms;
+	uint64_t sends;   /* send and sendmsg calls, EAGAIN included */
+	uint64_t waits;   /* epoll_wait calls */
+	uint64_t moved;   /* bytes the stack's queue moved (0 for the floor) */
+};
+
+/* One sender at one size, transport and mode, over the rounds. */
+struct cell {
+	int skipped;        /* memmove predicted above SKIP_BYTES */
+	int na;             /* the sender does not run here (node clamped,
+			     * node not found, or the owned write not built) */
+	uint64_t predicted; /* memmove's bytes moved, C(n-1)(n-2)/2; 0 if none */
+	size_t n;
+	struct sample *samples;
+	/* Filled once the rounds are done: medians, and the least CPU. */
+	double cpu_ms;
+	double min_ms;
+	double sends;
+	double waits;
+	double moved;
+};
+
+struct options {
+	size_t sizes[MAX_SIZES]; /* bytes, ascending, distinct */
+	size_t nsizes;
+	int rounds;
+	int json;
+	int warm_heap;
+	int no_node;
+	const char *node_script;
+	const char *heap; /* "fresh", "warm", or "default" when mallopt failed */
+	/* Filled by the run. */
+	int sender_cpu;   /* the CPU the senders are pinned to, or -1 */
+	int reader_cpu;   /* the reader's, or -1 */
+	const char *node_version; /* NULL when node did not run */
+};
+
+extern struct cell cells[NTRANSPORTS][NMODES][MAX_SIZES][NSENDERS];
+
+/* Whether a cell holds figures. */
+static inline int cell_ran(const struct cell *c)
+{
+	return !c->skipped && !c->na && c->n > 0;
+}
+
+/* The report, on stdout: Markdown or JSON of the cells and options. */
+void sender_cpu_markdown(const struct options *o, int argc, char **argv,
+			 const struct bc_machine *mach);
+void sender_cpu_json(const struct options *o, int argc, char **argv,
+		     const struct bc_machine *mach);
+
+#endif

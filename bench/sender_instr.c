@@ -1,0 +1,1203 @@
+/*
+ * sender_instr.c: the user-space instructions, syscalls and bytes copied of
+ * end(P) per sender, counted so that the figures do not move from run to run
+ * (issue 9). The CPU-time figures are bench/sender_cpu.c's.
+ *
+ * Senders (each in its own process under callgrind):
+ *   floor         a plain loop: send(MSG_NOSIGNAL) of what is left,
+ *                 epoll_wait(EPOLLOUT) on EAGAIN, then shutdown(SHUT_WR),
+ *                 every call through the same fault gate as the stack's
+ *                 (fi_send, fi_epoll_wait, fi_shutdown), so that both pay
+ *                 the gate's cost per call and both are clamped by the same
+ *                 rule. The targets are judged against it.
+ *   floor_direct  the same loop calling send, epoll_wait and shutdown
+ *                 directly, clamping its own send length: shows what the
+ *                 gate costs.
+ *   copy          no socket: the queue's copy alone, rs_queue_append of the
+ *                 bytes the copying sender copied, then rs_queue_free.
+ *   copying       librefstack queue=cursor: rs_socket_end(P), today's write.
+ *   owned         librefstack's owned write (the caller's buffer, held until
+ *                 a release callback): not built until it is in the stack.
+ *   memmove       librefstack queue=memmove: the legacy queue.
+ *
+ * Why the figures hold still. Instructions are callgrind's count of the
+ * sender's user-space instructions between the start of end() (the floor:
+ * its first send) and end()'s callback (the floor: after its shutdown);
+ * the kernel's work is not in them. They depend only on the calls the
+ * sender makes and what each returns, so the sends must be the same from
+ * run to run. The sender is a unix socket whose peer reads in lockstep: the
+ * peer (this program's parent, not under valgrind) reads nothing until the
+ * sender asks, and the sender asks at the end of every task of the stack's
+ * loop (the floor: at every EAGAIN) for every byte the kernel has taken so
+ * far, and waits until the peer has them. Every burst of sends therefore
+ * starts on an empty socket, and how much each send takes depends only on
+ * the socket's send buffer and the send's length: the same on every run.
+ * Collection is off while the sender waits. At the 4 KiB clamp (the gate's
+ * write:short=4096,repeat=forever for every sender but floor_direct) each
+ * send's length is fixed too; the gate's armed path (fi__*_slow: its rules
+ * and the call it makes) is not counted for any sender (callgrind's
+ * --toggle-collect), so that the clamp, a measuring device, adds nothing. TCP is not measured here: how much loopback TCP takes depends
+ * on its congestion window and ACKs, which are timing.
+ *
+ * Every cell runs --repeat times (at least 2), all cells once per pass; the
+ * tables show the spread of each figure between passes, and a target whose
+ * figures spread by more than its margin is not judged (it fails).
+ *
+ * Targets (issue 9), on instructions:
+ *   copying <= (floor + copy) * 1.05 unclamped, * 1.10 at the 4 KiB clamp;
+ *   owned   <= floor * 1.05 unclamped, * 1.10 at the 4 KiB clamp;
+ *   copying copies each byte at most once: bytes copied = P - the bytes the
+ *   kernel took in the end() call.
+ *
+ * usage: sender_instr [--sizes 1,4] [--quick] [--repeat N] [--json]
+ *                     [--check] [--rep-movsb] [--keep] [--valgrind PATH]
+ * Exits 0 when every run worked (targets are printed PASS or FAIL; with
+ * --check a FAIL also exits 1), 1 when a run failed, 2 on a usage error.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <valgrind/callgrind.h>
+
+#include "bench_common.h"
+#include "fi.h"
+#include "rs.h"
+
+#define KIB ((size_t)1024)
+#define MIB (1024 * KIB)
+#define CLAMP ((size_t)4096)
+#define CLAMP_RULE "write:short=4096,repeat=forever"
+#define READ_CHUNK (256 * KIB)
+#define MAX_SIZES 8
+#define MAX_SIZE_MIB 64
+#define MAX_REPEAT 10
+
+/*
+ * glibc's memcpy copies large blocks with rep movsb, which callgrind counts
+ * as one instruction per byte (valgrind runs the instruction one iteration
+ * at a time), where the processor moves tens of bytes per cycle: a copy
+ * would then outweigh everything else by an order of magnitude it does not
+ * have. With this tunable every sender's copies are glibc's vector loop,
+ * whose instructions are what the processor runs. --rep-movsb leaves it.
+ */
+#define TUNABLES "glibc.cpu.x86_rep_movsb_threshold=2147483647"
+
+enum mode { M_UNCLAMPED, M_CLAMPED, NMODES };
+enum sender {
+	S_FLOOR,
+	S_FLOOR_DIRECT,
+	S_COPY,
+	S_COPYING,
+	S_OWNED,
+	S_MEMMOVE,
+	NSENDERS
+};
+
+static const char *const mode_names[NMODES] = { "unclamped", "clamp_4k" };
+static const char *const mode_titles[NMODES] = {
+	"Unclamped (the kernel takes what the socket's buffer holds)",
+	"Every send clamped to 4 KiB" };
+static const char *const sender_names[NSENDERS] = {
+	"floor", "floor_direct", "copy", "copying", "owned", "memmove" };
+static const char *const sender_labels[NSENDERS] = {
+	"floor (send loop, through the gate)",
+	"floor, direct send() (no gate)",
+	"copy alone (no socket)",
+	"copying queue (queue=cursor)",
+	"owned queue (release callback)",
+	"legacy memmove (queue=memmove)" };
+
+/* Whether librefstack has the owned write and the bytes-copied counter:
+ * bench/CMakeLists.txt looks for them in rs.h. Until then the owned row
+ * says "not built yet" and bytes copied are P less what end() sent. */
+#ifdef RS_HAVE_OWNED_WRITE
+#define OWNED_BUILT 1
+#else
+#define OWNED_BUILT 0
+#endif
+#ifdef RS_HAVE_BYTES_COPIED
+#define HAVE_BYTES_COPIED 1
+#define COPIED_SOURCE "the stack's count (rs_socket_bytes_copied)"
+#else
+#define HAVE_BYTES_COPIED 0
+#define COPIED_SOURCE "P less what the kernel took inside end()"
+#endif
+
+static const double limits[NMODES] = { 1.05, 1.10 };
+
+/* Commands from the sender (child) to the peer (parent). */
+enum cmd_kind { CMD_DRAIN = 1, CMD_EOF = 2, CMD_RESULT = 3 };
+
+/* What one sender's run counted, besides callgrind's instructions. */
+struct counts {
+	uint64_t sends;       /* send/sendmsg calls, EAGAIN included */
+	uint64_t eagain;      /* of which the kernel refused */
+	uint64_t waits;       /* epoll_wait calls */
+	uint64_t syscalls;    /* every call through the gate (or made) */
+	uint64_t in_call;     /* bytes the kernel took inside end() */
+	uint64_t copied;      /* bytes copied into the queue */
+	uint64_t moved;       /* bytes memmove'd inside the queue */
+	uint64_t syncs;       /* times the sender waited for the peer */
+};
+
+struct cmd {
+	uint32_t kind;
+	uint32_t pad;
+	uint64_t value;
+	struct counts counts; /* CMD_RESULT */
+};
+
+/* One run: callgrind's instructions and the sender's counts. */
+struct run {
+	uint64_t ir;
+	struct counts c;
+};
+
+struct cell {
+	int skip;            /* not built */
+	struct run runs[MAX_REPEAT];
+};
+
+struct options {
+	size_t sizes[MAX_SIZES];
+	size_t nsizes;
+	int repeat;
+	int json;
+	int check;
+	int rep_movsb;
+	int keep;
+	const char *valgrind;
+};
+
+static struct cell cells[NMODES][MAX_SIZES][NSENDERS];
+
+/* ======================================================================== */
+/* The child: one sender under callgrind.                                   */
+
+static int child_cmd = -1; /* write: commands to the peer */
+static int child_ack = -1; /* read: the peer's answers */
+static int collecting;
+
+/* Turns callgrind's collection on or off (a client request: nothing
+ * outside valgrind). */
+static void collect(int on)
+{
+	if (on != collecting) {
+		CALLGRIND_TOGGLE_COLLECT;
+		collecting = on;
+	}
+}
+
+static uint64_t child_ask(uint32_t kind, uint64_t value)
+{
+	struct cmd c = { .kind = kind, .value = value };
+	uint64_t got;
+
+	if (bc_write_full(child_cmd, &c, sizeof(c)) != 0 ||
+	    bc_read_full(child_ack, &got, sizeof(got)) != 0)
+		bc_die("the peer went away");
+	return got;
+}
+
+/* Waits until the peer has read every byte the kernel has taken (total),
+ * with collection off: the socket is then empty. */
+static void child_sync(uint64_t total, uint64_t *synced, struct counts *c)
+{
+	int was = collecting;
+
+	collect(0);
+	if (total > *synced) {
+		if (child_ask(CMD_DRAIN, total) != total)
+			bc_die("the peer read a different count");
+		*synced = total;
+		c->syncs++;
+	}
+	collect(was);
+}
+
+static uint64_t gate_sum(void)
+{
+	const struct fi_counters *fc = fi_counters();
+	uint64_t n = 0;
+
+	for (int k = 0; k < FI_SYS_COUNT; k++)
+		n += fi_calls(fc, (enum fi_sys)k);
+	return n;
+}
+
+static uint64_t gate_sends(void)
+{
+	const struct fi_counters *fc = fi_counters();
+
+	return fi_calls(fc, FI_SEND) + fi_calls(fc, FI_SENDMSG);
+}
+
+static uint64_t gate_eagain(void)
+{
+	const struct fi_counters *fc = fi_counters();
+
+	return fc->wouldblock[FI_SEND] + fc->wouldblock[FI_SENDMSG];
+}
+
+static uint64_t gate_waits(void)
+{
+	return fi_calls(fi_counters(), FI_EPOLL_WAIT);
+}
+
+/* ---- the floor ---------------------------------------------------------- */
+
+static ssize_t floor_send1(int gate, int fd, const char *p, size_t n)
+{
+	if (gate)
+		return fi_send(fd, p, n, MSG_NOSIGNAL);
+	return send(fd, p, n, MSG_NOSIGNAL);
+}
+
+static int floor_wait1(int gate, int ep, struct epoll_event *ev)
+{
+	if (gate)
+		return fi_epoll_wait(ep, ev, 1, -1);
+	return epoll_wait(ep, ev, 1, -1);
+}
+
+static void child_floor(int gate, enum mode m, const char *path,
+			const char *payload, size_t len, struct counts *c)
+{
+	struct epoll_event ev = { .events = EPOLLOUT };
+	int fd = bc_connect(path, 0);
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	int flags = fcntl(fd, F_GETFL);
+	size_t clamp = (!gate && m == M_CLAMPED) ? CLAMP : 0;
+	uint64_t synced = 0, g0;
+	size_t off = 0;
+	int rc = 0;
+
+	if (ep < 0 || flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0)
+		bc_die("floor setup: %s", strerror(errno));
+	ev.data.fd = fd;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0)
+		bc_die("epoll_ctl: %s", strerror(errno));
+	g0 = gate_sum();
+	collect(1);
+	while (off < len) {
+		size_t want = len - off;
+		ssize_t n;
+
+		if (clamp > 0 && want > clamp)
+			want = clamp;
+		n = floor_send1(gate, fd, payload + off, want);
+		c->sends++;
+		if (n > 0) {
+			off += (size_t)n;
+			continue;
+		}
+		if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
+			       errno != EINTR)) {
+			rc = n == 0 ? EIO : errno;
+			break;
+		}
+		if (errno == EINTR)
+			continue;
+		c->eagain++;
+		child_sync(off, &synced, c);
+		for (;;) {
+			int k = floor_wait1(gate, ep, &ev);
+
+			c->waits++;
+			if (k > 0)
+				break;
+			if (k < 0 && errno == EINTR)
+				continue;
+			rc = k < 0 ? errno : EIO;
+			break;
+		}
+		if (rc != 0)
+			break;
+	}
+	if (rc == 0) {
+		if ((gate ? fi_shutdown(fd, SHUT_WR) : shutdown(fd, SHUT_WR)) != 0)
+			rc = errno;
+	}
+	collect(0);
+	if (rc != 0)
+		bc_die("floor: %s", strerror(rc));
+	/* Syscalls in the measured part: the gate's count, or our own for the
+	 * direct loop (sends, waits, the shutdown). */
+	c->syscalls = gate ? gate_sum() - g0 : c->sends + c->waits + 1;
+	child_sync(len, &synced, c);
+	if (close(ep) != 0 || close(fd) != 0)
+		bc_die("close: %s", strerror(errno));
+}
+
+/* ---- the copy alone ----------------------------------------------------- */
+
+static void child_copy(const char *payload, size_t len, struct counts *c)
+{
+	struct rs_queue q;
+	int rc;
+
+	rs_queue_init(&q, RS_QUEUE_CURSOR);
+	collect(1);
+	rc = rs_queue_append(&q, payload, len);
+	rs_queue_free(&q);
+	collect(0);
+	if (rc < 0)
+		bc_die("copy: rs_queue_append: %s", strerror(-rc));
+	c->copied = len;
+	c->moved = q.bytes_moved;
+}
+
+/* ---- the stack ---------------------------------------------------------- */
+
+struct stack_run {
+	enum sender snd;
+	int released;        /* the owned write's release ran */
+	int release_status;
+	const char *payload;
+	size_t len;
+	rs_socket *sock;     /* until end()'s callback */
+	int done;
+	int status;
+	int end_rc;
+	int error;
+	uint64_t synced;
+	uint64_t sends0, syscalls0, eagain0, waits0;
+	struct counts c;
+};
+
+static void stack_hook(rs_loop *loop, uint64_t task, enum rs_task_phase ph,
+		       void *arg)
+{
+	struct stack_run *r = arg;
+	int was = collecting;
+
+	collect(0);
+	(void)loop;
+	(void)task;
+	if (ph == RS_TASK_END)
+		child_sync(r->done ? r->len
+				   : r->sock ? rs_socket_bytes_written(r->sock)
+					     : 0,
+			   &r->synced, &r->c);
+	collect(was);
+}
+
+static void stack_on_end(rs_socket *s, int status, void *arg)
+{
+	struct stack_run *r = arg;
+	const struct rs_queue *q;
+
+	collect(0);
+	q = rs_socket_queue(s);
+#if HAVE_BYTES_COPIED
+	/* The stack's own count, once it has one. */
+	r->c.copied = rs_socket_bytes_copied(s);
+#endif
+	r->c.sends = gate_sends() - r->sends0;
+	r->c.syscalls = gate_sum() - r->syscalls0;
+	r->c.eagain = gate_eagain() - r->eagain0;
+	r->c.waits = gate_waits() - r->waits0;
+	r->c.moved = q->bytes_moved;
+	r->done = 1;
+	r->status = status;
+	r->sock = NULL;
+	if (status == 0)
+		rs_socket_destroy(s, 0);
+}
+
+#if OWNED_BUILT
+/* The owned write's release: the kernel has every byte of it. */
+static void owned_release(rs_socket *s, int status, void *arg)
+{
+	struct stack_run *r = arg;
+
+	(void)s;
+	r->released = 1;
+	r->release_status = status;
+}
+#endif
+
+static void stack_on_connect(rs_socket *s, void *arg)
+{
+	struct stack_run *r = arg;
+	int rc;
+
+	r->sock = s;
+	r->sends0 = gate_sends();
+	r->syscalls0 = gate_sum();
+	r->eagain0 = gate_eagain();
+	r->waits0 = gate_waits();
+	collect(1);
+#if OWNED_BUILT
+	if (r->snd == S_OWNED) {
+		/* end(P) as an owned write of P, then end() of nothing. */
+		rc = rs_socket_write_owned(s, r->payload, r->len, owned_release,
+					   r);
+		if (rc >= 0)
+			rc = rs_socket_end(s, NULL, 0, stack_on_end, r);
+	} else
+#endif
+		rc = rs_socket_end(s, r->payload, r->len, stack_on_end, r);
+	collect(0);
+	r->end_rc = rc;
+	if (rc == 0) {
+		uint64_t w = r->done ? r->len : rs_socket_bytes_written(s);
+
+		r->c.in_call = w;
+		r->c.copied = r->len - w;
+	}
+	collect(1);
+}
+
+static void stack_on_error(rs_socket *s, int code, const char *syscall,
+			   void *arg)
+{
+	struct stack_run *r = arg;
+
+	(void)s;
+	(void)syscall;
+	r->error = code;
+}
+
+static void child_stack(enum sender snd, const char *path, const char *payload,
+			size_t len, struct counts *c)
+{
+	static const struct rs_socket_events events = {
+		.on_connect = stack_on_connect,
+		.on_error = stack_on_error,
+	};
+	struct stack_run r = { .snd = snd, .payload = payload, .len = len };
+	rs_loop *loop;
+	rs_socket *s;
+	int rc;
+
+	rc = rs_variant_set("queue", snd == S_MEMMOVE ? "memmove" : "cursor");
+	if (rc < 0)
+		bc_die("rs_variant_set: %s", strerror(-rc));
+	loop = bc_loop_new();
+	rs_loop_set_hook(loop, stack_hook, &r);
+	rc = rs_connect_unix(loop, path, NULL, &events, &r, &s);
+	if (rc < 0)
+		bc_die("rs_connect_unix: %s", strerror(-rc));
+	bc_loop_run_free(loop);
+	if (r.end_rc < 0)
+		bc_die("rs_socket_end: %s", strerror(-r.end_rc));
+	if (r.error != 0 || !r.done || r.status != 0)
+		bc_die("%s: end() failed (error %d, status %d)",
+		       sender_names[snd], r.error, r.status);
+	if (snd == S_OWNED && (!r.released || r.release_status != 0))
+		bc_die("owned: the release %s (status %d)",
+		       r.released ? "failed" : "never ran", r.release_status);
+	child_sync(len, &r.synced, &r.c);
+	*c = r.c;
+}
+
+/* argv: --child SENDER MODE SIZE COPYLEN PATH CMDFD ACKFD */
+static int child_main(int argc, char **argv)
+{
+	struct counts c = { 0 };
+	struct fi_rule rule;
+	char err[256];
+	enum sender snd = NSENDERS;
+	enum mode m;
+	size_t len, copylen;
+	char *payload;
+	int cmdfd, ackfd;
+
+	if (argc != 9)
+		return 2;
+	for (int s = 0; s < NSENDERS; s++)
+		if (strcmp(argv[2], sender_names[s]) == 0)
+			snd = (enum sender)s;
+	m = strcmp(argv[3], "clamp_4k") == 0 ? M_CLAMPED : M_UNCLAMPED;
+	len = (size_t)strtoull(argv[4], NULL, 10);
+	copylen = (size_t)strtoull(argv[5], NULL, 10);
+	cmdfd = atoi(argv[7]);
+	ackfd = atoi(argv[8]);
+	if (snd == NSENDERS || len == 0 || cmdfd < 0 || ackfd < 0)
+		return 2;
+	child_cmd = cmdfd;
+	child_ack = ackfd;
+	if (fi_init() != 0)
+		bc_die("fi_init failed");
+	if (fi_rule_parse(CLAMP_RULE, &rule, err, sizeof(err)) != 0)
+		bc_die("%s", err);
+	payload = malloc(len);
+	if (payload == NULL)
+		bc_die("out of memory");
+	memset(payload, 0x61, len);
+	if (m == M_CLAMPED && snd != S_FLOOR_DIRECT && snd != S_COPY &&
+	    fi_arm(&rule) < 0)
+		bc_die("cannot arm %s", CLAMP_RULE);
+	switch (snd) {
+	case S_FLOOR:
+	case S_FLOOR_DIRECT:
+		child_floor(snd == S_FLOOR, m, argv[6], payload, len, &c);
+		break;
+	case S_COPY:
+		child_copy(payload, copylen, &c);
+		break;
+	default:
+		child_stack(snd, argv[6], payload, len, &c);
+		break;
+	}
+	fi_disarm_all();
+	if (snd != S_COPY && child_ask(CMD_EOF, 0) != len)
+		bc_die("the peer did not read %zu bytes", len);
+	{
+		struct cmd res = { .kind = CMD_RESULT, .counts = c };
+
+		if (bc_write_full(child_cmd, &res, sizeof(res)) != 0)
+			bc_die("cannot report: %s", strerror(errno));
+	}
+	free(payload);
+	return 0;
+}
+
+/* ======================================================================== */
+/* The parent: the peer, and the driver of the runs.                        */
+
+static char self_exe[PATH_MAX];
+static const char *sock_path;
+static int listen_fd = -1;
+static char tmp_dir[] = "/tmp/sender_instr.XXXXXX";
+static int run_counter;
+/* The files of the run under way, removed at exit if it dies. */
+static char cur_out[PATH_MAX + 32];
+static char cur_log[PATH_MAX + 32];
+
+/* Reads from fd until the count reaches target (or EOF when target is
+ * UINT64_MAX). Returns the count. */
+static uint64_t peer_read(int fd, char *buf, uint64_t have, uint64_t target)
+{
+	while (have < target) {
+		size_t want = READ_CHUNK;
+		ssize_t n;
+
+		if (target != UINT64_MAX && target - have < want)
+			want = (size_t)(target - have);
+		n = recv(fd, buf, want, 0);
+		if (n > 0)
+			have += (uint64_t)n;
+		else if (n == 0)
+			break;
+		else if (errno != EINTR)
+			bc_die("peer recv: %s", strerror(errno));
+	}
+	return have;
+}
+
+/* Parses callgrind's output file: the "summary:" line's Ir. */
+static uint64_t callgrind_ir(const char *file)
+{
+	FILE *f = fopen(file, "r");
+	char line[512];
+	uint64_t ir = UINT64_MAX;
+
+	if (f == NULL)
+		bc_die("cannot open %s: %s", file, strerror(errno));
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long long v;
+
+		if (sscanf(line, "summary: %llu", &v) == 1)
+			ir = v;
+	}
+	if (fclose(f) != 0 || ir == UINT64_MAX)
+		bc_die("no summary in %s", file);
+	return ir;
+}
+
+static void dump_file(const char *file)
+{
+	FILE *f = fopen(file, "r");
+	char line[512];
+
+	if (f == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL)
+		fputs(line, stderr);
+	(void)fclose(f);
+}
+
+/* Runs one sender under callgrind, serving as its peer. */
+static void run_one(const struct options *o, enum sender snd, enum mode m,
+		    size_t len, size_t copylen, struct run *out)
+{
+	char outf[PATH_MAX + 32], logf[PATH_MAX + 32], outarg[PATH_MAX + 64];
+	char a_len[32], a_copy[32], a_cmd[16], a_ack[16];
+	int cmdp[2], ackp[2], conn = -1, status;
+	char *buf = malloc(READ_CHUNK);
+	uint64_t have = 0;
+	pid_t pid;
+
+	if (buf == NULL)
+		bc_die("out of memory");
+	run_counter++;
+	snprintf(outf, sizeof(outf), "%s/cg.%d", tmp_dir, run_counter);
+	snprintf(logf, sizeof(logf), "%s/log.%d", tmp_dir, run_counter);
+	memcpy(cur_out, outf, sizeof(cur_out));
+	memcpy(cur_log, logf, sizeof(cur_log));
+	snprintf(outarg, sizeof(outarg), "--callgrind-out-file=%s", outf);
+	snprintf(a_len, sizeof(a_len), "%zu", len);
+	snprintf(a_copy, sizeof(a_copy), "%zu", copylen);
+	/* The child's ends are inherited across exec (no O_CLOEXEC). */
+	if (pipe(cmdp) != 0 || pipe(ackp) != 0)
+		bc_die("pipe: %s", strerror(errno));
+	if (fcntl(cmdp[0], F_SETFD, FD_CLOEXEC) != 0 ||
+	    fcntl(ackp[1], F_SETFD, FD_CLOEXEC) != 0)
+		bc_die("fcntl: %s", strerror(errno));
+	snprintf(a_cmd, sizeof(a_cmd), "%d", cmdp[1]);
+	snprintf(a_ack, sizeof(a_ack), "%d", ackp[0]);
+	pid = bc_fork();
+	if (pid == 0) {
+		char *args[] = { (char *)o->valgrind, "--tool=callgrind",
+				 "--collect-atstart=no",
+				 "--toggle-collect=fi__*_slow", outarg,
+				 self_exe, "--child", (char *)sender_names[snd],
+				 (char *)mode_names[m], a_len, a_copy,
+				 (char *)sock_path, a_cmd, a_ack, NULL };
+		int lf = open(logf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			      0600);
+
+		if (lf < 0 || dup2(lf, 1) < 0 || dup2(lf, 2) < 0)
+			_exit(127);
+		if (!o->rep_movsb && setenv("GLIBC_TUNABLES", TUNABLES, 1) != 0)
+			_exit(127);
+		execvp(o->valgrind, args);
+		dprintf(2, "sender_instr: cannot run %s: %s\n", o->valgrind,
+			strerror(errno));
+		_exit(127);
+	}
+	if (close(cmdp[1]) != 0 || close(ackp[0]) != 0)
+		bc_die("close: %s", strerror(errno));
+	for (;;) {
+		struct cmd c;
+
+		if (conn < 0 && snd != S_COPY) {
+			/* Accept, unless the child fails before it
+			 * connects (its command pipe closes). */
+			struct pollfd p[2] = {
+				{ .fd = listen_fd, .events = POLLIN },
+				{ .fd = cmdp[0], .events = POLLIN },
+			};
+
+			if (poll(p, 2, -1) < 0) {
+				if (errno == EINTR)
+					continue;
+				bc_die("poll: %s", strerror(errno));
+			}
+			if (p[0].revents != 0) {
+				conn = accept4(listen_fd, NULL, NULL,
+					       SOCK_CLOEXEC);
+				if (conn < 0)
+					bc_die("accept: %s", strerror(errno));
+				continue;
+			}
+		}
+		if (bc_read_full(cmdp[0], &c, sizeof(c)) != 0) {
+			dump_file(logf);
+			bc_die("the %s sender (%s, %zu bytes) stopped "
+			       "without a result",
+			       sender_names[snd], mode_names[m], len);
+		}
+		if (c.kind == CMD_RESULT) {
+			out->c = c.counts;
+			break;
+		}
+		if (conn < 0)
+			bc_die("a command before the connection");
+		have = peer_read(conn, buf,
+				 have, c.kind == CMD_EOF ? UINT64_MAX : c.value);
+		if (bc_write_full(ackp[1], &have, sizeof(have)) != 0)
+			bc_die("write: %s", strerror(errno));
+	}
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			bc_die("waitpid: %s", strerror(errno));
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		dump_file(logf);
+		bc_die("the %s sender exited with status %d", sender_names[snd],
+		       status);
+	}
+	if ((conn >= 0 && close(conn) != 0) || close(cmdp[0]) != 0 ||
+	    close(ackp[1]) != 0)
+		bc_die("close: %s", strerror(errno));
+	out->ir = callgrind_ir(outf);
+	if (o->keep) {
+		char kept[PATH_MAX + 64];
+
+		snprintf(kept, sizeof(kept), "%s/%s.%s.%zu.%d", tmp_dir,
+			 sender_names[snd], mode_names[m], len, run_counter);
+		if (rename(outf, kept) != 0)
+			bc_die("rename: %s", strerror(errno));
+		fprintf(stderr, "sender_instr: kept %s\n", kept);
+	} else if (unlink(outf) != 0) {
+		bc_die("unlink: %s", strerror(errno));
+	}
+	if (unlink(logf) != 0)
+		bc_die("unlink: %s", strerror(errno));
+	cur_out[0] = cur_log[0] = '\0';
+	free(buf);
+}
+
+static int keep_files;
+
+static void remove_tmp(void)
+{
+	char p[PATH_MAX];
+
+	if (keep_files)
+		return;
+	/* The files of a run that died half-way, when there is one. */
+	if (cur_out[0] != '\0')
+		(void)unlink(cur_out);
+	if (cur_log[0] != '\0')
+		(void)unlink(cur_log);
+	snprintf(p, sizeof(p), "%s/sock", tmp_dir);
+	(void)unlink(p);
+	(void)rmdir(tmp_dir);
+}
+
+/* ---- figures ------------------------------------------------------------ */
+
+static const struct run *first(int m, size_t i, int s)
+{
+	return &cells[m][i][s].runs[0];
+}
+
+/* (max - min) / min of the instructions over the passes, 0 when equal. */
+static double ir_spread(const struct options *o, int m, size_t i, int s)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (int k = 0; k < o->repeat; k++) {
+		uint64_t v = cells[m][i][s].runs[k].ir;
+
+		lo = v < lo ? v : lo;
+		hi = v > hi ? v : hi;
+	}
+	return lo == 0 ? 0.0 : (double)(hi - lo) / (double)lo;
+}
+
+/* Whether every count but the instructions is the same in every pass. */
+static int counts_equal(const struct options *o, int m, size_t i, int s)
+{
+	for (int k = 1; k < o->repeat; k++)
+		if (memcmp(&cells[m][i][s].runs[k].c, &cells[m][i][s].runs[0].c,
+			   sizeof(struct counts)) != 0)
+			return 0;
+	return 1;
+}
+
+struct target {
+	const char *what;
+	int m;
+	size_t i;
+	double figure;  /* ratio */
+	double bound;   /* limit */
+	double spread;  /* largest spread of the figures it uses */
+	int built;
+	int pass;
+};
+
+#define MAX_TARGETS (3 * NMODES * MAX_SIZES)
+
+static int targets_make(const struct options *o, struct target *t)
+{
+	int n = 0;
+
+	for (int m = 0; m < NMODES; m++)
+	for (size_t i = 0; i < o->nsizes; i++) {
+		const struct run *fl = first(m, i, S_FLOOR);
+		const struct run *cp = first(m, i, S_COPY);
+		const struct run *cq = first(m, i, S_COPYING);
+		const struct run *ow = first(m, i, S_OWNED);
+		double sp_c = ir_spread(o, m, i, S_COPYING);
+		double sp_f = ir_spread(o, m, i, S_FLOOR);
+		double sp_k = ir_spread(o, m, i, S_COPY);
+		double sp = sp_c > sp_f ? sp_c : sp_f;
+		struct target *x;
+
+		sp = sp > sp_k ? sp : sp_k;
+		x = &t[n++];
+		*x = (struct target){ .what = "copying: instructions <= "
+					      "(floor + copy) x limit",
+				      .m = m, .i = i, .bound = limits[m],
+				      .spread = sp, .built = 1 };
+		x->figure = (double)cq->ir / (double)(fl->ir + cp->ir);
+		x->pass = x->figure <= x->bound &&
+			  sp < x->bound - 1.0 && counts_equal(o, m, i, S_COPYING);
+
+		x = &t[n++];
+		*x = (struct target){ .what = "copying: each byte copied at "
+					      "most once (copied = P - taken "
+					      "in the call)",
+				      .m = m, .i = i, .bound = 1.0,
+				      .built = 1 };
+		x->figure = (double)(cq->c.copied + cq->c.moved) /
+			    (double)(o->sizes[i] - cq->c.in_call);
+		x->spread = counts_equal(o, m, i, S_COPYING) ? 0.0 : 1.0;
+		x->pass = cq->c.moved == 0 &&
+			  cq->c.copied == o->sizes[i] - cq->c.in_call &&
+			  x->spread == 0.0;
+
+		x = &t[n++];
+		sp = ir_spread(o, m, i, S_OWNED);
+		sp = sp > sp_f ? sp : sp_f;
+		*x = (struct target){ .what = "owned: instructions <= floor x "
+					      "limit",
+				      .m = m, .i = i, .bound = limits[m],
+				      .spread = sp, .built = OWNED_BUILT };
+		if (OWNED_BUILT) {
+			x->figure = (double)ow->ir / (double)fl->ir;
+			x->pass = x->figure <= x->bound &&
+				  sp < x->bound - 1.0 &&
+				  counts_equal(o, m, i, S_OWNED);
+		}
+	}
+	return n;
+}
+
+/* ---- Markdown ----------------------------------------------------------- */
+
+static void md_tables(const struct options *o)
+{
+	char a[BC_COMMAS_LEN], b[BC_COMMAS_LEN], c[BC_COMMAS_LEN],
+		d[BC_COMMAS_LEN], e[BC_COMMAS_LEN];
+
+	for (int m = 0; m < NMODES; m++) {
+		printf("### %s\n\n", mode_titles[m]);
+		printf("| payload | sender | instructions | spread over %d "
+		       "runs | / floor | sends (EAGAIN) | epoll_wait "
+		       "| syscalls | bytes taken in the call | bytes copied "
+		       "| bytes moved | counts equal |\n"
+		       "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+		       "---:|---|\n",
+		       o->repeat);
+		for (size_t i = 0; i < o->nsizes; i++)
+		for (int s = 0; s < NSENDERS; s++) {
+			const struct cell *x = &cells[m][i][s];
+			const struct run *r = &x->runs[0];
+			uint64_t fl = first(m, i, S_FLOOR)->ir;
+
+			printf("| %zu MiB | %s", o->sizes[i] / MIB,
+			       sender_labels[s]);
+			if (x->skip) {
+				printf(" | not built yet | | | | | | | | | |\n");
+				continue;
+			}
+			printf(" | %s | %.4f%% | %.3fx", bc_commas(a, sizeof(a), r->ir),
+			       100.0 * ir_spread(o, m, i, s),
+			       (double)r->ir / (double)fl);
+			if (s == S_COPY) {
+				printf(" | - | - | 0 | - | %s | %s | %s |\n",
+				       bc_commas(b, sizeof(b), r->c.copied),
+				       bc_commas(c, sizeof(c), r->c.moved),
+				       counts_equal(o, m, i, s) ? "yes" : "NO");
+				continue;
+			}
+			printf(" | %s (%s) | %s | %s",
+			       bc_commas(a, sizeof(a), r->c.sends),
+			       bc_commas(b, sizeof(b), r->c.eagain),
+			       bc_commas(c, sizeof(c), r->c.waits),
+			       bc_commas(d, sizeof(d), r->c.syscalls));
+			if (s == S_FLOOR || s == S_FLOOR_DIRECT)
+				printf(" | - | 0 | 0");
+			else
+				printf(" | %s | %s | %s",
+				       bc_commas(a, sizeof(a), r->c.in_call),
+				       bc_commas(b, sizeof(b), r->c.copied),
+				       bc_commas(e, sizeof(e), r->c.moved));
+			printf(" | %s |\n",
+			       counts_equal(o, m, i, s) ? "yes" : "NO");
+		}
+		printf("\n");
+	}
+}
+
+static void md_targets(const struct options *o, const struct target *t,
+		       int n, int *met, int *total)
+{
+	*met = 0;
+	*total = 0;
+	printf("### Targets (issue 9), on callgrind instructions\n\n"
+	       "A target is judged only when the figures it uses spread by "
+	       "less than its margin between the %d runs, and the sends, "
+	       "bytes and syscalls are the same in every run.\n\n"
+	       "| target | mode | payload | figure | limit | spread | result |\n"
+	       "|---|---|---:|---:|---:|---:|---|\n",
+	       o->repeat);
+	for (int k = 0; k < n; k++) {
+		const struct target *x = &t[k];
+
+		printf("| %s | %s | %zu MiB", x->what, mode_names[x->m],
+		       o->sizes[x->i] / MIB);
+		if (!x->built) {
+			printf(" | - | %.2fx | - | not built yet |\n", x->bound);
+			continue;
+		}
+		printf(" | %.4fx | %.2fx | %.4f%% | %s |\n", x->figure,
+		       x->bound, 100.0 * x->spread, x->pass ? "PASS" : "FAIL");
+		*met += x->pass;
+		(*total)++;
+	}
+	bc_md_targets_met(*met, *total);
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static void json_counts(const struct counts *c)
+{
+	printf("{\"sends\": %" PRIu64 ", \"eagain\": %" PRIu64
+	       ", \"epoll_wait\": %" PRIu64 ", \"syscalls\": %" PRIu64
+	       ", \"bytes_in_call\": %" PRIu64 ", \"bytes_copied\": %" PRIu64
+	       ", \"bytes_moved\": %" PRIu64 ", \"syncs\": %" PRIu64 "}",
+	       c->sends, c->eagain, c->waits, c->syscalls, c->in_call,
+	       c->copied, c->moved, c->syncs);
+}
+
+static void print_json(const struct options *o, int argc, char **argv,
+		       const struct target *t, int n)
+{
+	int first_cell = 1, met = 0, total = 0;
+
+	bc_json_begin(argc, argv);
+	printf(",\n  \"transport\": \"unix\",\n  \"clamp\": %zu,\n"
+	       "  \"clamp_rule\": \"%s\",\n  \"repeat\": %d,\n"
+	       "  \"owned_built\": %s,\n  \"bytes_copied_source\": \"%s\",\n"
+	       "  \"cells\": [\n",
+	       CLAMP, CLAMP_RULE, o->repeat, OWNED_BUILT ? "true" : "false",
+	       COPIED_SOURCE);
+	for (int m = 0; m < NMODES; m++)
+	for (size_t i = 0; i < o->nsizes; i++)
+	for (int s = 0; s < NSENDERS; s++) {
+		const struct cell *x = &cells[m][i][s];
+
+		printf("%s    {\"mode\": \"%s\", \"payload\": %zu, "
+		       "\"sender\": \"%s\", \"built\": %s",
+		       first_cell ? "" : ",\n", mode_names[m], o->sizes[i],
+		       sender_names[s], x->skip ? "false" : "true");
+		first_cell = 0;
+		if (!x->skip) {
+			printf(", \"instructions\": [");
+			for (int k = 0; k < o->repeat; k++)
+				printf("%s%" PRIu64, k ? ", " : "",
+				       x->runs[k].ir);
+			printf("], \"spread\": %.6f, \"counts_equal\": %s, "
+			       "\"counts\": ",
+			       ir_spread(o, m, i, s),
+			       counts_equal(o, m, i, s) ? "true" : "false");
+			json_counts(&x->runs[0].c);
+		}
+		printf("}");
+	}
+	printf("\n  ],\n  \"targets\": [\n");
+	for (int k = 0; k < n; k++) {
+		const struct target *x = &t[k];
+
+		printf("%s    {\"target\": ", k ? ",\n" : "");
+		bc_json_string(x->what);
+		printf(", \"mode\": \"%s\", \"payload\": %zu, \"limit\": %.2f, "
+		       "\"built\": %s",
+		       mode_names[x->m], o->sizes[x->i], x->bound,
+		       x->built ? "true" : "false");
+		if (x->built) {
+			printf(", \"figure\": %.6f, \"spread\": %.6f, "
+			       "\"pass\": %s",
+			       x->figure, x->spread, x->pass ? "true" : "false");
+			met += x->pass;
+			total++;
+		}
+		printf("}");
+	}
+	printf("\n  ],\n");
+	bc_json_end_targets(met, total);
+}
+
+/* ---- options and main --------------------------------------------------- */
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: sender_instr [--sizes 1,4] [--quick] [--repeat N] "
+		"[--json] [--check] [--rep-movsb] [--keep] [--valgrind PATH]\n"
+		"  --sizes LIST    payloads in MiB (default 1,4; at most %d)\n"
+		"  --quick         1 MiB only\n"
+		"  --repeat N      runs of every cell, 2 to %d (default 2)\n"
+		"  --json          JSON instead of Markdown\n"
+		"  --check         exit 1 when a built target fails\n"
+		"  --keep          keep the callgrind files (for "
+		"callgrind_annotate)\n"
+		"  --rep-movsb     leave glibc's memcpy as it is (rep movsb, "
+		"which callgrind\n"
+		"                  counts once per byte)\n"
+		"  --valgrind P    the valgrind to run (default: valgrind on "
+		"PATH)\n",
+		MAX_SIZE_MIB, MAX_REPEAT);
+	return 2;
+}
+
+static int parse_sizes(const char *arg, struct options *o)
+{
+	const char *p = arg;
+
+	o->nsizes = 0;
+	for (;;) {
+		unsigned long long v;
+		char *end;
+
+		errno = 0;
+		v = strtoull(p, &end, 10);
+		if (errno != 0 || end == p || v == 0 || v > MAX_SIZE_MIB ||
+		    o->nsizes == MAX_SIZES)
+			return -EINVAL;
+		o->sizes[o->nsizes++] = (size_t)v * MIB;
+		if (*end == '\0')
+			return 0;
+		if (*end != ',')
+			return -EINVAL;
+		p = end + 1;
+	}
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	int sizes_given = 0, quick = 0;
+
+	*o = (struct options){ .repeat = 2, .valgrind = "valgrind" };
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0) {
+			o->json = 1;
+		} else if (strcmp(argv[i], "--keep") == 0) {
+			o->keep = 1;
+		} else if (strcmp(argv[i], "--rep-movsb") == 0) {
+			o->rep_movsb = 1;
+		} else if (strcmp(argv[i], "--check") == 0) {
+			o->check = 1;
+		} else if (strcmp(argv[i], "--quick") == 0) {
+			quick = 1;
+		} else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
+			if (parse_sizes(argv[++i], o) < 0)
+				return -EINVAL;
+			sizes_given = 1;
+		} else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
+			if (bc_parse_int(argv[++i], 2, MAX_REPEAT,
+					 &o->repeat) < 0)
+				return -EINVAL;
+		} else if (strcmp(argv[i], "--valgrind") == 0 && i + 1 < argc) {
+			o->valgrind = argv[++i];
+		} else {
+			return -EINVAL;
+		}
+	}
+	if (!sizes_given) {
+		o->sizes[0] = 1 * MIB;
+		o->sizes[1] = 4 * MIB;
+		o->nsizes = quick ? 1 : 2;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct target t[MAX_TARGETS];
+	struct options o;
+	char path[PATH_MAX];
+	ssize_t n;
+	int nt, met, total;
+
+	if (argc > 1 && strcmp(argv[1], "--child") == 0) {
+		bc_set_prog("sender_instr child");
+		return child_main(argc, argv);
+	}
+	bc_set_prog("sender_instr");
+	if (parse_options(argc, argv, &o) < 0)
+		return usage();
+	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	if (n <= 0)
+		bc_die("readlink /proc/self/exe: %s", strerror(errno));
+	self_exe[n] = '\0';
+	bc_ignore_sigpipe();
+	keep_files = o.keep;
+	if (mkdtemp(tmp_dir) == NULL)
+		bc_die("mkdtemp: %s", strerror(errno));
+	if (atexit(remove_tmp) != 0)
+		bc_die("atexit failed");
+	snprintf(path, sizeof(path), "%s/sock", tmp_dir);
+	sock_path = path;
+	listen_fd = bc_listen_unix(sock_path, 4);
+	for (int k = 0; k < o.repeat; k++)
+	for (int m = 0; m < NMODES; m++)
+	for (size_t i = 0; i < o.nsizes; i++)
+	for (int s = 0; s < NSENDERS; s++) {
+		struct cell *x = &cells[m][i][s];
+		/* copy runs after copying (S_COPY < S_COPYING would not
+		 * know the length): taken in order below. */
+		static const int order[NSENDERS] = {
+			S_FLOOR, S_FLOOR_DIRECT, S_COPYING, S_COPY,
+			S_OWNED, S_MEMMOVE };
+		int snd = order[s];
+
+		x = &cells[m][i][snd];
+		if (snd == S_OWNED && !OWNED_BUILT) {
+			x->skip = 1;
+			continue;
+		}
+		fprintf(stderr, "sender_instr: pass %d of %d: %s, %zu MiB, "
+				"%s\n",
+			k + 1, o.repeat, mode_names[m], o.sizes[i] / MIB,
+			sender_names[snd]);
+		run_one(&o, (enum sender)snd, (enum mode)m, o.sizes[i],
+			snd == S_COPY ? cells[m][i][S_COPYING].runs[k].c.copied
+				      : 0,
+			&x->runs[k]);
+	}
+	if (close(listen_fd) != 0)
+		bc_die("close: %s", strerror(errno));
+	nt = targets_make(&o, t);
+	if (o.json) {
+		print_json(&o, argc, argv, t, nt);
+		met = 0;
+		total = 0;
+		for (int k = 0; k < nt; k++) {
+			met += t[k].built && t[k].pass;
+			total += t[k].built;
+		}
+	} else {
+		printf("## Sender instructions: end(P) over a unix socket, "
+		       "callgrind\n\n");
+		bc_md_command(argc, argv);
+		printf("User-space instructions of the sender from end() to its "
+		       "callback (the floor: first send to shutdown), counted "
+		       "by callgrind; the peer reads in lockstep, so every "
+		       "burst of sends starts on an empty socket and the sends "
+		       "are the same in every run (bench/sender_instr.c says "
+		       "why). Each cell ran %d times; the spread is (max - min) "
+		       "/ min of its instructions. Syscalls: every call through "
+		       "the fault gate in that interval (the direct floor: its "
+		       "own calls); bytes copied: into the queue, %s; bytes "
+		       "moved: memmove inside the queue.\n\n",
+		       o.repeat, COPIED_SOURCE);
+		md_tables(&o);
+		md_targets(&o, t, nt, &met, &total);
+	}
+	bc_finish_output();
+	return o.check && met < total ? 1 : 0;
+}
