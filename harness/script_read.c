@@ -234,8 +234,29 @@ int sr_feed_line(struct sr_script *s, char *line, char *err, size_t errlen)
 	return 0;
 }
 
+/* Every connection a block or op names is one the script has (-1: the
+ * block's own for an op, every connection for a handler): the subject
+ * indexes its connections with them. */
+static int check_conns(const struct sr_script *s, const struct sr_block *b,
+		       size_t n, const char *what, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (b[i].conn < (b == s->tasks ? 0 : -1) || b[i].conn >= s->nconns)
+			return fail(err, errlen, "%s %zu on connection %d of %d", what,
+				    i + 1, b[i].conn, s->nconns);
+		for (size_t k = 0; k < b[i].nops; k++)
+			if (b[i].ops[k].conn < -1 || b[i].ops[k].conn >= s->nconns)
+				return fail(err, errlen, "%s %zu: op on connection %d of %d",
+					    what, i + 1, b[i].ops[k].conn, s->nconns);
+	}
+	return 0;
+}
+
 int sr_finish(struct sr_script *s, char *err, size_t errlen)
 {
+	if (check_conns(s, s->tasks, s->ntasks, "task", err, errlen) < 0 ||
+	    check_conns(s, s->handlers, s->nhandlers, "handler", err, errlen) < 0)
+		return -1;
 	s->sync_task = calloc(s->ntasks + 1, 1);
 	if (!s->sync_task)
 		return fail(err, errlen, "out of memory");
