@@ -11,6 +11,8 @@ packages=(build-essential cmake pkg-config libfiu-dev fiu-utils libjansson-dev
           libcmocka-dev libssl-dev valgrind strace python3 python3-pytest
           python3-pytest-xdist python3-matplotlib python3-hypothesis
           nodejs libuv1-dev)
+# The libFuzzer targets (tests/fuzz, the fuzz preset): clang and its runtime.
+packages+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
