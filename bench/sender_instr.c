@@ -36,7 +36,9 @@
  * write:short=4096,repeat=forever for every sender but floor_direct) each
  * send's length is fixed too; the gate's armed path (fi__*_slow: its rules
  * and the call it makes) is not counted for any sender (callgrind's
- * --toggle-collect), so that the clamp, a measuring device, adds nothing. TCP is not measured here: how much loopback TCP takes depends
+ * --toggle-collect), so that the clamp, a measuring device, adds nothing;
+ * nor is the bench's own task hook (the lockstep), and every symbol is bound
+ * at load (LD_BIND_NOW), so that no sender pays the dynamic linker. TCP is not measured here: how much loopback TCP takes depends
  * on its congestion window and ACKs, which are timing.
  *
  * Every cell runs --repeat times (at least 2), all cells once per pass; the
@@ -215,19 +217,26 @@ static uint64_t child_ask(uint32_t kind, uint64_t value)
 	return got;
 }
 
-/* Waits until the peer has read every byte the kernel has taken (total),
- * with collection off: the socket is then empty. */
-static void child_sync(uint64_t total, uint64_t *synced, struct counts *c)
+/* Waits until the peer has read every byte the kernel has taken (total):
+ * the socket is then empty. Collection must be off already. */
+static void child_sync_raw(uint64_t total, uint64_t *synced,
+			   struct counts *c)
 {
-	int was = collecting;
-
-	collect(0);
 	if (total > *synced) {
 		if (child_ask(CMD_DRAIN, total) != total)
 			bc_die("the peer read a different count");
 		*synced = total;
 		c->syncs++;
 	}
+}
+
+/* child_sync_raw with collection off while it waits. */
+static void child_sync(uint64_t total, uint64_t *synced, struct counts *c)
+{
+	int was = collecting;
+
+	collect(0);
+	child_sync_raw(total, synced, c);
 	collect(was);
 }
 
@@ -371,6 +380,7 @@ struct stack_run {
 	int release_status;
 	const char *payload;
 	size_t len;
+	rs_loop *loop;
 	rs_socket *sock;     /* until end()'s callback */
 	int done;
 	int status;
@@ -381,21 +391,24 @@ struct stack_run {
 	struct counts c;
 };
 
+/*
+ * The loop's task hook, set only while the region is counted (from end() to
+ * its callback): at the end of every task, the peer reads what the kernel
+ * has. callgrind's --toggle-collect=stack_hook turns collection off for the
+ * whole call (the driver passes it), so nothing of the hook is counted but
+ * the loop's call to it; hence no client request in here.
+ */
 static void stack_hook(rs_loop *loop, uint64_t task, enum rs_task_phase ph,
 		       void *arg)
 {
 	struct stack_run *r = arg;
-	int was = collecting;
 
-	collect(0);
 	(void)loop;
 	(void)task;
 	if (ph == RS_TASK_END)
-		child_sync(r->done ? r->len
-				   : r->sock ? rs_socket_bytes_written(r->sock)
-					     : 0,
-			   &r->synced, &r->c);
-	collect(was);
+		child_sync_raw(r->done ? r->len
+				       : rs_socket_bytes_written(r->sock),
+			       &r->synced, &r->c);
 }
 
 static void stack_on_end(rs_socket *s, int status, void *arg)
@@ -417,6 +430,8 @@ static void stack_on_end(rs_socket *s, int status, void *arg)
 	r->done = 1;
 	r->status = status;
 	r->sock = NULL;
+	/* The region is over: the rest syncs after the loop. */
+	rs_loop_set_hook(r->loop, NULL, NULL);
 	if (status == 0)
 		rs_socket_destroy(s, 0);
 }
@@ -443,6 +458,7 @@ static void stack_on_connect(rs_socket *s, void *arg)
 	r->syscalls0 = gate_sum();
 	r->eagain0 = gate_eagain();
 	r->waits0 = gate_waits();
+	rs_loop_set_hook(r->loop, stack_hook, r);
 	collect(1);
 #if OWNED_BUILT
 	if (r->snd == S_OWNED) {
@@ -491,7 +507,7 @@ static void child_stack(enum sender snd, const char *path, const char *payload,
 	if (rc < 0)
 		bc_die("rs_variant_set: %s", strerror(-rc));
 	loop = bc_loop_new();
-	rs_loop_set_hook(loop, stack_hook, &r);
+	r.loop = loop;
 	rc = rs_connect_unix(loop, path, NULL, &events, &r, &s);
 	if (rc < 0)
 		bc_die("rs_connect_unix: %s", strerror(-rc));
@@ -668,7 +684,8 @@ static void run_one(const struct options *o, enum sender snd, enum mode m,
 	if (pid == 0) {
 		char *args[] = { (char *)o->valgrind, "--tool=callgrind",
 				 "--collect-atstart=no",
-				 "--toggle-collect=fi__*_slow", outarg,
+				 "--toggle-collect=fi__*_slow",
+				 "--toggle-collect=stack_hook", outarg,
 				 self_exe, "--child", (char *)sender_names[snd],
 				 (char *)mode_names[m], a_len, a_copy,
 				 (char *)sock_path, a_cmd, a_ack, NULL };
@@ -678,6 +695,11 @@ static void run_one(const struct options *o, enum sender snd, enum mode m,
 		if (lf < 0 || dup2(lf, 1) < 0 || dup2(lf, 2) < 0)
 			_exit(127);
 		if (!o->rep_movsb && setenv("GLIBC_TUNABLES", TUNABLES, 1) != 0)
+			_exit(127);
+		/* Every symbol bound at load: lazy binding would count the
+		 * dynamic linker's work in the region of whichever sender
+		 * first calls a libc function there. */
+		if (setenv("LD_BIND_NOW", "1", 1) != 0)
 			_exit(127);
 		execvp(o->valgrind, args);
 		dprintf(2, "sender_instr: cannot run %s: %s\n", o->valgrind,
@@ -817,7 +839,7 @@ struct target {
 	int pass;
 };
 
-#define MAX_TARGETS (3 * NMODES * MAX_SIZES)
+#define MAX_TARGETS (4 * NMODES * MAX_SIZES)
 
 static int targets_make(const struct options *o, struct target *t)
 {
@@ -870,6 +892,20 @@ static int targets_make(const struct options *o, struct target *t)
 			x->pass = x->figure <= x->bound &&
 				  sp < x->bound - 1.0 &&
 				  counts_equal(o, m, i, S_OWNED);
+		}
+
+		/* The owned write's point: it copies no byte. The figure is
+		 * the bytes copied as a share of P. */
+		x = &t[n++];
+		*x = (struct target){ .what = "owned: copies no byte (bytes "
+					      "copied = 0)",
+				      .m = m, .i = i, .bound = 0.0,
+				      .built = OWNED_BUILT };
+		if (OWNED_BUILT) {
+			x->figure = (double)ow->c.copied / (double)o->sizes[i];
+			x->spread = counts_equal(o, m, i, S_OWNED) ? 0.0 : 1.0;
+			x->pass = ow->c.copied == 0 && ow->c.moved == 0 &&
+				  x->spread == 0.0;
 		}
 	}
 	return n;

@@ -14,10 +14,14 @@ const char *const sr_op_names[SR_OP_KIND_COUNT] = {
 	"write", "end", "destroy", "destroy-soon", "cork", "uncork",
 	"pause", "resume", "signal", "disarm", "checkpoint", "ignore",
 	"abort", "exit", "execve", "await-drained", "write-owned", "overwrite",
+	"res-write", "try-write", "res-end", "try-write-rest", "write-rest",
+	"end-rest",
+	"ws-send", "ws-close", "ws-ping", "ws-buffered",
 };
 
 const char *const sr_ev_names[SR_EV_KIND_COUNT] = {
 	"data", "eof", "drain", "finish", "close", "write-cb", "end-cb",
+	"request", "writable",
 };
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -98,6 +102,11 @@ static int parse_op_line(struct sr_script *s, char *line, struct sr_block *b,
 		else if (strcmp(tok, "micro") == 0) op.micro = (int)v;
 		else if (strcmp(tok, "sig") == 0) op.sig = (int)v;
 		else if (strcmp(tok, "ext") == 0) op.external = (int)v;
+		else if (strcmp(tok, "final") == 0) op.final = (int)v;
+		else if (strcmp(tok, "resume") == 0) op.resume = (int)v;
+		else if (strcmp(tok, "ws") == 0 &&
+			 sscanf(eq, "%d,%d,%d", &op.ws_kind, &op.ws_binary, &op.ws_fin) == 3)
+			;
 		else {
 			free(op.data);
 			return fail(err, errlen, "unknown op field '%s'", tok);
@@ -108,12 +117,17 @@ static int parse_op_line(struct sr_script *s, char *line, struct sr_block *b,
 		return fail(err, errlen, "op on connection %d of %d", op.conn,
 			    s->nconns);
 	}
-	slot = realloc(b->ops, (b->nops + 1) * sizeof(*b->ops));
-	if (!slot) {
-		free(op.data);
-		return fail(err, errlen, "out of memory");
+	if (b->nops == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 16;
+
+		slot = realloc(b->ops, cap * sizeof(*b->ops));
+		if (!slot) {
+			free(op.data);
+			return fail(err, errlen, "out of memory");
+		}
+		b->ops = slot;
+		b->cap = cap;
 	}
-	b->ops = slot;
 	b->ops[b->nops++] = op;
 	return 0;
 }
@@ -170,6 +184,12 @@ static int parse_header_line(struct sr_script *s, char *line, char *err,
 		s->server = 1;
 	} else if (sscanf(line, "half-open %d", &n) == 1) {
 		s->half_open = n;
+	} else if (sscanf(line, "http %d", &n) == 1) {
+		s->http = n;
+	} else if (strncmp(line, "websocket ", 10) == 0) {
+		if (sscanf(line, "websocket %llu %zu", &s->ws_seed, &s->ws_max_message) != 2)
+			return fail(err, errlen, "bad websocket line '%s'", line);
+		s->websocket = 1;
 	} else if (strcmp(line, "sync start") == 0) {
 		s->sync_start = 1;
 	} else if (sscanf(line, "sync task %d", &n) == 1 && n > 0) {

@@ -17,6 +17,11 @@ enum sr_op_kind {
 	SR_OP_UNCORK, SR_OP_PAUSE, SR_OP_RESUME, SR_OP_SIGNAL, SR_OP_DISARM,
 	SR_OP_CHECKPOINT, SR_OP_IGNORE, SR_OP_ABORT, SR_OP_EXIT, SR_OP_EXECVE,
 	SR_OP_AWAIT_DRAINED, SR_OP_WRITE_OWNED, SR_OP_OVERWRITE,
+	/* HTTP responses (issue 10) */
+	SR_OP_RES_WRITE, SR_OP_TRY_WRITE, SR_OP_RES_END, SR_OP_TRY_WRITE_REST,
+	SR_OP_WRITE_REST, SR_OP_END_REST,
+	/* WebSocket (issue 11) */
+	SR_OP_WS_SEND, SR_OP_WS_CLOSE, SR_OP_WS_PING, SR_OP_WS_BUFFERED,
 	SR_OP_KIND_COUNT
 };
 /* The op keywords of the script, in enum order ("write" ... "overwrite"). */
@@ -32,11 +37,15 @@ struct sr_op {
 	int micro;
 	int sig;
 	int external;
+	int final;
+	int resume;
+	int ws_kind, ws_binary, ws_fin;  /* ws-send */
 };
 
 enum sr_ev_kind {
 	SR_EV_DATA, SR_EV_EOF, SR_EV_DRAIN, SR_EV_FINISH, SR_EV_CLOSE,
-	SR_EV_WRITE_CB, SR_EV_END_CB, SR_EV_KIND_COUNT
+	SR_EV_WRITE_CB, SR_EV_END_CB, SR_EV_REQUEST, SR_EV_WRITABLE,
+	SR_EV_KIND_COUNT
 };
 /* The handler events of the script, in enum order ("data" ... "end-cb"). */
 extern const char *const sr_ev_names[SR_EV_KIND_COUNT];
@@ -46,6 +55,8 @@ struct sr_block {
 	enum sr_ev_kind event; /* handlers only */
 	struct sr_op *ops;
 	size_t nops;
+	size_t cap;       /* ops allocated: doubled, so that a long script
+			   * is not copied once per op */
 };
 
 struct sr_variant {
@@ -60,6 +71,10 @@ struct sr_script {
 	int server;
 	int nconns;
 	int half_open;
+	int http;                 /* "http N": serve HTTP on accepted connections */
+	int websocket;            /* a "websocket SEED MAX" line came */
+	unsigned long long ws_seed;
+	size_t ws_max_message;
 	struct sr_variant *variants; /* in script order, not yet applied */
 	size_t nvariants;
 	struct fi_rule *faults;      /* parsed, not yet armed */
