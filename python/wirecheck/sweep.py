@@ -164,11 +164,24 @@ def judge(clean: dict, run: dict, cell: Cell, *, valgrind: bool = False) -> list
     # a call: such runs are judged as after a fatal fault.
     fatal = (cell.kind == "fatal" and _fired(clean, run, cell)) or any(
         e.startswith("error ") for es in cevs.values() for e in es)
+    # A scenario that ends the subject itself (exit, abort, execve, a fatal
+    # signal: its clean run has no queue figures) or destroys a connection
+    # drops what is still queued at that point, and a fault changes how
+    # much that is: the peer's stream and the clean run's then agree on
+    # their common part, nothing more.
+    abrupt = clean.get("queue") is None or any(
+        _EVENT.match(e) and _EVENT.match(e).group(2).startswith("destroy")
+        for e in clean.get("events") or [])
     if len(peers) != len(cpeers):
         broken.append(f"{len(peers)} peer streams, the clean run has {len(cpeers)}")
         return broken
     for i, (p, cp) in enumerate(zip(peers, cpeers)):
-        if not fatal:
+        if abrupt:
+            h, ch = p.get("hex"), cp.get("hex")
+            if h is not None and ch is not None and not (h.startswith(ch) or ch.startswith(h)):
+                broken.append(f"connection {i}: the peer's {p.get('bytes')} bytes and the "
+                              f"clean run's {cp.get('bytes')} differ where both have bytes")
+        elif not fatal:
             if p.get("sha256") != cp.get("sha256"):
                 broken.append(f"connection {i}: the peer got {p.get('bytes')} bytes "
                               f"(sha256 {str(p.get('sha256'))[:12]}), the clean run's peer "
@@ -183,7 +196,7 @@ def judge(clean: dict, run: dict, cell: Cell, *, valgrind: bool = False) -> list
     conns = sorted(set(evs) | set(cevs))
     for c in conns:
         got, want = evs.get(c, []), cevs.get(c, [])
-        if not fatal and got != want:
+        if not fatal and not abrupt and got != want:
             broken.append(f"connection {c}: completion events {got}, the clean run's {want}")
         errors = [e for e in got if e.startswith("error ")]
         if len(errors) > max(1, len([e for e in want if e.startswith("error ")])):
@@ -194,13 +207,15 @@ def judge(clean: dict, run: dict, cell: Cell, *, valgrind: bool = False) -> list
             if bad:
                 broken.append(f"connection {c}: {bad} after '{errors[0]}': a completion "
                               "claims bytes the kernel did not take")
-    if fatal and not any(e.startswith("error ") for c in conns for e in evs.get(c, [])):
+    if fatal and not abrupt and \
+            not any(e.startswith("error ") for c in conns for e in evs.get(c, [])):
         broken.append("the fault fired but no connection reported an error")
     # bytes_written is what the kernel took: the peer's bytes, when the clean
     # run says so too.
     closes, ccloses = _closes(run), _closes(clean)
     for c, n in closes.items():
-        if c < len(peers) and c < len(cpeers) and ccloses.get(c) == cpeers[c].get("bytes") \
+        if not abrupt and c < len(peers) and c < len(cpeers) \
+                and ccloses.get(c) == cpeers[c].get("bytes") \
                 and n != peers[c].get("bytes"):
             broken.append(f"connection {c}: close says bytes_written={n}, the peer got "
                           f"{peers[c].get('bytes')}")

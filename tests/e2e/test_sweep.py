@@ -22,7 +22,7 @@ def trace(*events, peer=(19, "aa"), exit=None, faults=(), fired=()):
              ([peer] if isinstance(peer, tuple) else peer)]
     return {"events": list(events), "peer": peers[0] if len(peers) == 1 else peers,
             "exit": exit or {"code": 0, "timed_out": False},
-            "faults": list(faults),
+            "faults": list(faults), "queue": {"bytes_moved": 0},
             "fired": {"calls": [{"rule": r} for r in fired]}}
 
 
@@ -185,3 +185,16 @@ def test_sweep_items_are_pytest_items_that_xdist_spreads(wirecheck, tmp_path, sp
     cells = len(sweep.cells(1))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"{cells} passed" in proc.stdout, proc.stdout
+
+
+def test_a_subject_that_ends_itself_is_judged_on_the_common_part_of_the_streams():
+    # end-exit-0 and the like: the clean run has no queue figures (the
+    # subject exited inside its loop), and a fault leaves bytes queued at
+    # the exit: fewer bytes are fine, different ones are not.
+    clean = dict(CLEAN, queue=None, peer={"bytes": 4, "sha256": "a", "hex": "61626364"})
+    fewer = dict(clean, peer={"bytes": 2, "sha256": "b", "hex": "6162"}, events=[])
+    assert sweep.judge(clean, fewer, EAGAIN) == []
+    other = dict(clean, peer={"bytes": 2, "sha256": "c", "hex": "6163"}, events=[])
+    assert any("differ where both have bytes" in b for b in sweep.judge(clean, other, EAGAIN))
+    crashed = dict(fewer, exit={"signal": "SIGSEGV", "timed_out": False})
+    assert any("crashed" in b for b in sweep.judge(clean, crashed, EAGAIN))
