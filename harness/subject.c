@@ -9,6 +9,7 @@
 #include "fi.h"
 #include "protocol.h"
 #include "rs.h"
+#include "script_read.h"
 #include "http_parse.h"
 #include "ws_frame.h"
 
@@ -24,60 +25,6 @@
 #define MAX_LINE 1048576
 
 extern char **environ;
-
-enum op_kind {
-	OP_WRITE, OP_END, OP_DESTROY, OP_DESTROY_SOON, OP_CORK, OP_UNCORK,
-	OP_PAUSE, OP_RESUME, OP_SIGNAL, OP_DISARM, OP_CHECKPOINT, OP_IGNORE,
-	OP_ABORT, OP_EXIT, OP_EXECVE, OP_AWAIT_DRAINED, OP_WRITE_OWNED,
-	OP_OVERWRITE,
-	/* HTTP responses (issue 10) */
-	OP_RES_WRITE, OP_TRY_WRITE, OP_RES_END, OP_TRY_WRITE_REST,
-	OP_WRITE_REST, OP_END_REST,
-	/* WebSocket (issue 11) */
-	OP_WS_SEND, OP_WS_CLOSE, OP_WS_PING, OP_WS_BUFFERED, OP_KIND_COUNT
-};
-static const char *op_names[OP_KIND_COUNT] = {
-	"write", "end", "destroy", "destroy-soon", "cork", "uncork",
-	"pause", "resume", "signal", "disarm", "checkpoint", "ignore",
-	"abort", "exit", "execve", "await-drained", "write-owned", "overwrite",
-	"res-write", "try-write", "res-end", "try-write-rest", "write-rest",
-	"end-rest",
-	"ws-send", "ws-close", "ws-ping", "ws-buffered",
-};
-
-struct op {
-	enum op_kind kind;
-	int conn;         /* -1: the block's connection */
-	size_t len;
-	unsigned char *data;
-	int fill;
-	int cb;
-	int micro;
-	int sig;
-	int external;
-	int final;
-	int resume;
-	int ws_kind, ws_binary, ws_fin;  /* ws-send */
-};
-
-enum ev_kind {
-	EV_DATA, EV_EOF, EV_DRAIN, EV_FINISH, EV_CLOSE, EV_WRITE_CB, EV_END_CB,
-	EV_REQUEST, EV_WRITABLE,
-	EV_KIND_COUNT
-};
-static const char *ev_names[EV_KIND_COUNT] = {
-	"data", "eof", "drain", "finish", "close", "write-cb", "end-cb",
-	"request", "writable",
-};
-
-struct block {
-	int conn;
-	enum ev_kind event;
-	struct op *ops;
-	size_t nops;
-	size_t cap;       /* ops allocated: doubled, so that a long script
-			   * is not copied once per op */
-};
 
 struct conn {
 	int index;
@@ -127,13 +74,12 @@ static struct {
 	int server;
 	int nconns;
 	struct rs_socket_options opts;
-	struct block *tasks;
+	struct sr_script script;  /* owns tasks, handlers and sync_task */
+	struct sr_block *tasks;
 	size_t ntasks;
-	struct block *handlers;
+	struct sr_block *handlers;
 	size_t nhandlers;
 	int sync_start;
-	int *sync_list;           /* task numbers named by "sync task N" */
-	size_t nsync;
 	unsigned char *sync_task; /* [ntasks + 1]: announce the end of task i */
 	struct conn *conns;
 	int connected;
@@ -272,8 +218,8 @@ static const char *errname(int e)
 	return buf;
 }
 
-static void run_handlers(enum ev_kind ev, int conn);
-static void op_http(const struct op *op, struct conn *c);
+static void run_handlers(enum sr_ev_kind ev, int conn);
+static void op_http(const struct sr_op *op, struct conn *c);
 
 static void on_write_done(rs_socket *s, int status, void *arg)
 {
@@ -288,10 +234,10 @@ static void on_write_done(rs_socket *s, int status, void *arg)
 	else
 		event(conn, "%send cb %s", ctx_http ? "res-" : "",
 		      status == 0 ? "ok" : errname(status));
-	run_handlers(number ? EV_WRITE_CB : EV_END_CB, conn);
+	run_handlers(number ? SR_EV_WRITE_CB : SR_EV_END_CB, conn);
 }
 
-static unsigned char *op_bytes(const struct op *op, struct conn *c)
+static unsigned char *op_bytes(const struct sr_op *op, struct conn *c)
 {
 	unsigned char *buf;
 
@@ -305,7 +251,7 @@ static unsigned char *op_bytes(const struct op *op, struct conn *c)
 	return buf;
 }
 
-static struct cb_ctx *op_ctx(const struct op *op, struct conn *c, int number)
+static struct cb_ctx *op_ctx(const struct sr_op *op, struct conn *c, int number)
 {
 	struct cb_ctx *ctx;
 
@@ -322,7 +268,7 @@ static struct cb_ctx *op_ctx(const struct op *op, struct conn *c, int number)
 
 /* The bytes of a write as a buffer of the subject's own (a copy of a
  * literal), kept as the connection's last for overwrite. */
-static unsigned char *op_own_bytes(const struct op *op, struct conn *c)
+static unsigned char *op_own_bytes(const struct sr_op *op, struct conn *c)
 {
 	unsigned char *buf;
 
@@ -347,7 +293,7 @@ static void keep_last(struct conn *c, unsigned char *bytes, size_t len,
 	c->last_owned = owned;
 }
 
-static void op_write(const struct op *op, struct conn *c)
+static void op_write(const struct sr_op *op, struct conn *c)
 {
 	int number = ++c->writes;
 	unsigned char *bytes;
@@ -378,12 +324,12 @@ static void on_release(rs_socket *s, int status, void *arg)
 	(void)s;
 	free(ctx);
 	event(conn, "write#%d released %s", number, status == 0 ? "ok" : errname(status));
-	run_handlers(EV_WRITE_CB, conn);
+	run_handlers(SR_EV_WRITE_CB, conn);
 }
 
 /* write-owned: rs_socket_write_owned of a buffer that stays the
  * subject's, so that overwrite can change it while the stack holds it. */
-static void op_write_owned(const struct op *op, struct conn *c)
+static void op_write_owned(const struct sr_op *op, struct conn *c)
 {
 	int number = ++c->writes;
 	struct owned_buf *ob;
@@ -412,7 +358,7 @@ static void op_write_owned(const struct op *op, struct conn *c)
 }
 
 /* overwrite fill=C: every byte of the last write's buffer becomes C. */
-static void op_overwrite(const struct op *op, struct conn *c)
+static void op_overwrite(const struct sr_op *op, struct conn *c)
 {
 	if (!c->last) {
 		event(c->index, "overwrite (no write)");
@@ -422,7 +368,7 @@ static void op_overwrite(const struct op *op, struct conn *c)
 	event(c->index, "overwrite write#%d %zu", c->last_number, c->last_len);
 }
 
-static void op_end(const struct op *op, struct conn *c)
+static void op_end(const struct sr_op *op, struct conn *c)
 {
 	unsigned char *bytes;
 	struct cb_ctx *ctx;
@@ -441,7 +387,7 @@ static void op_end(const struct op *op, struct conn *c)
 	event(c->index, "end %zu -> %s", op->len, rc < 0 ? errname(rc) : "ok");
 }
 
-static void op_signal(const struct op *op, int conn)
+static void op_signal(const struct sr_op *op, int conn)
 {
 	const char *name = fi_signal_name(op->sig);
 
@@ -464,7 +410,7 @@ static void op_signal(const struct op *op, int conn)
 		event(conn, "signal %d refused", op->sig);
 }
 
-static void op_ignore(const struct op *op, int conn)
+static void op_ignore(const struct sr_op *op, int conn)
 {
 	const char *name = fi_signal_name(op->sig);
 	struct sigaction sa;
@@ -622,9 +568,9 @@ static const char *ws_kind_text(int kind)
 									    : "kind=bad";
 }
 
-static void ws_op(const struct op *op, struct conn *c)
+static void ws_op(const struct sr_op *op, struct conn *c)
 {
-	const char *name = op_names[op->kind];
+	const char *name = sr_op_names[op->kind];
 	unsigned char *bytes;
 	int rc = 0;
 
@@ -632,14 +578,14 @@ static void ws_op(const struct op *op, struct conn *c)
 		event(c->index, "%s (closed)", name);
 		return;
 	}
-	if (op->kind == OP_WS_BUFFERED) {
+	if (op->kind == SR_OP_WS_BUFFERED) {
 		event(c->index, "ws-buffered %zu waiting=%zu",
 		      rs_ws_buffered_amount(c->ws), rs_ws_waiting(c->ws));
 		return;
 	}
 	bytes = op_bytes(op, c);
 	c->seq += op->len;
-	if (op->kind == OP_WS_SEND) {
+	if (op->kind == SR_OP_WS_SEND) {
 		struct rs_ws_send_options so = { op->ws_binary, op->ws_fin };
 		int number = ++c->ws_sends;
 		char opts[64] = "";
@@ -654,7 +600,7 @@ static void ws_op(const struct op *op, struct conn *c)
 		event(c->index, "ws-send#%d %zu %s%s -> %s", number, op->len,
 		      ws_kind_text(op->ws_kind), opts,
 		      rc < 0 ? errname(rc) : rc ? "sent" : "queued");
-	} else if (op->kind == OP_WS_CLOSE) {
+	} else if (op->kind == SR_OP_WS_CLOSE) {
 		rc = rs_ws_close(c->ws, op->sig, bytes, op->len);
 		event(c->index, "ws-close %d -> %s", op->sig,
 		      rc < 0 ? errname(rc) : "ok");
@@ -667,22 +613,22 @@ static void ws_op(const struct op *op, struct conn *c)
 		free(bytes);
 }
 
-static void run_op(const struct op *op, int conn_index)
+static void run_op(const struct sr_op *op, int conn_index)
 {
 	int ci = op->conn >= 0 ? op->conn : conn_index;
 	struct conn *c = &S.conns[ci];
 
 	switch (op->kind) {
-	case OP_WRITE: op_write(op, c); return;
-	case OP_WRITE_OWNED: op_write_owned(op, c); return;
-	case OP_OVERWRITE: op_overwrite(op, c); return;
-	case OP_END: op_end(op, c); return;
-	case OP_SIGNAL: op_signal(op, ci); return;
-	case OP_DISARM:
+	case SR_OP_WRITE: op_write(op, c); return;
+	case SR_OP_WRITE_OWNED: op_write_owned(op, c); return;
+	case SR_OP_OVERWRITE: op_overwrite(op, c); return;
+	case SR_OP_END: op_end(op, c); return;
+	case SR_OP_SIGNAL: op_signal(op, ci); return;
+	case SR_OP_DISARM:
 		fi_disarm_all();
 		event(ci, "disarm");
 		return;
-	case OP_CHECKPOINT: {
+	case SR_OP_CHECKPOINT: {
 		char point[32];
 
 		snprintf(point, sizeof(point), "checkpoint:%d", ++S.checkpoints);
@@ -690,47 +636,47 @@ static void run_op(const struct op *op, int conn_index)
 		sync_point(point);
 		return;
 	}
-	case OP_IGNORE:
+	case SR_OP_IGNORE:
 		op_ignore(op, ci);
 		return;
-	case OP_ABORT:
+	case SR_OP_ABORT:
 		event(ci, "abort");
 		rs_abort();
-	case OP_EXIT:
+	case SR_OP_EXIT:
 		event(ci, "exit %d", op->sig);
 		rs_exit(op->sig);
-	case OP_EXECVE:
+	case SR_OP_EXECVE:
 		op_execve(ci);
 		return;
-	case OP_RES_WRITE: case OP_TRY_WRITE: case OP_RES_END:
-	case OP_TRY_WRITE_REST: case OP_WRITE_REST: case OP_END_REST:
+	case SR_OP_RES_WRITE: case SR_OP_TRY_WRITE: case SR_OP_RES_END:
+	case SR_OP_TRY_WRITE_REST: case SR_OP_WRITE_REST: case SR_OP_END_REST:
 		op_http(op, c);
 		return;
-	case OP_WS_SEND:
-	case OP_WS_CLOSE:
-	case OP_WS_PING:
-	case OP_WS_BUFFERED:
+	case SR_OP_WS_SEND:
+	case SR_OP_WS_CLOSE:
+	case SR_OP_WS_PING:
+	case SR_OP_WS_BUFFERED:
 		ws_op(op, c);
 		return;
 	default:
 		break;
 	}
-	event(ci, "%s%s", op_names[op->kind], c->sock ? "" : " (closed)");
+	event(ci, "%s%s", sr_op_names[op->kind], c->sock ? "" : " (closed)");
 	if (!c->sock)
 		return;
 	switch (op->kind) {
-	case OP_DESTROY: rs_socket_destroy(c->sock, 0); break;
-	case OP_DESTROY_SOON: rs_socket_destroy_soon(c->sock); break;
-	case OP_CORK: rs_socket_cork(c->sock); break;
-	case OP_UNCORK: rs_socket_uncork(c->sock); break;
-	case OP_PAUSE: rs_socket_pause(c->sock); break;
-	case OP_RESUME: rs_socket_resume(c->sock); break;
+	case SR_OP_DESTROY: rs_socket_destroy(c->sock, 0); break;
+	case SR_OP_DESTROY_SOON: rs_socket_destroy_soon(c->sock); break;
+	case SR_OP_CORK: rs_socket_cork(c->sock); break;
+	case SR_OP_UNCORK: rs_socket_uncork(c->sock); break;
+	case SR_OP_PAUSE: rs_socket_pause(c->sock); break;
+	case SR_OP_RESUME: rs_socket_resume(c->sock); break;
 	default: break;
 	}
 }
 
 struct micro_ctx {
-	const struct op *op;
+	const struct sr_op *op;
 	int conn;
 };
 
@@ -744,12 +690,12 @@ static void micro_run(rs_loop *loop, void *arg)
 }
 
 struct resume {
-	const struct block *block;
+	const struct sr_block *block;
 	size_t next;
 	int conn;
 };
 
-static void run_block_from(const struct block *b, int conn, size_t from);
+static void run_block_from(const struct sr_block *b, int conn, size_t from);
 
 static void resume_task(rs_loop *loop, void *arg)
 {
@@ -768,7 +714,7 @@ static void resume_task(rs_loop *loop, void *arg)
 /* await-drained: while the connection still has bytes the kernel has not
  * taken, the rest of the block goes to a later task (posted, so I/O runs in
  * between). Tasks that only wait report nothing, so they take no number. */
-static int await_drained(const struct block *b, size_t i, int conn)
+static int await_drained(const struct sr_block *b, size_t i, int conn)
 {
 	struct conn *c = &S.conns[b->ops[i].conn >= 0 ? b->ops[i].conn : conn];
 	struct resume *r;
@@ -786,12 +732,12 @@ static int await_drained(const struct block *b, size_t i, int conn)
 	return 1;
 }
 
-static void run_block_from(const struct block *b, int conn, size_t from)
+static void run_block_from(const struct sr_block *b, int conn, size_t from)
 {
 	for (size_t i = from; i < b->nops; i++) {
-		const struct op *op = &b->ops[i];
+		const struct sr_op *op = &b->ops[i];
 
-		if (op->kind == OP_AWAIT_DRAINED) {
+		if (op->kind == SR_OP_AWAIT_DRAINED) {
 			if (await_drained(b, i, conn))
 				return;
 			continue;
@@ -809,15 +755,15 @@ static void run_block_from(const struct block *b, int conn, size_t from)
 	}
 }
 
-static void run_block(const struct block *b, int conn)
+static void run_block(const struct sr_block *b, int conn)
 {
 	run_block_from(b, conn, 0);
 }
 
-static void run_handlers(enum ev_kind ev, int conn)
+static void run_handlers(enum sr_ev_kind ev, int conn)
 {
 	for (size_t i = 0; i < S.nhandlers; i++) {
-		const struct block *h = &S.handlers[i];
+		const struct sr_block *h = &S.handlers[i];
 
 		if (h->event == ev && (h->conn < 0 || h->conn == conn))
 			run_block(h, conn);
@@ -830,7 +776,7 @@ static void post_next_task(void);
 
 static void script_task(rs_loop *loop, void *arg)
 {
-	const struct block *b = arg;
+	const struct sr_block *b = arg;
 
 	S.script_loop_task = rs_loop_task(loop);
 	S.running_task = (size_t)(b - S.tasks) + 1;
@@ -912,7 +858,7 @@ static void on_data(rs_socket *s, const char *data, size_t len, void *arg)
 	(void)s;
 	(void)data;
 	event(c->index, "data %zu", len);
-	run_handlers(EV_DATA, c->index);
+	run_handlers(SR_EV_DATA, c->index);
 }
 
 static void on_end(rs_socket *s, void *arg)
@@ -922,7 +868,7 @@ static void on_end(rs_socket *s, void *arg)
 	(void)s;
 	/* "eof", not "end": end names the end() call in the trace. */
 	event(c->index, "eof");
-	run_handlers(EV_EOF, c->index);
+	run_handlers(SR_EV_EOF, c->index);
 }
 
 static void on_drain(rs_socket *s, void *arg)
@@ -931,7 +877,7 @@ static void on_drain(rs_socket *s, void *arg)
 
 	(void)s;
 	event(c->index, "drain");
-	run_handlers(EV_DRAIN, c->index);
+	run_handlers(SR_EV_DRAIN, c->index);
 }
 
 static void on_finish(rs_socket *s, void *arg)
@@ -940,7 +886,7 @@ static void on_finish(rs_socket *s, void *arg)
 
 	(void)s;
 	event(c->index, "finish");
-	run_handlers(EV_FINISH, c->index);
+	run_handlers(SR_EV_FINISH, c->index);
 }
 
 static void on_error(rs_socket *s, int code, const char *syscall, void *arg)
@@ -962,7 +908,7 @@ static void on_close(rs_socket *s, int had_error, void *arg)
 	c->res = NULL;
 	free(c->try_data);
 	c->try_data = NULL;
-	run_handlers(EV_CLOSE, c->index);
+	run_handlers(SR_EV_CLOSE, c->index);
 }
 
 static const struct rs_socket_events socket_events = {
@@ -975,7 +921,7 @@ static const struct rs_socket_events socket_events = {
 
 /* The body: the stream pattern over the response bytes of the connection
  * (framing not counted), or the op's literal bytes. */
-static unsigned char *http_bytes(const struct op *op, struct conn *c)
+static unsigned char *http_bytes(const struct sr_op *op, struct conn *c)
 {
 	unsigned char *buf;
 
@@ -1015,7 +961,7 @@ static size_t try_rest(const struct conn *c, const unsigned char **rest)
 	return c->try_len - (size_t)out;
 }
 
-static struct cb_ctx *http_ctx(const struct op *op, struct conn *c, int number)
+static struct cb_ctx *http_ctx(const struct sr_op *op, struct conn *c, int number)
 {
 	struct cb_ctx *ctx = op_ctx(op, c, number);
 
@@ -1024,9 +970,9 @@ static struct cb_ctx *http_ctx(const struct op *op, struct conn *c, int number)
 	return ctx;
 }
 
-static void op_http(const struct op *op, struct conn *c)
+static void op_http(const struct sr_op *op, struct conn *c)
 {
-	const char *name = op_names[op->kind];
+	const char *name = sr_op_names[op->kind];
 	const unsigned char *rest;
 	unsigned char *bytes;
 	struct cb_ctx *ctx;
@@ -1038,13 +984,13 @@ static void op_http(const struct op *op, struct conn *c)
 		return;
 	}
 	switch (op->kind) {
-	case OP_RES_WRITE:
-	case OP_RES_END:
-		number = op->kind == OP_RES_WRITE ? ++c->res_writes : 0;
+	case SR_OP_RES_WRITE:
+	case SR_OP_RES_END:
+		number = op->kind == SR_OP_RES_WRITE ? ++c->res_writes : 0;
 		bytes = http_bytes(op, c);
 		c->body_seq += op->len;
 		ctx = http_ctx(op, c, number);
-		if (op->kind == OP_RES_WRITE) {
+		if (op->kind == SR_OP_RES_WRITE) {
 			rc = rs_http_res_write(c->res, bytes, op->len,
 					       ctx ? on_write_done : NULL, ctx);
 			event(c->index, "res-write#%d %zu -> %s", number, op->len, http_rc(rc));
@@ -1058,7 +1004,7 @@ static void op_http(const struct op *op, struct conn *c)
 		if (bytes != op->data)
 			free(bytes);
 		return;
-	case OP_TRY_WRITE:
+	case SR_OP_TRY_WRITE:
 		try_clear(c);
 		c->try_number = ++c->res_writes;
 		c->try_len = op->len;
@@ -1083,13 +1029,13 @@ static void op_http(const struct op *op, struct conn *c)
 		break;
 	}
 	len = try_rest(c, &rest);
-	ctx = http_ctx(op, c, op->kind == OP_WRITE_REST ? ++c->res_writes : 0);
-	if (op->kind == OP_TRY_WRITE_REST) {
+	ctx = http_ctx(op, c, op->kind == SR_OP_WRITE_REST ? ++c->res_writes : 0);
+	if (op->kind == SR_OP_TRY_WRITE_REST) {
 		rc = rs_http_res_try_write(c->res, rest, len, op->final);
 		event(c->index, "try-write-rest %zu%s -> %s offset=%llu", len,
 		      op->final ? " final" : "", http_rc(rc),
 		      (unsigned long long)rs_http_res_offset(c->res));
-	} else if (op->kind == OP_WRITE_REST) {
+	} else if (op->kind == SR_OP_WRITE_REST) {
 		rc = rs_http_res_write(c->res, rest, len,
 				       ctx ? on_write_done : NULL, ctx);
 		event(c->index, "write-rest %zu -> %s", len, http_rc(rc));
@@ -1101,7 +1047,7 @@ static void op_http(const struct op *op, struct conn *c)
 	if (rc < 0)
 		free(ctx);
 	/* The rest went to write or end: no try-write is pending any more. */
-	if (op->kind != OP_TRY_WRITE_REST || rc == 1)
+	if (op->kind != SR_OP_TRY_WRITE_REST || rc == 1)
 		try_clear(c);
 }
 
@@ -1129,7 +1075,7 @@ static void on_res_writable(rs_http_res *res, uint64_t offset, void *arg)
 		return;
 	}
 	event(c->index, "writable offset=%llu", (unsigned long long)offset);
-	run_handlers(EV_WRITABLE, c->index);
+	run_handlers(SR_EV_WRITABLE, c->index);
 }
 
 static void on_request(rs_http_conn *hc, rs_http_res *res,
@@ -1145,7 +1091,7 @@ static void on_request(rs_http_conn *hc, rs_http_res *res,
 	rs_http_res_on_writable(res, on_res_writable, c);
 	event(c->index, "request %.*s %.*s body=%zu", (int)req->method_len,
 	      req->method, (int)req->target_len, req->target, body_len);
-	run_handlers(EV_REQUEST, c->index);
+	run_handlers(SR_EV_REQUEST, c->index);
 }
 
 static void on_connection(rs_listener *l, rs_socket *s, void *arg)
@@ -1221,192 +1167,56 @@ static char *read_line(void)
 	return line;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-static void parse_op_line(char *line, struct block *b)
-{
-	struct op op = { .conn = -1, .fill = -1 };
-	char *save = NULL, *tok = strtok_r(line, " ", &save);
-	struct op *slot;
-	int k;
-
-	tok = strtok_r(NULL, " ", &save);
-	for (k = 0; k < OP_KIND_COUNT; k++)
-		if (tok && strcmp(tok, op_names[k]) == 0)
-			break;
-	if (k == OP_KIND_COUNT)
-		fatal("unknown op '%s'", tok ? tok : "");
-	op.kind = (enum op_kind)k;
-	while ((tok = strtok_r(NULL, " ", &save))) {
-		char *eq = strchr(tok, '=');
-		long v;
-
-		if (!eq)
-			fatal("bad op field '%s'", tok);
-		*eq++ = '\0';
-		if (strcmp(tok, "hex") == 0) {
-			size_t n = strlen(eq) / 2;
-
-			op.data = malloc(n ? n : 1);
-			if (!op.data)
-				fatal("out of memory");
-			for (size_t i = 0; i < n; i++) {
-				int hi = hexval(eq[2 * i]), lo = hexval(eq[2 * i + 1]);
-
-				if (hi < 0 || lo < 0)
-					fatal("bad hex in op");
-				op.data[i] = (unsigned char)(hi * 16 + lo);
-			}
-			op.len = n;
-			continue;
-		}
-		v = strtol(eq, NULL, 10);
-		if (strcmp(tok, "conn") == 0) op.conn = (int)v;
-		else if (strcmp(tok, "len") == 0) op.len = (size_t)strtoull(eq, NULL, 10);
-		else if (strcmp(tok, "fill") == 0) op.fill = (int)v;
-		else if (strcmp(tok, "cb") == 0) op.cb = (int)v;
-		else if (strcmp(tok, "micro") == 0) op.micro = (int)v;
-		else if (strcmp(tok, "sig") == 0) op.sig = (int)v;
-		else if (strcmp(tok, "ext") == 0) op.external = (int)v;
-		else if (strcmp(tok, "final") == 0) op.final = (int)v;
-		else if (strcmp(tok, "resume") == 0) op.resume = (int)v;
-		else if (strcmp(tok, "ws") == 0 &&
-			 sscanf(eq, "%d,%d,%d", &op.ws_kind, &op.ws_binary, &op.ws_fin) == 3)
-			;
-		else fatal("unknown op field '%s'", tok);
-	}
-	if (op.conn >= S.nconns)
-		fatal("op on connection %d of %d", op.conn, S.nconns);
-	if (b->nops == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 16;
-
-		slot = realloc(b->ops, cap * sizeof(*b->ops));
-		if (!slot)
-			fatal("out of memory");
-		b->ops = slot;
-		b->cap = cap;
-	}
-	b->ops[b->nops++] = op;
-}
-
-static struct block *new_block(struct block **arr, size_t *n)
-{
-	struct block *bigger = realloc(*arr, (*n + 1) * sizeof(**arr));
-
-	if (!bigger)
-		fatal("out of memory");
-	*arr = bigger;
-	memset(&bigger[*n], 0, sizeof(**arr));
-	return &bigger[(*n)++];
-}
-
-static void parse_header_line(char *line)
-{
-	char a[64], b[256];
-	int n;
-
-	if (sscanf(line, "variant %63s %255s", a, b) == 2) {
-		int rc = rs_variant_set(a, b);
-
-		if (rc < 0)
-			fatal("variant %s=%s: %s", a, b, strerror(-rc));
-	} else if (strncmp(line, "fault ", 6) == 0) {
-		struct fi_rule rule;
-		char err[256];
-
-		if (fi_rule_parse(line + 6, &rule, err, sizeof(err)) < 0)
-			fatal("%s", err);
-		if (fi_arm(&rule) < 0)
-			fatal("cannot arm '%s'", line + 6);
-	} else if (sscanf(line, "connections %d", &n) == 1 && n > 0) {
-		/* Before "connect": sscanf's "connect %7s" matches this line
-		 * too ("connect" + "ions"). */
-		S.nconns = n;
-	} else if (strncmp(line, "connect ", 8) == 0 &&
-		   sscanf(line, "connect %7s %255s %d", S.transport, S.address, &S.port) >= 2) {
-		S.server = 0;
-	} else if (sscanf(line, "listen %7s %255s %d", S.transport, S.address, &S.port) >= 2) {
-		S.server = 1;
-	} else if (sscanf(line, "http %d", &n) == 1) {
-		S.http = n;
-	} else if (sscanf(line, "half-open %d", &n) == 1) {
-		S.opts.allow_half_open = n;
-	} else if (strncmp(line, "websocket ", 10) == 0) {
-		if (sscanf(line, "websocket %llu %zu", &W.seed, &W.max_message) != 2)
-			fatal("bad websocket line '%s'", line);
-		W.on = 1;
-	} else if (strcmp(line, "sync start") == 0) {
-		S.sync_start = 1;
-	} else if (sscanf(line, "sync task %d", &n) == 1 && n > 0) {
-		int *bigger = realloc(S.sync_list, (S.nsync + 1) * sizeof(int));
-
-		if (!bigger)
-			fatal("out of memory");
-		S.sync_list = bigger;
-		S.sync_list[S.nsync++] = n;
-	} else {
-		fatal("unknown script line '%s'", line);
-	}
-}
-
 static void read_script(void)
 {
-	struct block *open = NULL;
+	char err[512];
 	char *line;
+	int rc = 0;
 
-	S.nconns = 1;
-	while ((line = read_line()) && strcmp(line, "run") != 0) {
-		int n;
-
-		if (strncmp(line, "op ", 3) == 0) {
-			if (!open)
-				fatal("an op outside a block");
-			parse_op_line(line, open);
-		} else if (sscanf(line, "task %d", &n) == 1) {
-			open = new_block(&S.tasks, &S.ntasks);
-			open->conn = n;
-		} else if (strncmp(line, "handler ", 8) == 0) {
-			char ev[16];
-			int k;
-
-			if (sscanf(line, "handler %15s %d", ev, &n) != 2)
-				fatal("bad handler line '%s'", line);
-			for (k = 0; k < EV_KIND_COUNT; k++)
-				if (strcmp(ev, ev_names[k]) == 0)
-					break;
-			if (k == EV_KIND_COUNT)
-				fatal("unknown handler event '%s'", ev);
-			open = new_block(&S.handlers, &S.nhandlers);
-			open->event = (enum ev_kind)k;
-			open->conn = n;
-		} else if (strcmp(line, "endblock") == 0) {
-			open = NULL;
-		} else {
-			parse_header_line(line);
-		}
-	}
+	sr_init(&S.script);
+	while ((line = read_line()) && (rc = sr_feed_line(&S.script, line, err, sizeof(err))) == 0)
+		;
+	if (rc < 0)
+		fatal("%s", err);
 	if (!line)
 		fatal("the script ended before 'run'");
 	if (in.start != in.end)
 		fatal("bytes after 'run' in the script");
-	S.sync_task = calloc(S.ntasks + 1, 1);
-	if (!S.sync_task)
-		fatal("out of memory");
-	for (size_t i = 0; i < S.nsync; i++) {
-		if ((size_t)S.sync_list[i] > S.ntasks)
-			fatal("sync at task %d, but the script has %zu tasks",
-			      S.sync_list[i], S.ntasks);
-		S.sync_task[S.sync_list[i]] = 1;
+	if (sr_finish(&S.script, err, sizeof(err)) < 0)
+		fatal("%s", err);
+	for (size_t i = 0; i < S.script.nvariants; i++) {
+		const struct sr_variant *v = &S.script.variants[i];
+
+		rc = rs_variant_set(v->name, v->value);
+		if (rc < 0)
+			fatal("variant %s=%s: %s", v->name, v->value, strerror(-rc));
 	}
-	free(S.sync_list);
-	S.sync_list = NULL;
+	for (size_t i = 0; i < S.script.nfaults; i++) {
+		char spec[128];
+
+		if (fi_arm(&S.script.faults[i]) < 0) {
+			fi_rule_format(&S.script.faults[i], spec, sizeof(spec));
+			fatal("cannot arm '%s'", spec);
+		}
+	}
+	memcpy(S.transport, S.script.transport, sizeof(S.transport));
+	memcpy(S.address, S.script.address, sizeof(S.address));
+	S.port = S.script.port;
+	S.server = S.script.server;
+	S.nconns = S.script.nconns;
+	S.http = S.script.http;
+	S.opts.allow_half_open = S.script.half_open;
+	if (S.script.websocket) {
+		W.seed = S.script.ws_seed;
+		W.max_message = S.script.ws_max_message;
+		W.on = 1;
+	}
+	S.tasks = S.script.tasks;
+	S.ntasks = S.script.ntasks;
+	S.handlers = S.script.handlers;
+	S.nhandlers = S.script.nhandlers;
+	S.sync_start = S.script.sync_start;
+	S.sync_task = S.script.sync_task;
 }
 
 /* ---- main ---------------------------------------------------------------- */
@@ -1453,19 +1263,7 @@ static void open_connections(void)
 
 static void free_script(void)
 {
-	for (size_t i = 0; i < S.ntasks; i++) {
-		for (size_t k = 0; k < S.tasks[i].nops; k++)
-			free(S.tasks[i].ops[k].data);
-		free(S.tasks[i].ops);
-	}
-	for (size_t i = 0; i < S.nhandlers; i++) {
-		for (size_t k = 0; k < S.handlers[i].nops; k++)
-			free(S.handlers[i].ops[k].data);
-		free(S.handlers[i].ops);
-	}
-	free(S.tasks);
-	free(S.handlers);
-	free(S.sync_task);
+	sr_free(&S.script);
 	for (int i = 0; S.conns && i < S.nconns; i++)
 		if (!S.conns[i].last_owned)
 			free(S.conns[i].last);

@@ -41,6 +41,10 @@ static const char usage_main[] =
 	"  check [--json] FILE  parse a scenario and report its first error, if any;\n"
 	"                     with --json, print its suite metadata (behaviour,\n"
 	"                     matrix, legacy variant) for the pytest plugin\n"
+	"  sweep FILE... [FLAGS]\n"
+	"                     fail each writing call with each fault in turn, judge\n"
+	"                     every run by invariants (docs/sweeps.md; Python:\n"
+	"                     `wirecheck sweep --help`)\n"
 	"  --help             this text; `wirecheck run --help` for the flags\n"
 	"  --version          the version\n"
 	"\n"
@@ -786,6 +790,45 @@ static int cmd_exec(int argc, char **argv)
 	return rc;
 }
 
+/*
+ * wirecheck sweep: the sweep is Python (python/wirecheck/sweep.py); this
+ * execs `python3 -m wirecheck.sweep --wirecheck-bin SELF ARGS` with the
+ * repository's python/ (../../python from this program) first on
+ * PYTHONPATH. WIRECHECK_PYTHON names another interpreter. Returns 3 only
+ * when the exec failed.
+ */
+static int cmd_sweep(int argc, char **argv)
+{
+	const char *python = getenv("WIRECHECK_PYTHON");
+	const char *old = getenv("PYTHONPATH");
+	char *dir = beside_self("../../python"), *self = beside_self("wirecheck");
+	char **args = calloc((size_t)argc + 6, sizeof(*args));
+	char *path = NULL;
+
+	if (!python || !*python)
+		python = "/usr/bin/python3";
+	if (dir && self && args &&
+	    asprintf(&path, "%s%s%s", dir, old && *old ? ":" : "", old && *old ? old : "") >= 0 &&
+	    setenv("PYTHONPATH", path, 1) == 0) {
+		args[0] = (char *)python;
+		args[1] = "-m";
+		args[2] = "wirecheck.sweep";
+		args[3] = "--wirecheck-bin";
+		args[4] = self;
+		for (int i = 0; i < argc; i++)
+			args[5 + i] = argv[i];
+		execv(python, args);
+		fprintf(stderr, "wirecheck sweep: cannot run %s: %s\n", python, strerror(errno));
+	} else {
+		fprintf(stderr, "wirecheck sweep: out of memory\n");
+	}
+	free(path);
+	free(args);
+	free(self);
+	free(dir);
+	return 3;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -809,6 +852,8 @@ int main(int argc, char **argv)
 		return cmd_exec(argc - 2, argv + 2);
 	if (strcmp(argv[1], "per-connection") == 0)
 		return cmd_per_connection(argc - 2, argv + 2);
+	if (strcmp(argv[1], "sweep") == 0)
+		return cmd_sweep(argc - 2, argv + 2);
 	fprintf(stderr, "wirecheck: unknown command '%s'\n%s", argv[1], usage_main);
 	return 2;
 }

@@ -16,6 +16,8 @@ packages=(build-essential cmake pkg-config libfiu-dev fiu-utils libjansson-dev
 # npm installs npm ws, the WebSocket judge (tests/e2e/test_ws_wire.py):
 # Debian's npm, unless the installed nodejs brought its own.
 command -v npm >/dev/null 2>&1 || packages+=(npm)
+# The libFuzzer targets (tests/fuzz, the fuzz preset): clang and its runtime.
+packages+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -36,4 +36,13 @@ cmake --build --preset valgrind -j"$(nproc)" >/dev/null
 ctest --preset valgrind --output-junit "$PWD/build/test-results/ctest-valgrind.xml" || status=1
 /usr/bin/python3 -m pytest -n 2 -q scenarios --valgrind \
   --junitxml=build/test-results/scenarios-valgrind.xml || status=1
+# The fuzz targets (clang, docs/fuzzing.md): built, and their corpora
+# replayed as regression tests (every file once, nothing new: seconds).
+CC=clang cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j"$(nproc)" >/dev/null
+ctest --preset fuzz --output-junit "$PWD/build/test-results/ctest-fuzz.xml" || status=1
+# A bounded fault sweep (docs/sweeps.md): two scenarios, calls 1..2, each
+# fault and clamp, fixed and legacy strategies (80 runs).
+/usr/bin/python3 -m pytest -n 2 -q scenarios/queue/epipe-prefix.wcs scenarios/batching/several-writes.wcs \
+  --wirecheck-sweep --wirecheck-sweep-k 2 --junitxml=build/test-results/sweep.xml || status=1
 exit $status

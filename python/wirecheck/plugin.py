@@ -29,6 +29,7 @@ from . import behaviours
 from . import differences as D
 from . import golden as G
 from . import runner
+from . import sweep_pytest
 
 _TRUE = ("1", "true", "yes", "on")
 
@@ -145,6 +146,12 @@ def pytest_addoption(parser):
     group.addoption("--wirecheck-repeat", metavar="N", type=int, default=None,
                     help="run every scenario N times (wirecheck run --repeat N); "
                          "an item fails if two runs give different traces")
+    group.addoption("--wirecheck-sweep", action="store_true", default=False,
+                    help="instead of the goldens, sweep each scenario: fail each writing "
+                         "call with each fault in turn and judge by invariants "
+                         "(docs/sweeps.md); one item per cell, so -n and --tx spread them")
+    group.addoption("--wirecheck-sweep-k", metavar="K", type=int, default=8,
+                    help="--wirecheck-sweep: the calls swept, 1..K (default 8)")
     group.addoption("--valgrind", action="store_true", default=False,
                     help="run every subject under valgrind memcheck; memcheck "
                          "errors fail the item")
@@ -280,6 +287,11 @@ class ScenarioFile(pytest.File):
             st.behaviours.add(behaviour)
             if behaviours.get(behaviour) is None:
                 config.addinivalue_line("markers", f"{behaviour}: wirecheck scenarios of behaviour {behaviour}")
+        if config.getoption("wirecheck_sweep"):
+            yield from sweep_pytest.collect(self, meta, _shown(self.path), binary=st.binary,
+                                            valgrind=st.valgrind,
+                                            k_max=config.getoption("wirecheck_sweep_k"))
+            return
         profiles = runner.profiles(meta)
         yield from _children(self, meta, profiles, 0)
 

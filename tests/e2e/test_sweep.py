@@ -1,0 +1,200 @@
+"""Fault sweeps (docs/sweeps.md): the judge on made-up traces (each
+invariant can fail), `wirecheck sweep` end to end, and the pytest items
+spread by xdist, locally (-n 2) and through execnet's remote path (--tx
+popen//python=..., the path --tx ssh=... takes)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, SAFETY_TIMEOUT
+
+sys.path.insert(0, str(REPO / "python"))
+from wirecheck import sweep  # noqa: E402
+
+SCENARIO = REPO / "scenarios" / "batching" / "several-writes.wcs"
+
+
+def trace(*events, peer=(19, "aa"), exit=None, faults=(), fired=()):
+    peers = [{"bytes": b, "sha256": s} for b, s in
+             ([peer] if isinstance(peer, tuple) else peer)]
+    return {"events": list(events), "peer": peers[0] if len(peers) == 1 else peers,
+            "exit": exit or {"code": 0, "timed_out": False},
+            "faults": list(faults), "queue": {"bytes_moved": 0},
+            "fired": {"calls": [{"rule": r} for r in fired]}}
+
+
+CLEAN = trace("t1 c0 connect", "t2 c0 write#1 6 -> true", "t3 c0 write#1 cb ok",
+              "t3 c0 finish", "t4 c0 close had_error=0 bytes_written=19")
+EAGAIN = sweep.Cell("EAGAIN", 2)
+EPIPE = sweep.Cell("EPIPE", 2)
+EPIPE_RULE = "write:errno=EPIPE,after=1"
+
+
+def test_cells_cover_every_fault_at_every_call_and_the_clamps():
+    cells = sweep.cells(3)
+    assert len(cells) == 3 * len(sweep.FAULTS) + len(sweep.CLAMPS)
+    assert sweep.Cell("short1", 3) in cells and sweep.Cell("clamp=4096") in cells
+    assert sweep.cells(10, k_max=2) == sweep.cells(2)
+    assert sweep.Cell("EPIPE", 3).flags() == ["--fault", "write:errno=EPIPE,after=2"]
+    assert sweep.Cell("signal", 1).flags() == [
+        "--fault", "write:signal=SIGURG,after=0", "--fault", "write:errno=EINTR,after=0"]
+    assert sweep.Cell("clamp=7").flags() == ["--clamp-send", "7"]
+
+
+def test_writing_calls_add_every_writing_kind():
+    assert sweep.writing_calls({"syscalls": {"send": 2, "sendmsg": 1, "writev": 3,
+                                             "recv": 9, "write": 1}}) == 7
+
+
+def test_a_transient_fault_that_keeps_bytes_and_completions_passes():
+    # Task numbers move when a fault delays a write; completions do not.
+    run = trace("t1 c0 connect", "t2 c0 write#1 6 -> false", "t4 c0 write#1 cb ok",
+                "t4 c0 finish", "t5 c0 close had_error=0 bytes_written=19")
+    assert sweep.judge(CLEAN, run, EAGAIN) == []
+
+
+def test_a_transient_fault_that_loses_bytes_is_broken():
+    run = trace(*CLEAN["events"][:-1], "t4 c0 close had_error=0 bytes_written=18",
+                peer=(18, "bb"))
+    broken = sweep.judge(CLEAN, run, EAGAIN)
+    assert any("the peer got 18 bytes" in b for b in broken)
+
+
+def test_a_transient_fault_that_reorders_completions_is_broken():
+    run = trace("t1 c0 connect", "t3 c0 finish", "t3 c0 write#1 cb ok",
+                "t4 c0 close had_error=0 bytes_written=19")
+    assert any("completion events" in b for b in sweep.judge(CLEAN, run, EAGAIN))
+
+
+def test_a_crash_a_hang_and_another_exit_are_broken():
+    for ex, word in (({"signal": "SIGSEGV", "core": False, "timed_out": False}, "crashed"),
+                     ({"code": None, "timed_out": True}, "hung"),
+                     ({"code": 2, "timed_out": False, "error": "loop"}, "did not end")):
+        run = dict(CLEAN, exit=ex)
+        assert any(word in b for b in sweep.judge(CLEAN, run, EAGAIN)), ex
+
+
+def test_a_fatal_fault_gives_a_prefix_and_one_error():
+    run = trace("t1 c0 connect", "t2 c0 write#1 cb EPIPE", "t2 c0 error EPIPE send",
+                "t3 c0 close had_error=1 bytes_written=6", peer=(6, "cc"),
+                faults=[EPIPE_RULE], fired=[EPIPE_RULE])
+    assert sweep.judge(CLEAN, run, EPIPE) == []
+
+
+def test_a_fatal_fault_with_more_bytes_two_errors_or_an_ok_after_is_broken():
+    more = trace("t2 c0 error EPIPE send", "t3 c0 close had_error=1 bytes_written=20",
+                 peer=(20, "dd"), faults=[EPIPE_RULE], fired=[EPIPE_RULE])
+    assert any("more than the clean run" in b for b in sweep.judge(CLEAN, more, EPIPE))
+    two = trace("t2 c0 error EPIPE send", "t2 c0 error EPIPE sendmsg",
+                "t3 c0 close had_error=1 bytes_written=6", peer=(6, "cc"),
+                faults=[EPIPE_RULE], fired=[EPIPE_RULE])
+    assert any("2 errors" in b for b in sweep.judge(CLEAN, two, EPIPE))
+    ok_after = trace("t2 c0 error EPIPE send", "t3 c0 write#1 cb ok",
+                     "t3 c0 close had_error=1 bytes_written=6", peer=(6, "cc"),
+                     faults=[EPIPE_RULE], fired=[EPIPE_RULE])
+    assert any("did not take" in b for b in sweep.judge(CLEAN, ok_after, EPIPE))
+    silent = trace("t3 c0 close had_error=0 bytes_written=6", peer=(6, "cc"),
+                   faults=[EPIPE_RULE], fired=[EPIPE_RULE])
+    assert any("no connection reported an error" in b
+               for b in sweep.judge(CLEAN, silent, EPIPE))
+
+
+def test_a_fatal_fault_past_the_last_call_must_leave_the_clean_run():
+    # Not fired: the run is judged as the clean run, so lost bytes break it.
+    run = trace(*CLEAN["events"], peer=(18, "bb"), faults=[EPIPE_RULE])
+    assert any("the peer got 18 bytes" in b for b in sweep.judge(CLEAN, run, EPIPE))
+
+
+def test_wirecheck_sweep_runs_every_cell_and_writes_the_result(wc, tmp_path):
+    out = tmp_path / "sweep.json"
+    proc = wc("sweep", SCENARIO, "-k", "1", "-j", "2", "--output", out)
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(out.read_text())
+    (s,) = res["scenarios"]
+    assert res["cells"] == s["cells"] == len(sweep.FAULTS) + len(sweep.CLAMPS)
+    assert res["failing"] == 0 and s["failures"] == []
+    assert s["writing_calls"] >= 1
+    assert set(s["outcomes"]) == {c.id for c in sweep.cells(1)}
+    assert f"{res['cells']}/{res['cells']} runs, 0 failing" in proc.stderr
+
+
+def test_wirecheck_sweep_names_a_bad_scenario(wc, tmp_path):
+    bad = tmp_path / "bad.wcs"
+    bad.write_text("task\n  write lots\n")
+    proc = wc("sweep", bad)
+    assert proc.returncode == 2
+    assert "bad.wcs:2:" in proc.stderr
+
+
+FAKE = """#!/usr/bin/python3
+# wirecheck, but the peer of the run with EAGAIN at call 1 lost its bytes.
+import json, subprocess, sys
+p = subprocess.run([{real!r}, *sys.argv[1:]], capture_output=True, text=True)
+out = p.stdout
+if p.returncode == 0 and sys.argv[1] == "run" and "write:errno=EAGAIN,after=0" in sys.argv:
+    t = json.loads(out)
+    t["peer"]["sha256"] = "0" * 64
+    out = json.dumps(t)
+sys.stdout.write(out)
+sys.stderr.write(p.stderr)
+sys.exit(p.returncode)
+"""
+
+
+def test_a_broken_invariant_is_reported_with_the_command_that_reproduces_it(wirecheck, tmp_path):
+    fake = tmp_path / "wirecheck"
+    fake.write_text(FAKE.format(real=str(wirecheck)))
+    fake.chmod(0o755)
+    out = tmp_path / "sweep.json"
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "wirecheck.sweep", str(SCENARIO), "-k", "1",
+         "--wirecheck-bin", str(fake), "--output", str(out)],
+        capture_output=True, text=True, env=env, timeout=SAFETY_TIMEOUT)
+    assert proc.returncode == 1, proc.stderr
+    res = json.loads(out.read_text())
+    assert res["failing"] == 1
+    (f,) = res["scenarios"][0]["failures"]
+    assert f["cell"] == "EAGAIN@1" and f["kind"] == "transient"
+    assert "connection 0: the peer got" in f["broken"][0]
+    assert f["command"] == f"{fake} run {SCENARIO} --fault write:errno=EAGAIN,after=0"
+    assert f"FAIL {SCENARIO} EAGAIN@1" in proc.stderr
+    assert f"reproduce: {f['command']}" in proc.stderr
+
+
+def _pytest(tmp_path, wirecheck, *args):
+    # A scenario of its own, without a legacy line (one variant), run by the
+    # plugin as another project loads it (-p wirecheck.plugin).
+    (tmp_path / "two-writes.wcs").write_text("task\n  write 6\n  write 7\n  end\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "-p", "wirecheck.plugin", "--wirecheck-bin", str(wirecheck),
+         "two-writes.wcs", "--wirecheck-sweep", "--wirecheck-sweep-k", "1", *args],
+        cwd=tmp_path, capture_output=True, text=True, env=env, timeout=SAFETY_TIMEOUT)
+
+
+@pytest.mark.parametrize("spread", [["-n", "2"],
+                                    ["-d", "--tx", "popen//python=/usr/bin/python3"]],
+                         ids=["local-cores", "execnet-remote"])
+def test_sweep_items_are_pytest_items_that_xdist_spreads(wirecheck, tmp_path, spread):
+    proc = _pytest(tmp_path, wirecheck, *spread)
+    cells = len(sweep.cells(1))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"{cells} passed" in proc.stdout, proc.stdout
+
+
+def test_a_subject_that_ends_itself_is_judged_on_the_common_part_of_the_streams():
+    # end-exit-0 and the like: the clean run has no queue figures (the
+    # subject exited inside its loop), and a fault leaves bytes queued at
+    # the exit: fewer bytes are fine, different ones are not.
+    clean = dict(CLEAN, queue=None, peer={"bytes": 4, "sha256": "a", "hex": "61626364"})
+    fewer = dict(clean, peer={"bytes": 2, "sha256": "b", "hex": "6162"}, events=[])
+    assert sweep.judge(clean, fewer, EAGAIN) == []
+    other = dict(clean, peer={"bytes": 2, "sha256": "c", "hex": "6163"}, events=[])
+    assert any("differ where both have bytes" in b for b in sweep.judge(clean, other, EAGAIN))
+    crashed = dict(fewer, exit={"signal": "SIGSEGV", "timed_out": False})
+    assert any("crashed" in b for b in sweep.judge(clean, crashed, EAGAIN))
