@@ -38,7 +38,12 @@ PY = "/usr/bin/python3"
 SCENARIO_TARGETS = ["wirecheck", "refstack-subject"]
 # CTest's instruction-count figures are benchmarks, not tests of a rule.
 CTEST_EXCLUDE = "instructions"
-OTHER_SUITES = ["tests/e2e", "tests/plugin", "tests/report", "tests/property"]
+# CI's fixed sample (scripts/test.sh): three mutants the scenario suite
+# catches, one per part (batch.c's exit wrappers, the gate's clamp, the
+# socket's return value), so that the runner itself keeps working.
+SAMPLE = ["abort-no-flush", "gate-clamp-off-by-one", "write-return-le-hwm"]
+OTHER_SUITES = ["tests/e2e", "tests/plugin", "tests/report", "tests/property",
+                "tests/mutants"]
 
 
 def log(msg):
@@ -90,7 +95,10 @@ def first_failure(text):
 
 def copy_tree(dst):
     """Copies the working tree (tracked and untracked, not ignored) to dst,
-    without any build directory."""
+    without any build directory. A file dst already holds with the same
+    bytes is left alone, so that an incremental build of a kept scratch
+    rebuilds only what changed (a copy gets a new mtime: make never takes
+    a mutant's object for the restored file's)."""
     names = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         cwd=ROOT, check=True, capture_output=True).stdout.split(b"\0")
@@ -102,8 +110,13 @@ def copy_tree(dst):
         if not os.path.isfile(src):
             continue
         d = os.path.join(dst, n)
+        if os.path.isfile(d):
+            with open(src, "rb") as a, open(d, "rb") as b:
+                if a.read() == b.read():
+                    continue
         os.makedirs(os.path.dirname(d), exist_ok=True)
-        shutil.copy2(src, d)
+        shutil.copyfile(src, d)
+        shutil.copymode(src, d)
 
 
 def build(tree, logf, targets=None, jobs=2, timeout=1800):
@@ -225,7 +238,21 @@ def main():
                     help="skip the unit tests: a mutant the scenarios miss is missed")
     ap.add_argument("--no-baseline", action="store_true",
                     help="skip the check that the unpatched tree passes the scenarios")
+    ap.add_argument("--sample", action="store_true",
+                    help="run CI's fixed sample (%s), scenarios only, no baseline"
+                    % ", ".join(SAMPLE))
+    ap.add_argument("--keep-scratch", action="store_true",
+                    help="reuse SCRATCH and its build (files synced, build incremental)")
+    ap.add_argument("--merge", nargs="+", metavar="JSON",
+                    help="combine result files (a later one wins for a mutant), "
+                         "print the table, write --json; runs nothing")
     args = ap.parse_args()
+    if args.merge:
+        return merge(args)
+    if args.sample:
+        args.patches = SAMPLE
+        args.scenarios_only = True
+        args.no_baseline = True
 
     patches = []
     for p in args.patches or sorted(glob.glob(os.path.join(ROOT, "tests/mutants/*.patch"))):
@@ -236,11 +263,10 @@ def main():
             return 2
         patches.append(os.path.abspath(p))
     tree = os.path.abspath(args.scratch)
-    if os.path.exists(tree):
+    if os.path.exists(tree) and not args.keep_scratch:
         shutil.rmtree(tree)
-    os.makedirs(tree)
     logs = os.path.join(tree, "logs")
-    os.makedirs(logs)
+    os.makedirs(logs, exist_ok=True)
     setup_log = os.path.join(logs, "_setup.log")
     log("mutants: %d, scratch %s (logs in %s)" % (len(patches), tree, logs))
     copy_tree(tree)
@@ -256,24 +282,49 @@ def main():
             return 2
     results = []
     t0 = time.monotonic()
+    out = args.json or os.path.join(tree, "result.json")
     for i, patch in enumerate(patches, 1):
         res = one(tree, patch, logs, args)
         results.append(res)
         log("[%d/%d] %-34s %-12s %6.1fs  %s" % (i, len(patches), res["name"],
                                                res["status"], res["seconds"],
                                                res["by"]))
+        # Written after each mutant: a pass cut short keeps what it found.
+        s = write_result(out, results, time.monotonic() - t0)
+    return report(results, s, out)
+
+
+def write_result(out, results, seconds):
     s = summary(results)
-    s["seconds"] = round(time.monotonic() - t0, 1)
+    s["seconds"] = round(seconds, 1)
     s["command"] = " ".join(["scripts/mutants.py"] + sys.argv[1:])
-    out = args.json or os.path.join(tree, "result.json")
     with open(out, "w") as f:
         json.dump({"summary": s, "mutants": results}, f, indent=2, sort_keys=True)
         f.write("\n")
+    return s
+
+
+def report(results, s, out):
     log("")
     log(table(results, s))
     log("result: %s" % out)
     return 0 if s["built"] == s["caught_by_scenarios"] + s["caught_only_by_unit_tests"] \
         and s["build_failed"] == 0 and s["no_apply"] == 0 else 1
+
+
+def merge(args):
+    by_name = {}
+    seconds = 0.0
+    for path in args.merge:
+        with open(path) as f:
+            data = json.load(f)
+        seconds += data["summary"].get("seconds", 0.0)
+        for r in data["mutants"]:
+            by_name[r["name"]] = r
+    results = [by_name[n] for n in sorted(by_name)]
+    out = args.json or "result.json"
+    s = write_result(out, results, seconds)
+    return report(results, s, out)
 
 
 if __name__ == "__main__":

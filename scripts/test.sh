@@ -16,6 +16,10 @@ ctest --preset default --output-junit "$PWD/build/test-results/ctest.xml" || sta
 /usr/bin/python3 -m pytest -n 2 -q scenarios --junitxml=build/test-results/scenarios.xml || status=1
 /usr/bin/python3 -m pytest -n 2 -q scenarios -k "write-behind or epipe or several-writes" \
   --wirecheck-repeat 20 --junitxml=build/test-results/determinism.xml || status=1
+# The mutation pass's runner on a fixed sample (docs/mutants.md), and the
+# bounds the goldens cannot hold (epoll_wait, EAGAIN).
+/usr/bin/python3 -m pytest -q tests/mutants --junitxml=build/test-results/mutants.xml || status=1
+scripts/mutants.py --sample --scratch build/mutants-sample || status=1
 # The same C tests and the scenario suite once more, built with ASan and
 # UBSan: a memory error in the stack or the harness fails a test there.
 cmake --preset asan >/dev/null
