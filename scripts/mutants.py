@@ -271,7 +271,9 @@ def main():
     log("mutants: %d, scratch %s (logs in %s)" % (len(patches), tree, logs))
     copy_tree(tree)
     rc, _ = run(["cmake", "--preset", "default"], tree, 600, setup_log)
-    if rc != 0 or not build(tree, setup_log, None, args.jobs):
+    # Scenarios only: the harness and the subject are all the pass builds.
+    first = SCENARIO_TARGETS if args.scenarios_only else None
+    if rc != 0 or not build(tree, setup_log, first, args.jobs):
         log("error: the unpatched tree does not build (see %s)" % setup_log)
         return 2
     if not args.no_baseline:

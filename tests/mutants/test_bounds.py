@@ -59,3 +59,21 @@ def test_eagain_counted_apart(trace):
     # golden compares; a gate that stopped doing so shows 0 here.
     timing = trace["syscalls_timing"]
     assert timing.get("send.wouldblock", 0) + timing.get("sendmsg.wouldblock", 0) >= 1, timing
+
+
+def test_fired_log_one_entry_per_call():
+    # The same run under a 64 KiB clamp: every send of connection 1 asks
+    # for more than 64 KiB until the last, so the clamp applies to nearly
+    # every call, the refused ones (EAGAIN) included. A refused call moved
+    # nothing and is not logged: each logged call has an index of its own,
+    # and there are at most as many as the calls the kernel answered.
+    if not (WIRECHECK.is_file() and os.access(WIRECHECK, os.X_OK)):
+        pytest.skip(f"no wirecheck binary at {WIRECHECK}")
+    out = subprocess.run([str(WIRECHECK), "run", "--clamp-send", "65536", str(SCENARIO)],
+                         capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    t = json.loads(out.stdout)
+    fired = [(c["fd"], c["call"], c["index"]) for c in t["fired"]["calls"]]
+    assert fired, "the clamp fired on no call"
+    assert len(set(fired)) == len(fired), fired
+    assert len(fired) <= t["syscalls"]["send"] + t["syscalls"]["sendmsg"], t["syscalls"]
