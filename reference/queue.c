@@ -379,26 +379,26 @@ static struct queue_seg *queue_seg(const struct rs_queue *q, size_t i)
 	return rs__ring_item(q->segs, i);
 }
 
-/* The runs of a queue that holds owned bytes, in order (max > 0). */
+/* The runs of a queue that holds owned bytes, in order (max > 0): one
+ * iovec per segment, the first max of them. */
 static RS__OUT_OF_LINE int queue_segs_peekv(const struct rs_queue *q,
 					    struct iovec *iov, int max)
 {
+	size_t n = q->segs->len < (size_t)max ? q->segs->len : (size_t)max;
 	size_t off = q->head;
-	int n = 0;
 
-	for (size_t i = 0; i < q->segs->len && n < max; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct queue_seg *seg = queue_seg(q, i);
 
 		if (seg->owned) {
-			iov[n].iov_base = (void *)seg->owned;
+			iov[i].iov_base = (void *)seg->owned;
 		} else {
-			iov[n].iov_base = q->buf + off;
+			iov[i].iov_base = q->buf + off;
 			off += seg->len;
 		}
-		iov[n].iov_len = seg->len;
-		n++;
+		iov[i].iov_len = seg->len;
 	}
-	return n;
+	return (int)n;
 }
 
 int rs_queue_peekv(const struct rs_queue *q, struct iovec *iov, int max)
