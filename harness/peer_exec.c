@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define ARG_MAX_BYTES 4096  /* one argument once substituted */
+#define ARG_MAX_BYTES SC_MAX_EXEC_ARG
 #define LISTEN_CHECK_MS 10  /* between two reads of /proc/net */
 
 /* ---- starting ----------------------------------------------------------- */

@@ -55,6 +55,8 @@ struct run {
 	json_t *events;
 	json_t *queue;
 	char *subject_error;
+	char *script;         /* the script, written from the poll loop */
+	size_t script_len, script_off;
 };
 
 static int fail(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -94,6 +96,39 @@ static int on_sync(struct run *r, char *args)
 	return 0;
 }
 
+/* Whether pid is the harness's child or a child of it: the subject itself
+ * when a wrapper (strace -f) is the child. */
+static int is_subject(const struct run *r, pid_t pid)
+{
+	char path[64], buf[512], *close;
+	int ppid = -1;
+	FILE *f;
+
+	if (pid == r->pid)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	/* "PID (COMM) STATE PPID ...": COMM may hold spaces and ')'. */
+	if (fgets(buf, sizeof(buf), f) && (close = strrchr(buf, ')')))
+		(void)sscanf(close + 1, " %*c %d", &ppid);
+	fclose(f);
+	return ppid == r->pid;
+}
+
+/* A "kill SIG [PID]" line: sends SIG to the subject (PID, when it is the
+ * subject or a child of the harness's child, as under strace), then go. */
+static void on_kill(struct run *r, const char *args)
+{
+	int sig = 0, pid = 0;
+	pid_t target = r->pid;
+
+	if (sscanf(args, "%d %d", &sig, &pid) == 2 && pid > 0 && is_subject(r, pid))
+		target = pid;
+	(void)kill(target, sig);
+	(void)wc_write_all(r->ctl_fd, "go\n", 3);
+}
+
 static int on_line(struct run *r, char *line)
 {
 	if (strncmp(line, "ev ", 3) == 0) {
@@ -110,8 +145,7 @@ static int on_line(struct run *r, char *line)
 	if (strncmp(line, "sync ", 5) == 0)
 		return on_sync(r, line + 5);
 	if (strncmp(line, "kill ", 5) == 0) {
-		(void)kill(r->pid, atoi(line + 5));
-		(void)wc_write_all(r->ctl_fd, "go\n", 3);
+		on_kill(r, line + 5);
 		return 0;
 	}
 	if (strncmp(line, "listening ", 10) == 0)
@@ -223,7 +257,6 @@ static int spawn(struct run *r)
 {
 	int ctl[2], ev[2], shm;
 	char address[160], *script;
-	int rc;
 
 	shm = memfd_create("wirecheck-counters", MFD_CLOEXEC);
 	if (shm < 0 || ftruncate(shm, sizeof(struct wc_shm)) < 0)
@@ -260,12 +293,37 @@ static int spawn(struct run *r)
 	 * valgrind 3.19, which does not know the call), the loop polls
 	 * waitpid() every PID_POLL_MS instead. */
 	r->pid_fd = (int)syscall(SYS_pidfd_open, r->pid, 0);
-	/* The subject reads the whole script before it does anything, so a
-	 * blocking write cannot deadlock; a subject that died gives EPIPE. */
-	rc = wc_write_all(r->ctl_fd, script, strlen(script));
-	free(script);
-	(void)rc;
+	/* The poll loop writes the script as the subject reads it, so that
+	 * the deadline holds while a long script goes through the pipe. The
+	 * "go" lines come after the whole script (the subject asks for them
+	 * only once it has read "run"), when the pipe is empty. */
+	if (fcntl(r->ctl_fd, F_SETFL, O_NONBLOCK) < 0) {
+		free(script);
+		return fail(r, "fcntl: %s", strerror(errno));
+	}
+	r->script = script;
+	r->script_len = strlen(script);
 	return 0;
+}
+
+/* Writes what the pipe takes of the rest of the script. A subject that
+ * died (EPIPE) reads no more: the rest is dropped. */
+static void write_script(struct run *r)
+{
+	while (r->script && r->script_off < r->script_len) {
+		ssize_t n = write(r->ctl_fd, r->script + r->script_off,
+				  r->script_len - r->script_off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n < 0)
+			break;
+		r->script_off += (size_t)n;
+	}
+	free(r->script);
+	r->script = NULL;
 }
 
 /* ---- the main loop ------------------------------------------------------- */
@@ -302,7 +360,7 @@ static void on_timeout(struct run *r)
 
 static int loop(struct run *r)
 {
-	struct pollfd *pfd = calloc(2 + (size_t)wc_peer_npollfds(&r->peer), sizeof(*pfd));
+	struct pollfd *pfd = calloc(3 + (size_t)wc_peer_npollfds(&r->peer), sizeof(*pfd));
 
 	if (!pfd)
 		return fail(r, "out of memory");
@@ -311,6 +369,7 @@ static int loop(struct run *r)
 
 		pfd[k++] = (struct pollfd){ .fd = r->ev_eof ? -1 : r->ev_fd, .events = POLLIN };
 		pfd[k++] = (struct pollfd){ .fd = r->exited ? -1 : r->pid_fd, .events = POLLIN };
+		pfd[k++] = (struct pollfd){ .fd = r->script ? r->ctl_fd : -1, .events = POLLOUT };
 		k += wc_peer_pollfds(&r->peer, pfd + k);
 		rc = poll(pfd, (nfds_t)k, ((r->pid_fd < 0 && !r->exited) || wc_peer_wants_tick(&r->peer)) &&
 			  left > PID_POLL_MS ? PID_POLL_MS : left);
@@ -335,7 +394,9 @@ static int loop(struct run *r)
 		}
 		if (pfd[1].revents)
 			reap(r, WNOHANG);
-		if (wc_peer_on_poll(&r->peer, pfd + 2) < 0) {
+		if (pfd[2].revents)
+			write_script(r);
+		if (wc_peer_on_poll(&r->peer, pfd + 3) < 0) {
 			free(pfd);
 			return -1;
 		}
@@ -399,6 +460,7 @@ static void teardown(struct run *r)
 	if (r->opts->valgrind)
 		dump_valgrind_log(r);
 	wc_peer_free(&r->peer);
+	free(r->script);
 	free(r->subject_error);
 	json_decref(r->events);
 	json_decref(r->queue);
@@ -425,7 +487,7 @@ int wc_run(const struct scenario *sc, const struct run_options *opts,
 
 	if (opts->valgrind)
 		timeout *= VALGRIND_SLOWDOWN;
-	r.deadline_ms = wc_now_ms() + timeout;
+	r.deadline_ms = (opts->started_ms ? opts->started_ms : wc_now_ms()) + timeout;
 	/* A subject that dies must not take the harness with it through a
 	 * write to its pipe. */
 	signal(SIGPIPE, SIG_IGN);

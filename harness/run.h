@@ -9,12 +9,15 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct run_options {
 	const char *subject;   /* the subject program */
 	int valgrind;          /* wrap the subject in valgrind memcheck */
 	const char *strace;    /* or in `strace -f -c -o FILE`: an independent
 				* count of the subject's syscalls */
+	int64_t started_ms;    /* wc_now_ms() when the run's deadline starts
+				* (before the file was read), or 0: now */
 };
 
 /*

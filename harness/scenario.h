@@ -29,6 +29,18 @@ enum sc_op_kind {
 	SC_OP_AWAIT_DRAINED, /* the rest of the block waits for writable_length 0 */
 	SC_OP_WRITE_OWNED, /* rs_socket_write_owned: no copy, a release */
 	SC_OP_OVERWRITE,   /* fill the connection's last write's buffer */
+	/* HTTP responses (`http yes`, issue 10): on the connection's response. */
+	SC_OP_RES_WRITE,      /* write(): queued when refused */
+	SC_OP_TRY_WRITE,      /* try_write(data, final): never queues */
+	SC_OP_RES_END,        /* end(data) */
+	SC_OP_TRY_WRITE_REST, /* try_write of the last try-write's rest */
+	SC_OP_WRITE_REST,     /* write() of that rest */
+	SC_OP_END_REST,       /* end() of that rest */
+	/* WebSocket (docs/scenario-language.md, "WebSocket"). */
+	SC_OP_WS_SEND,    /* rs_ws_send(data, kind, binary, fin) */
+	SC_OP_WS_CLOSE,   /* rs_ws_close(code in sig, reason in data) */
+	SC_OP_WS_PING,    /* rs_ws_ping(data) */
+	SC_OP_WS_BUFFERED, /* report bufferedAmount and the waiting messages */
 };
 
 /* One operation of a task or handler. */
@@ -43,6 +55,14 @@ struct sc_op {
 	int microtask;     /* run in a microtask of the task */
 	int sig;           /* signal, ignore: the number; exit: the code */
 	int external;      /* signal: sent by the harness, not raised */
+	int final;         /* try-write, try-write-rest: the final chunk */
+	int resume;        /* try-write: on writable, try the rest again until
+			    * it is out, reporting only then */
+	/* ws-send: the kind (1 text, 2 bytes, 0 a bad one), binary (-1
+	 * absent, 0, 1, 2 a bad one) and fin (0, 1, 2 a bad one). */
+	int ws_kind;
+	int ws_binary;
+	int ws_fin;
 };
 
 /* A block of operations: a task (run once, in order) or a handler. */
@@ -52,6 +72,8 @@ enum sc_event {
 	SC_EV_DRAIN, SC_EV_FINISH, SC_EV_CLOSE,
 	SC_EV_WRITE_CB, /* a write's callback ran (ok or not) */
 	SC_EV_END_CB,   /* end()'s callback ran */
+	SC_EV_REQUEST,  /* http: a request arrived (head and body) */
+	SC_EV_WRITABLE, /* http: writable after a try-write returned false */
 	SC_EV_COUNT
 };
 /* The names of the events, in enum order ("data" ... "end-cb"). The
@@ -97,6 +119,9 @@ struct sc_peer_exec {
 			    * the subject has exited (stop=SIG) */
 	int line;
 };
+
+#define SC_DEFAULT_TIMEOUT_MS 30000
+#define SC_MAX_EXEC_ARG 4096 /* bytes of a peer exec argument, substituted */
 
 /* Where the subject's connections meet the program: what {host}, {port},
  * {addr}, {url} and {unix} stand for. */
@@ -148,6 +173,8 @@ struct scenario {
 	enum sc_role role;
 	int connections;
 	int allow_half_open;
+	int http;                   /* serve HTTP on accepted connections */
+	int http_line;
 	int timeout_ms;
 	int peer_rcvbuf;
 	enum sc_eof peer_on_eof;
@@ -177,6 +204,12 @@ struct scenario {
 	char *legacy_except;        /* must-match: golden sections not compared
 				     * ("syscalls,queue"), or NULL */
 	int legacy_line;
+	/* WebSocket: every connection is a WebSocket socket (the subject
+	 * answers or sends the Upgrade); the mask keys' seed; the largest
+	 * message the subject takes (0: npm ws's 100 MiB). */
+	int websocket;
+	unsigned long long ws_seed;
+	size_t ws_max_message;
 };
 
 /*
@@ -186,9 +219,14 @@ struct scenario {
  */
 int sc_parse(const char *where, const char *text, struct scenario *sc,
 	     char *err, size_t errlen);
-/* Reads and parses a file. As sc_parse; errors also for unreadable files. */
-int sc_parse_file(const char *path, struct scenario *sc, char *err,
-		  size_t errlen);
+/*
+ * Reads and parses a file. As sc_parse; errors also for a file that cannot
+ * be read, is larger than 16 MiB, holds a NUL byte, gives no input within
+ * wait_ms (a FIFO or terminal; open() never waits), or is empty (no task,
+ * handler, peer action or peer exec: nothing would happen).
+ */
+int sc_parse_file(const char *path, int wait_ms, struct scenario *sc,
+		  char *err, size_t errlen);
 /* Frees what a successful parse allocated. */
 void sc_free(struct scenario *sc);
 

@@ -8,6 +8,9 @@
 #include <stddef.h>
 
 #define SC_MAX_CONNECTIONS 1024
+#define SC_MAX_FILE (16 << 20)   /* bytes of a scenario file */
+#define SC_MAX_WRITE (1 << 30)   /* bytes of one write or end */
+#define SC_MAX_STRING (256 << 10) /* bytes of a string payload */
 
 /* Formats a message into err; returns -1, for `return sc__say(...)`. */
 int sc__say(char *err, size_t errlen, const char *fmt, ...)
@@ -19,10 +22,12 @@ int sc__say(char *err, size_t errlen, const char *fmt, ...)
 void *sc__grow(void *arrp, size_t *n, size_t size);
 
 /* A non-negative decimal with an optional size suffix (K, KiB, M, MiB)
- * into *out. Returns 0, or -1 when s is not one or does not fit a size_t. */
-int sc__parse_size(const char *s, size_t *out);
+ * into *out. Returns 0; -2 when it is one but more than max; -1 when s
+ * is not one. */
+int sc__parse_size(const char *s, size_t max, size_t *out);
 
-/* A decimal from min to max into *out. Returns 0, or -1. */
+/* A decimal from min to max into *out. Returns 0; -2 when it is one but
+ * more than max (however many digits); -1 otherwise. */
 int sc__parse_int(const char *s, int min, int max, int *out);
 
 #endif

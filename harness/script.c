@@ -47,6 +47,10 @@ static void script_op(struct sbuf *b, const struct sc_op *op)
 	sb_printf(b, "op %s conn=%d len=%zu fill=%d cb=%d micro=%d sig=%d ext=%d",
 		  sc_op_name(op->kind), op->conn, op->len, op->fill, op->cb,
 		  op->microtask, op->sig, op->external);
+	if (op->final || op->resume)
+		sb_printf(b, " final=%d resume=%d", op->final, op->resume);
+	if (op->kind == SC_OP_WS_SEND)
+		sb_printf(b, " ws=%d,%d,%d", op->ws_kind, op->ws_binary, op->ws_fin);
 	if (op->data) {
 		sb_printf(b, " hex=");
 		for (size_t i = 0; i < op->len; i++)
@@ -84,6 +88,10 @@ char *wc_script_build(const struct scenario *sc, const char *address)
 	for (size_t i = 0; i < sc->nfaults; i++)
 		sb_printf(&b, "fault %s\n", sc->faults[i].text);
 	sb_printf(&b, "connections %d\nhalf-open %d\n", sc->connections, sc->allow_half_open);
+	if (sc->http)
+		sb_printf(&b, "http 1\n");
+	if (sc->websocket)
+		sb_printf(&b, "websocket %llu %zu\n", sc->ws_seed, sc->ws_max_message);
 	sb_printf(&b, "%s\n", address);
 	for (size_t i = 0; i < sc->npeer; i++) {
 		if (sc->peer[i].at.kind == SC_AT_START)

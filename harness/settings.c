@@ -43,18 +43,19 @@ void *sc__grow(void *arrp, size_t *n, size_t size)
 
 /* ---- numbers ---------------------------------------------------------- */
 
-/* A non-negative decimal with an optional size suffix (K, KiB, M, MiB). */
-int sc__parse_size(const char *s, size_t *out)
+int sc__parse_size(const char *s, size_t max, size_t *out)
 {
 	char *end;
 	unsigned long long v;
 	unsigned long long mult = 1;
+	int erange;
 
 	if (!isdigit((unsigned char)s[0]))
 		return -1;
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno)
+	erange = errno == ERANGE;
+	if (errno && !erange)
 		return -1;
 	if (strcmp(end, "K") == 0 || strcmp(end, "KiB") == 0)
 		mult = 1024;
@@ -62,8 +63,8 @@ int sc__parse_size(const char *s, size_t *out)
 		mult = 1024 * 1024;
 	else if (*end)
 		return -1;
-	if (v > SIZE_MAX / mult)
-		return -1;
+	if (erange || v > max / mult)
+		return -2;
 	*out = (size_t)(v * mult);
 	return 0;
 }
@@ -77,7 +78,11 @@ int sc__parse_int(const char *s, int min, int max, int *out)
 		return -1;
 	errno = 0;
 	v = strtol(s, &end, 10);
-	if (errno || *end || v < min || v > max)
+	if (*end || (errno && errno != ERANGE))
+		return -1;
+	if ((errno == ERANGE && v > 0) || v > max)
+		return -2;
+	if (errno || v < min)
 		return -1;
 	*out = (int)v;
 	return 0;
@@ -116,9 +121,11 @@ int sc_add_clamp(struct scenario *sc, const char *arg, int line, char *err,
 		 size_t errlen)
 {
 	char spec[64];
-	int n;
+	int n, rc;
 
-	if (sc__parse_int(arg, 1, INT32_MAX, &n) < 0)
+	if ((rc = sc__parse_int(arg, 1, INT32_MAX, &n)) == -2)
+		return sc__say(err, errlen, "clamp-send '%s': at most %d", arg, INT32_MAX);
+	if (rc < 0)
 		return sc__say(err, errlen,
 			   "clamp-send '%s': expected a byte count of at least 1",
 			   arg);
@@ -151,6 +158,8 @@ int sc_add_refuse(struct scenario *sc, const char *arg, int line, char *err,
 			return sc__say(err, errlen, "refuse-write '%s': expected a call number after '@'", arg);
 		memcpy(kbuf, at + 1, klen);
 		kbuf[klen] = '\0';
+		if (sc__parse_int(kbuf, 1, INT32_MAX, &k) == -2)
+			return sc__say(err, errlen, "refuse-write '%s': call %s: at most %d", arg, kbuf, INT32_MAX);
 		if (sc__parse_int(kbuf, 1, INT32_MAX, &k) < 0)
 			return sc__say(err, errlen, "refuse-write '%s': '%s' is not a call number (1 is the first call)", arg, kbuf);
 		if (!x) {
@@ -158,6 +167,8 @@ int sc_add_refuse(struct scenario *sc, const char *arg, int line, char *err,
 		} else if (strcmp(x + 1, "*") != 0) {
 			int n;
 
+			if (sc__parse_int(x + 1, 1, INT32_MAX, &n) == -2)
+				return sc__say(err, errlen, "refuse-write '%s': count %s: at most %d", arg, x + 1, INT32_MAX);
 			if (sc__parse_int(x + 1, 1, INT32_MAX, &n) < 0)
 				return sc__say(err, errlen, "refuse-write '%s': '%s' is not a count (or * for forever)", arg, x + 1);
 			snprintf(times, sizeof(times), "%d", n);
@@ -193,6 +204,8 @@ int sc_add_signal(struct scenario *sc, const char *arg, int line, char *err,
 	third = strchr(colon + 1, ':');
 	if (third)
 		*third++ = '\0';
+	if (sc__parse_int(colon + 1, 1, INT32_MAX, &k) == -2)
+		return sc__say(err, errlen, "signal '%s': '%s': at most %d", arg, colon + 1, INT32_MAX);
 	if (sc__parse_int(colon + 1, 1, INT32_MAX, &k) < 0)
 		return sc__say(err, errlen, "signal '%s': '%s' is not a number from 1", arg, colon + 1);
 	if (strcmp(where, "task") == 0) {

@@ -9,6 +9,8 @@
 #include "fi.h"
 #include "protocol.h"
 #include "rs.h"
+#include "http_parse.h"
+#include "ws_frame.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -27,12 +29,20 @@ enum op_kind {
 	OP_WRITE, OP_END, OP_DESTROY, OP_DESTROY_SOON, OP_CORK, OP_UNCORK,
 	OP_PAUSE, OP_RESUME, OP_SIGNAL, OP_DISARM, OP_CHECKPOINT, OP_IGNORE,
 	OP_ABORT, OP_EXIT, OP_EXECVE, OP_AWAIT_DRAINED, OP_WRITE_OWNED,
-	OP_OVERWRITE, OP_KIND_COUNT
+	OP_OVERWRITE,
+	/* HTTP responses (issue 10) */
+	OP_RES_WRITE, OP_TRY_WRITE, OP_RES_END, OP_TRY_WRITE_REST,
+	OP_WRITE_REST, OP_END_REST,
+	/* WebSocket (issue 11) */
+	OP_WS_SEND, OP_WS_CLOSE, OP_WS_PING, OP_WS_BUFFERED, OP_KIND_COUNT
 };
 static const char *op_names[OP_KIND_COUNT] = {
 	"write", "end", "destroy", "destroy-soon", "cork", "uncork",
 	"pause", "resume", "signal", "disarm", "checkpoint", "ignore",
 	"abort", "exit", "execve", "await-drained", "write-owned", "overwrite",
+	"res-write", "try-write", "res-end", "try-write-rest", "write-rest",
+	"end-rest",
+	"ws-send", "ws-close", "ws-ping", "ws-buffered",
 };
 
 struct op {
@@ -45,14 +55,19 @@ struct op {
 	int micro;
 	int sig;
 	int external;
+	int final;
+	int resume;
+	int ws_kind, ws_binary, ws_fin;  /* ws-send */
 };
 
 enum ev_kind {
 	EV_DATA, EV_EOF, EV_DRAIN, EV_FINISH, EV_CLOSE, EV_WRITE_CB, EV_END_CB,
+	EV_REQUEST, EV_WRITABLE,
 	EV_KIND_COUNT
 };
 static const char *ev_names[EV_KIND_COUNT] = {
 	"data", "eof", "drain", "finish", "close", "write-cb", "end-cb",
+	"request", "writable",
 };
 
 struct block {
@@ -60,6 +75,8 @@ struct block {
 	enum ev_kind event;
 	struct op *ops;
 	size_t nops;
+	size_t cap;       /* ops allocated: doubled, so that a long script
+			   * is not copied once per op */
 };
 
 struct conn {
@@ -69,6 +86,8 @@ struct conn {
 	uint64_t written;  /* the stack's bytes_written, kept after close */
 	int writes;        /* numbers writes for the event log */
 	int connected;
+	rs_ws *ws;         /* a WebSocket connection: its socket, or NULL */
+	int ws_sends;      /* numbers ws-sends for the event log */
 	/* The buffer the last write or write-owned handed the stack, for
 	 * overwrite; a write's is the connection's to free, a write-owned's
 	 * is on S.owned until the end. */
@@ -76,6 +95,16 @@ struct conn {
 	size_t last_len;
 	int last_number;
 	int last_owned;
+	/* http yes: the response in progress, and the last try-write. */
+	rs_http_res *res;
+	uint64_t body_seq; /* body bytes handed to the response calls */
+	int res_writes;    /* numbers res-write and try-write calls */
+	unsigned char *try_data; /* the last try-write's bytes, or NULL */
+	size_t try_len;
+	uint64_t try_base; /* the response's offset when it was called */
+	int try_number;
+	int try_final;
+	int try_resume;
 };
 
 /* A buffer handed to rs_socket_write_owned: freed after the loop, so that
@@ -88,6 +117,7 @@ struct owned_buf {
 struct cb_ctx {
 	int conn;
 	int number;        /* write#number, or 0 for end */
+	int http;          /* a response's res-write / res-end */
 };
 
 static struct {
@@ -115,6 +145,7 @@ static struct {
 	rs_loop *loop;
 	rs_listener *listener;
 	int checkpoints;          /* checkpoints passed so far */
+	int http;                 /* serve HTTP on accepted connections */
 	struct owned_buf *owned;  /* every write-owned buffer */
 	int deferred;             /* the running script task awaits a drain */
 } S;
@@ -242,18 +273,21 @@ static const char *errname(int e)
 }
 
 static void run_handlers(enum ev_kind ev, int conn);
+static void op_http(const struct op *op, struct conn *c);
 
 static void on_write_done(rs_socket *s, int status, void *arg)
 {
 	struct cb_ctx *ctx = arg;
-	int conn = ctx->conn, number = ctx->number;
+	int conn = ctx->conn, number = ctx->number, ctx_http = ctx->http;
 
 	(void)s;
 	free(ctx);
 	if (number)
-		event(conn, "write#%d cb %s", number, status == 0 ? "ok" : errname(status));
+		event(conn, "%swrite#%d cb %s", ctx_http ? "res-" : "", number,
+		      status == 0 ? "ok" : errname(status));
 	else
-		event(conn, "end cb %s", status == 0 ? "ok" : errname(status));
+		event(conn, "%send cb %s", ctx_http ? "res-" : "",
+		      status == 0 ? "ok" : errname(status));
 	run_handlers(number ? EV_WRITE_CB : EV_END_CB, conn);
 }
 
@@ -282,6 +316,7 @@ static struct cb_ctx *op_ctx(const struct op *op, struct conn *c, int number)
 		fatal("out of memory");
 	ctx->conn = c->index;
 	ctx->number = number;
+	ctx->http = 0;
 	return ctx;
 }
 
@@ -366,7 +401,7 @@ static void op_write_owned(const struct op *op, struct conn *c)
 	ob->bytes = op_own_bytes(op, c);
 	ob->next = S.owned;
 	S.owned = ob;
-	*ctx = (struct cb_ctx){ c->index, number };
+	*ctx = (struct cb_ctx){ .conn = c->index, .number = number };
 	c->seq += op->len;
 	keep_last(c, ob->bytes, op->len, number, 1);
 	rc = rs_socket_write_owned(c->sock, ob->bytes, op->len, on_release, ctx);
@@ -415,7 +450,9 @@ static void op_signal(const struct op *op, int conn)
 			event(conn, "signal %s external", name);
 		else
 			event(conn, "signal %d external", op->sig);
-		line_out("kill %d", op->sig);
+		/* With our pid: under strace the harness's child is strace,
+		 * and the signal is for the subject. */
+		line_out("kill %d %d", op->sig, (int)getpid());
 		wait_go();
 		return;
 	}
@@ -449,6 +486,185 @@ static void op_execve(int conn)
 	event(conn, "execve /bin/true");
 	rc = rs_execve("/bin/true", argv, environ);
 	event(conn, "execve -> %s", errname(rc));
+}
+
+/* ---- WebSocket connections ----------------------------------------------- */
+
+/* The script's "websocket SEED MAX" line. */
+static struct {
+	int on;
+	unsigned long long seed;
+	size_t max_message;
+	int open;          /* handshakes done */
+	int started;       /* every connection is up: tasks may start */
+} W;
+
+static void post_next_task(void);
+
+/* A payload in an event: hex up to 32 bytes, else its length and FNV-1a. */
+static void ws_data_text(const uint8_t *p, size_t n, char *out, size_t cap)
+{
+	if (n <= 32) {
+		size_t o = 0;
+
+		out[0] = '\0';
+		for (size_t i = 0; i < n && o + 3 < cap; i++)
+			o += (size_t)snprintf(out + o, cap - o, "%02x", p[i]);
+		if (n == 0)
+			snprintf(out, cap, "-");
+	} else {
+		uint32_t h = 2166136261u;
+
+		for (size_t i = 0; i < n; i++)
+			h = (h ^ p[i]) * 16777619u;
+		snprintf(out, cap, "fnv=%08x", h);
+	}
+}
+
+static void ws_ev_open(rs_ws *ws, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)ws;
+	event(c->index, "ws-open");
+	if (++W.open == S.nconns && W.started)
+		post_next_task();
+}
+
+static void ws_ev_message(rs_ws *ws, const struct rs_ws_message *m, void *arg)
+{
+	struct conn *c = arg;
+	char d[80];
+	static const char *types[] = { "?", "text", "binary" };
+	const char *what = m->opcode == 9 ? "ping-received"
+			   : m->opcode == 10 ? "pong-received" : "message";
+
+	(void)ws;
+	ws_data_text(m->data, m->len, d, sizeof(d));
+	if (m->opcode <= 2)
+		event(c->index, "ws-message off=%llu %s len=%zu frames=%u %s",
+		      (unsigned long long)m->offset, types[m->opcode], m->len,
+		      m->frames, d);
+	else
+		event(c->index, "ws-%s off=%llu len=%zu %s", what,
+		      (unsigned long long)m->offset, m->len, d);
+}
+
+static void ws_ev_peer_close(rs_ws *ws, int code, const uint8_t *reason,
+			     size_t len, void *arg)
+{
+	struct conn *c = arg;
+	char d[80];
+
+	(void)ws;
+	ws_data_text(reason, len, d, sizeof(d));
+	event(c->index, "ws-peer-close %d reason=%s", code, d);
+}
+
+static void ws_ev_error(rs_ws *ws, int code, const char *problem, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)ws;
+	event(c->index, "ws-error %d (%s)", code, problem);
+}
+
+static void ws_ev_send_error(rs_ws *ws, int number, int err, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)ws;
+	event(c->index, "ws-send#%d %s at the head of the queue", number,
+	      errname(err));
+}
+
+static void ws_ev_close(rs_ws *ws, int code, size_t dropped, void *arg)
+{
+	struct conn *c = arg;
+
+	c->written = rs_socket_bytes_written(rs_ws_socket(ws));
+	event(c->index, "ws-closed code=%d dropped=%zu bytes_written=%llu", code,
+	      dropped, (unsigned long long)c->written);
+	c->ws = NULL;
+	c->sock = NULL;
+}
+
+static const struct rs_ws_events ws_events = {
+	.on_open = ws_ev_open,
+	.on_message = ws_ev_message,
+	.on_ping = ws_ev_message,
+	.on_pong = ws_ev_message,
+	.on_peer_close = ws_ev_peer_close,
+	.on_error = ws_ev_error,
+	.on_send_error = ws_ev_send_error,
+	.on_close = ws_ev_close,
+};
+
+/* Makes a connection a WebSocket one; each connection has its own seed. */
+static void ws_start(struct conn *c, rs_socket *s, int server)
+{
+	struct rs_ws_options o = {
+		.server = server,
+		.seed = W.seed + (unsigned long long)c->index,
+		.max_message = W.max_message,
+		.host = "127.0.0.1",
+		.path = "/",
+	};
+	int rc = rs_ws_attach(s, &o, &ws_events, c, &c->ws);
+
+	if (rc < 0)
+		fatal("rs_ws_attach: %s", strerror(-rc));
+}
+
+static const char *ws_kind_text(int kind)
+{
+	return kind == RS_WS_KIND_TEXT ? "text" : kind == RS_WS_KIND_BYTES ? "bytes"
+									    : "kind=bad";
+}
+
+static void ws_op(const struct op *op, struct conn *c)
+{
+	const char *name = op_names[op->kind];
+	unsigned char *bytes;
+	int rc = 0;
+
+	if (!c->ws) {
+		event(c->index, "%s (closed)", name);
+		return;
+	}
+	if (op->kind == OP_WS_BUFFERED) {
+		event(c->index, "ws-buffered %zu waiting=%zu",
+		      rs_ws_buffered_amount(c->ws), rs_ws_waiting(c->ws));
+		return;
+	}
+	bytes = op_bytes(op, c);
+	c->seq += op->len;
+	if (op->kind == OP_WS_SEND) {
+		struct rs_ws_send_options so = { op->ws_binary, op->ws_fin };
+		int number = ++c->ws_sends;
+		char opts[64] = "";
+
+		if (op->ws_binary != RS_WS_BINARY_ABSENT)
+			snprintf(opts, sizeof(opts), " binary=%s",
+				 op->ws_binary == 1 ? "true" : op->ws_binary == 0 ? "false" : "bad");
+		if (op->ws_fin != 1)
+			snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
+				 " fin=%s", op->ws_fin == 0 ? "0" : "bad");
+		rc = rs_ws_send(c->ws, bytes, op->len, op->ws_kind, &so);
+		event(c->index, "ws-send#%d %zu %s%s -> %s", number, op->len,
+		      ws_kind_text(op->ws_kind), opts,
+		      rc < 0 ? errname(rc) : rc ? "sent" : "queued");
+	} else if (op->kind == OP_WS_CLOSE) {
+		rc = rs_ws_close(c->ws, op->sig, bytes, op->len);
+		event(c->index, "ws-close %d -> %s", op->sig,
+		      rc < 0 ? errname(rc) : "ok");
+	} else {
+		rc = rs_ws_ping(c->ws, bytes, op->len);
+		event(c->index, "ws-ping %zu -> %s", op->len,
+		      rc < 0 ? errname(rc) : "ok");
+	}
+	if (bytes != op->data)
+		free(bytes);
 }
 
 static void run_op(const struct op *op, int conn_index)
@@ -485,6 +701,16 @@ static void run_op(const struct op *op, int conn_index)
 		rs_exit(op->sig);
 	case OP_EXECVE:
 		op_execve(ci);
+		return;
+	case OP_RES_WRITE: case OP_TRY_WRITE: case OP_RES_END:
+	case OP_TRY_WRITE_REST: case OP_WRITE_REST: case OP_END_REST:
+		op_http(op, c);
+		return;
+	case OP_WS_SEND:
+	case OP_WS_CLOSE:
+	case OP_WS_PING:
+	case OP_WS_BUFFERED:
+		ws_op(op, c);
 		return;
 	default:
 		break;
@@ -650,6 +876,13 @@ static void all_connected(void)
 {
 	if (S.sync_start)
 		sync_point("start");
+	/* WebSocket connections: the tasks start once every handshake is
+	 * done (the peer may send the Upgrade, or the 101, at start). */
+	if (W.on) {
+		W.started = 1;
+		if (W.open < S.nconns)
+			return;
+	}
 	post_next_task();
 }
 
@@ -664,9 +897,10 @@ static void on_connect(rs_socket *s, void *arg)
 {
 	struct conn *c = conn_of(arg);
 
-	(void)s;
 	c->connected = 1;
 	event(c->index, "connect");
+	if (W.on)
+		ws_start(c, s, 0);
 	if (++S.connected == S.nconns)
 		all_connected();
 }
@@ -725,6 +959,9 @@ static void on_close(rs_socket *s, int had_error, void *arg)
 	event(c->index, "close had_error=%d bytes_written=%llu", had_error,
 	      (unsigned long long)c->written);
 	c->sock = NULL;
+	c->res = NULL;
+	free(c->try_data);
+	c->try_data = NULL;
 	run_handlers(EV_CLOSE, c->index);
 }
 
@@ -733,6 +970,183 @@ static const struct rs_socket_events socket_events = {
 	.on_drain = on_drain, .on_finish = on_finish, .on_error = on_error,
 	.on_close = on_close,
 };
+
+/* ---- HTTP responses (http yes, issue 10) ---------------------------------- */
+
+/* The body: the stream pattern over the response bytes of the connection
+ * (framing not counted), or the op's literal bytes. */
+static unsigned char *http_bytes(const struct op *op, struct conn *c)
+{
+	unsigned char *buf;
+
+	if (op->data || op->len == 0)
+		return op->data;
+	buf = malloc(op->len);
+	if (!buf)
+		fatal("out of memory for %zu bytes", op->len);
+	for (size_t i = 0; i < op->len; i++)
+		buf[i] = op->fill >= 0 ? (unsigned char)op->fill : wc_pattern(c->body_seq + i);
+	return buf;
+}
+
+static const char *http_rc(int rc)
+{
+	return rc < 0 ? errname(rc) : rc ? "true" : "false";
+}
+
+static void try_clear(struct conn *c)
+{
+	free(c->try_data);
+	c->try_data = NULL;
+	c->try_len = 0;
+	c->try_resume = 0;
+}
+
+/* The rest of the last try-write: the bytes past the response's offset. */
+static size_t try_rest(const struct conn *c, const unsigned char **rest)
+{
+	uint64_t out = rs_http_res_offset(c->res) - c->try_base;
+
+	if (!c->try_data || out >= c->try_len) {
+		*rest = c->try_data;
+		return 0;
+	}
+	*rest = c->try_data + out;
+	return c->try_len - (size_t)out;
+}
+
+static struct cb_ctx *http_ctx(const struct op *op, struct conn *c, int number)
+{
+	struct cb_ctx *ctx = op_ctx(op, c, number);
+
+	if (ctx)
+		ctx->http = 1;
+	return ctx;
+}
+
+static void op_http(const struct op *op, struct conn *c)
+{
+	const char *name = op_names[op->kind];
+	const unsigned char *rest;
+	unsigned char *bytes;
+	struct cb_ctx *ctx;
+	size_t len;
+	int rc, number;
+
+	if (!c->res || !c->sock) {
+		event(c->index, "%s -> EBADF (no response)", name);
+		return;
+	}
+	switch (op->kind) {
+	case OP_RES_WRITE:
+	case OP_RES_END:
+		number = op->kind == OP_RES_WRITE ? ++c->res_writes : 0;
+		bytes = http_bytes(op, c);
+		c->body_seq += op->len;
+		ctx = http_ctx(op, c, number);
+		if (op->kind == OP_RES_WRITE) {
+			rc = rs_http_res_write(c->res, bytes, op->len,
+					       ctx ? on_write_done : NULL, ctx);
+			event(c->index, "res-write#%d %zu -> %s", number, op->len, http_rc(rc));
+		} else {
+			rc = rs_http_res_end(c->res, bytes, op->len,
+					     ctx ? on_write_done : NULL, ctx);
+			event(c->index, "res-end %zu -> %s", op->len, rc < 0 ? errname(rc) : "ok");
+		}
+		if (rc < 0)
+			free(ctx);
+		if (bytes != op->data)
+			free(bytes);
+		return;
+	case OP_TRY_WRITE:
+		try_clear(c);
+		c->try_number = ++c->res_writes;
+		c->try_len = op->len;
+		c->try_data = malloc(op->len ? op->len : 1);
+		if (!c->try_data)
+			fatal("out of memory");
+		bytes = http_bytes(op, c);
+		if (op->len)
+			memcpy(c->try_data, bytes, op->len);
+		if (bytes != op->data)
+			free(bytes);
+		c->body_seq += op->len;
+		c->try_base = rs_http_res_offset(c->res);
+		c->try_final = op->final;
+		rc = rs_http_res_try_write(c->res, c->try_data, op->len, op->final);
+		event(c->index, "try-write#%d %zu%s -> %s offset=%llu", c->try_number,
+		      op->len, op->final ? " final" : "", http_rc(rc),
+		      (unsigned long long)rs_http_res_offset(c->res));
+		c->try_resume = rc == 0 && op->resume;
+		return;
+	default:
+		break;
+	}
+	len = try_rest(c, &rest);
+	ctx = http_ctx(op, c, op->kind == OP_WRITE_REST ? ++c->res_writes : 0);
+	if (op->kind == OP_TRY_WRITE_REST) {
+		rc = rs_http_res_try_write(c->res, rest, len, op->final);
+		event(c->index, "try-write-rest %zu%s -> %s offset=%llu", len,
+		      op->final ? " final" : "", http_rc(rc),
+		      (unsigned long long)rs_http_res_offset(c->res));
+	} else if (op->kind == OP_WRITE_REST) {
+		rc = rs_http_res_write(c->res, rest, len,
+				       ctx ? on_write_done : NULL, ctx);
+		event(c->index, "write-rest %zu -> %s", len, http_rc(rc));
+	} else {
+		rc = rs_http_res_end(c->res, rest, len,
+				     ctx ? on_write_done : NULL, ctx);
+		event(c->index, "end-rest %zu -> %s", len, rc < 0 ? errname(rc) : "ok");
+	}
+	if (rc < 0)
+		free(ctx);
+	/* The rest went to write or end: no try-write is pending any more. */
+	if (op->kind != OP_TRY_WRITE_REST || rc == 1)
+		try_clear(c);
+}
+
+/* On writable after a try-write returned false: a try-write with resume
+ * tries its rest again and reports only once it is out (how many writable
+ * events that takes depends on how fast the peer reads); otherwise the
+ * event and the `on writable` handlers. */
+static void on_res_writable(rs_http_res *res, uint64_t offset, void *arg)
+{
+	struct conn *c = arg;
+	const unsigned char *rest;
+	size_t len;
+	int rc;
+
+	(void)res;
+	if (c->try_resume) {
+		len = try_rest(c, &rest);
+		rc = rs_http_res_try_write(c->res, rest, len, c->try_final);
+		if (rc == 0)
+			return;
+		event(c->index, "try-write#%d done -> %s offset=%llu", c->try_number,
+		      rc < 0 ? errname(rc) : "true",
+		      (unsigned long long)rs_http_res_offset(c->res));
+		try_clear(c);
+		return;
+	}
+	event(c->index, "writable offset=%llu", (unsigned long long)offset);
+	run_handlers(EV_WRITABLE, c->index);
+}
+
+static void on_request(rs_http_conn *hc, rs_http_res *res,
+		       const struct rs_http_request *req, const char *body,
+		       size_t body_len, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)hc;
+	(void)body;
+	try_clear(c);
+	c->res = res;
+	rs_http_res_on_writable(res, on_res_writable, c);
+	event(c->index, "request %.*s %.*s body=%zu", (int)req->method_len,
+	      req->method, (int)req->target_len, req->target, body_len);
+	run_handlers(EV_REQUEST, c->index);
+}
 
 static void on_connection(rs_listener *l, rs_socket *s, void *arg)
 {
@@ -746,8 +1160,17 @@ static void on_connection(rs_listener *l, rs_socket *s, void *arg)
 	c = &S.conns[S.connected];
 	c->sock = s;
 	c->connected = 1;
-	rs_socket_set_events(s, &socket_events, c);
+	if (S.http) {
+		rs_http_conn *hc;
+
+		if (rs_http_attach(s, 0, &socket_events, c, on_request, c, &hc) < 0)
+			fatal("out of memory");
+	} else {
+		rs_socket_set_events(s, &socket_events, c);
+	}
 	event(c->index, "accept");
+	if (W.on)
+		ws_start(c, s, 1);
 	if (++S.connected == S.nconns) {
 		rs_listener_close(l);
 		S.listener = NULL;
@@ -757,27 +1180,45 @@ static void on_connection(rs_listener *l, rs_socket *s, void *arg)
 
 /* ---- reading the script -------------------------------------------------- */
 
+/* The script is read in blocks, not a byte at a time: a script of 500,000
+ * operations is some 35 MB. Nothing follows "run" until the subject asks
+ * (a sync or kill line), so no "go" is ever read ahead here. */
+static struct {
+	char buf[65536];
+	size_t start, end;
+} in;
+
 static char *read_line(void)
 {
-	static char buf[MAX_LINE];
+	static char line[MAX_LINE];
 	size_t len = 0;
 
 	for (;;) {
-		char ch;
-		ssize_t n = read(WC_FD_CTL, &ch, 1);
+		char *nl;
+		size_t take;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return NULL;
-		if (ch == '\n')
-			break;
-		if (len + 1 >= sizeof(buf))
+		if (in.start == in.end) {
+			ssize_t n = read(WC_FD_CTL, in.buf, sizeof(in.buf));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return NULL;
+			in.start = 0;
+			in.end = (size_t)n;
+		}
+		nl = memchr(in.buf + in.start, '\n', in.end - in.start);
+		take = (nl ? (size_t)(nl - in.buf) : in.end) - in.start;
+		if (len + take + 1 > sizeof(line))
 			fatal("a script line longer than %d bytes", MAX_LINE);
-		buf[len++] = ch;
+		memcpy(line + len, in.buf + in.start, take);
+		len += take;
+		in.start += take + (nl != NULL);
+		if (nl)
+			break;
 	}
-	buf[len] = '\0';
-	return buf;
+	line[len] = '\0';
+	return line;
 }
 
 static int hexval(int c)
@@ -834,14 +1275,24 @@ static void parse_op_line(char *line, struct block *b)
 		else if (strcmp(tok, "micro") == 0) op.micro = (int)v;
 		else if (strcmp(tok, "sig") == 0) op.sig = (int)v;
 		else if (strcmp(tok, "ext") == 0) op.external = (int)v;
+		else if (strcmp(tok, "final") == 0) op.final = (int)v;
+		else if (strcmp(tok, "resume") == 0) op.resume = (int)v;
+		else if (strcmp(tok, "ws") == 0 &&
+			 sscanf(eq, "%d,%d,%d", &op.ws_kind, &op.ws_binary, &op.ws_fin) == 3)
+			;
 		else fatal("unknown op field '%s'", tok);
 	}
 	if (op.conn >= S.nconns)
 		fatal("op on connection %d of %d", op.conn, S.nconns);
-	slot = realloc(b->ops, (b->nops + 1) * sizeof(*b->ops));
-	if (!slot)
-		fatal("out of memory");
-	b->ops = slot;
+	if (b->nops == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 16;
+
+		slot = realloc(b->ops, cap * sizeof(*b->ops));
+		if (!slot)
+			fatal("out of memory");
+		b->ops = slot;
+		b->cap = cap;
+	}
 	b->ops[b->nops++] = op;
 }
 
@@ -883,8 +1334,14 @@ static void parse_header_line(char *line)
 		S.server = 0;
 	} else if (sscanf(line, "listen %7s %255s %d", S.transport, S.address, &S.port) >= 2) {
 		S.server = 1;
+	} else if (sscanf(line, "http %d", &n) == 1) {
+		S.http = n;
 	} else if (sscanf(line, "half-open %d", &n) == 1) {
 		S.opts.allow_half_open = n;
+	} else if (strncmp(line, "websocket ", 10) == 0) {
+		if (sscanf(line, "websocket %llu %zu", &W.seed, &W.max_message) != 2)
+			fatal("bad websocket line '%s'", line);
+		W.on = 1;
 	} else if (strcmp(line, "sync start") == 0) {
 		S.sync_start = 1;
 	} else if (sscanf(line, "sync task %d", &n) == 1 && n > 0) {
@@ -937,6 +1394,8 @@ static void read_script(void)
 	}
 	if (!line)
 		fatal("the script ended before 'run'");
+	if (in.start != in.end)
+		fatal("bytes after 'run' in the script");
 	S.sync_task = calloc(S.ntasks + 1, 1);
 	if (!S.sync_task)
 		fatal("out of memory");

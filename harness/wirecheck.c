@@ -4,13 +4,15 @@
  * Exit status: 0 a trace was written (whatever the subject did: its exit,
  * signal or timeout is in the trace); 1 --repeat found two traces that
  * differ; 2 bad usage or a bad scenario (the message names file:line);
- * 3 the harness itself failed.
+ * 3 the harness itself failed; 4 the trace was written but the subject
+ * stopped with a fatal error of its own (exit.error).
  */
 #include "exec.h"
 #include "fi.h"
 #include "run.h"
 #include "scenario.h"
 #include "trace.h"
+#include "wcutil.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -71,6 +73,7 @@ static const char usage_run[] =
 	"                        sysread, all\n"
 	"  --variant NAME=VALUE  select a strategy: queue=cursor|memmove,\n"
 	"                        batch=on|off, halfopen=end-first|poll-first\n"
+	"                        ws=by-option|by-kind\n"
 	"                        (fixed|legacy are accepted as values)\n"
 	"  --connections N       the number of connections (the scenario's own)\n"
 	"  --transport tcp|unix  the connection between subject and peer (tcp)\n"
@@ -281,7 +284,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 				long n = strtol(argv[i + 1], &end, 10);
 
 				if (*end || end == argv[i + 1] || n < 1 || n > 100000)
-					return usage_error("--repeat '%s': expected a count from 1%s", argv[i + 1], "");
+					return usage_error("--repeat '%s': expected a count from 1 to 100000%s", argv[i + 1], "");
 				cli->repeat = (int)n;
 			} else if (strcmp(a, "--trace") == 0) {
 				cli->trace_path = argv[i + 1];
@@ -336,9 +339,23 @@ static int write_trace(json_t *trace, const char *path)
 	return 0;
 }
 
-static int run_repeated(const struct scenario *sc, const struct cli *cli,
-			const struct run_options *ro)
+/* Exit 4 when the subject stopped with a fatal error of its own (the
+ * trace's exit.error): the scenario could not run as written. */
+static int subject_error_status(const struct scenario *sc, json_t *trace)
 {
+	json_t *error = json_object_get(json_object_get(trace, "exit"), "error");
+
+	if (!json_is_string(error))
+		return 0;
+	fprintf(stderr, "wirecheck: %s: the subject stopped with an error: %s\n", sc->path,
+		json_string_value(error));
+	return 4;
+}
+
+static int run_repeated(const struct scenario *sc, const struct cli *cli,
+			const struct run_options *first_ro)
+{
+	struct run_options ro = *first_ro;
 	json_t *first = NULL;
 	char err[512];
 	int status = 0;
@@ -349,7 +366,11 @@ static int run_repeated(const struct scenario *sc, const struct cli *cli,
 
 		if (cli->repeat > 1)
 			fprintf(stderr, "wirecheck: %s: run %d/%d\n", sc->name, i + 1, cli->repeat);
-		if (wc_run(sc, ro, &trace, err, sizeof(err)) < 0) {
+		/* The first run's deadline counts from before the file was
+		 * read; each later run has its own. */
+		if (i > 0)
+			ro.started_ms = 0;
+		if (wc_run(sc, &ro, &trace, err, sizeof(err)) < 0) {
 			fprintf(stderr, "wirecheck: %s: %s\n", sc->path, err);
 			json_decref(first);
 			return 3;
@@ -374,21 +395,39 @@ static int run_repeated(const struct scenario *sc, const struct cli *cli,
 	}
 	if (write_trace(first, cli->trace_path) < 0)
 		status = 3;
+	if (status == 0)
+		status = subject_error_status(sc, first);
 	json_decref(first);
 	return status;
 }
 
+/* How long reading the scenario file may wait for input (a FIFO): the
+ * --timeout of the command line, or the default timeout. */
+static int read_wait_ms(int argc, char **argv)
+{
+	struct scenario scratch = { .timeout_ms = SC_DEFAULT_TIMEOUT_MS };
+	char err[256];
+
+	for (int i = 0; i + 1 < argc; i++)
+		if (strcmp(argv[i], "--timeout") == 0)
+			(void)sc_set_timeout(&scratch, argv[i + 1], 0, err, sizeof(err));
+	return scratch.timeout_ms;
+}
+
 /* Parses the command line and the scenario, applies the flags, finds the
- * subject. Returns 0, or an exit status after a message. */
+ * subject. Returns 0, or an exit status after a message. The run's
+ * deadline counts from the start, reading the file included. */
 static int prepare(int argc, char **argv, struct cli *cli, struct scenario *sc,
 		   struct run_options *ro, char **subject)
 {
 	char err[1024];
+	int64_t started = wc_now_ms();
 	int rc = parse_cli(argc, argv, cli);
 
 	if (rc)
 		return rc;
-	if (sc_parse_file(cli->file, sc, err, sizeof(err)) < 0) {
+	ro->started_ms = started;
+	if (sc_parse_file(cli->file, read_wait_ms(argc, argv), sc, err, sizeof(err)) < 0) {
 		fprintf(stderr, "wirecheck: %s\n", err);
 		return 2;
 	}
@@ -529,6 +568,7 @@ static int cmd_per_connection(int argc, char **argv)
 		return usage_error("per-connection needs --from N1 --to N2 with N1 < N2%s%s", "", "");
 	}
 	a = run_with(&sc, cli.from, &ro);
+	ro.started_ms = 0; /* the second run has a deadline of its own */
 	b = a ? run_with(&sc, cli.to, &ro) : NULL;
 	rc = a && b ? 0 : 3;
 	if (rc == 0) {
@@ -619,7 +659,7 @@ static int cmd_check(int argc, char **argv)
 	if ((argc != 1 && !as_json) || (argc == 1 && strcmp(argv[0], "--json") == 0))
 		return usage_error("check takes [--json] and one scenario FILE%s%s", "", "");
 	file = as_json ? argv[1] : argv[0];
-	if (sc_parse_file(file, &sc, err, sizeof(err)) < 0) {
+	if (sc_parse_file(file, SC_DEFAULT_TIMEOUT_MS, &sc, err, sizeof(err)) < 0) {
 		fprintf(stderr, "wirecheck: %s\n", err);
 		return 2;
 	}

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -130,4 +131,33 @@ int rs__io_shutdown(int fd)
 int rs__io_close(int fd)
 {
 	return fi_close(fd);
+}
+
+/* ---- chunked responses (issue 10) ------------------------------------- */
+
+/* MSG_MORE on the head and chunk header of a large final chunk: the kernel
+ * may hold them for the writev of body and terminator that follows. */
+ssize_t rs__io_send_more(int fd, const void *buf, size_t len, int more)
+{
+	return fi_send(fd, buf, len, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
+}
+
+ssize_t rs__io_sendv_more(int fd, const struct iovec *iov, int iovcnt,
+			  int more)
+{
+	struct msghdr msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = (struct iovec *)iov;
+	msg.msg_iovlen = (size_t)iovcnt;
+	return fi_sendmsg(fd, &msg, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
+}
+
+int rs__io_nodelay(int fd)
+{
+	int one = 1;
+
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+		return errno == EOPNOTSUPP ? 0 : -errno;
+	return 0;
 }

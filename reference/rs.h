@@ -35,10 +35,26 @@ enum rs_halfopen_strategy {
 	RS_HALFOPEN_POLL_FIRST, /* legacy: poll to writable, then on_end */
 };
 
+/* Chunked HTTP responses (issue 10). */
+enum rs_chunked_strategy {
+	RS_CHUNKED_FIXED,    /* fixed: one write core; a large final chunk is
+			      * head/header with MSG_MORE, then one writev */
+	RS_CHUNKED_SEPARATE, /* legacy: header, body, terminator: 3 sends */
+};
+
+/* WebSocket framing (oven-sh/bun pull request, issue 11): the frame type of a send. */
+enum rs_ws_strategy {
+	RS_WS_BY_OPTION = 0, /* fixed: the binary option, else the kind; bytes
+			      * as given */
+	RS_WS_BY_KIND,       /* legacy: the kind; text decoded with U+FFFD */
+};
+
 struct rs_config {
 	enum rs_queue_strategy queue;
 	enum rs_halfopen_strategy halfopen;
 	int batch;  /* 1 fixed: batch a task's later small writes; 0 legacy */
+	enum rs_chunked_strategy chunked;
+	enum rs_ws_strategy ws;  /* RS_WS_BY_OPTION (0) unless set */
 };
 
 /* Write batching (reference-prs/000): a write of at most RS_BATCH_MAX_WRITE
@@ -51,7 +67,7 @@ struct rs_config {
 /* Every fixed strategy: the defaults of rs_config. */
 #define RS_CONFIG_DEFAULTS                                                  \
 	{ .queue = RS_QUEUE_CURSOR, .halfopen = RS_HALFOPEN_END_FIRST,       \
-	  .batch = 1 }
+	  .batch = 1, .chunked = RS_CHUNKED_FIXED }
 
 /* The process-wide configuration; starts as RS_CONFIG_DEFAULTS. */
 extern struct rs_config rs_config;
@@ -60,8 +76,9 @@ extern struct rs_config rs_config;
  * Sets a variant of cfg by name and value ("queue", "memmove"). Returns 0,
  * or -ENOENT for an unknown name, -EINVAL for a value the name does not
  * take (cfg unchanged then). Known values: queue=cursor|memmove,
- * batch=on|off, halfopen=end-first|poll-first, and the aliases fixed|legacy
- * for each.
+ * batch=on|off, halfopen=end-first|poll-first, chunked=fixed|separate,
+ * ws=by-option|by-kind, and
+ * the aliases fixed|legacy for each.
  */
 int rs_variant_apply(struct rs_config *cfg, const char *name,
 		     const char *value);
@@ -243,6 +260,9 @@ struct rs_socket_options {
 	int allow_half_open;  /* stay open after the peer's FIN */
 	int rcvbuf;           /* SO_RCVBUF when > 0 */
 	int sndbuf;           /* SO_SNDBUF when > 0 */
+	int nodelay;          /* TCP_NODELAY on accepted TCP sockets (as node's
+			       * http server does): no Nagle wait for a small
+			       * send after an unacknowledged one */
 };
 
 /*
@@ -411,5 +431,224 @@ void rs_abort(void) __attribute__((noreturn));
 void rs_exit(int code) __attribute__((noreturn));
 /* Sends every socket's batch, then execve(). Returns -errno if it fails. */
 int rs_execve(const char *path, char *const argv[], char *const envp[]);
+
+/* ------------------------------------------------------------------------ */
+/* HTTP/1.1 on a stream socket, with chunked responses (issue 10).          */
+
+/*
+ * A connection that reads requests and answers them in order. Request
+ * heads are parsed by reference/http_parse.h; a malformed head gets 400,
+ * one over the bound 431, a Transfer-Encoding 501, a body over
+ * RS_HTTP_MAX_BODY 413, each with "Connection: close", then the socket
+ * ends. Pipelined requests wait: the next request's callback runs (in a
+ * microtask) only once the response before it has ended.
+ */
+typedef struct rs_http_conn rs_http_conn;
+typedef struct rs_http_res rs_http_res;
+struct rs_http_request;
+
+#define RS_HTTP_MAX_BODY (1024 * 1024)
+/* Fixed strategy: a call whose bytes (head, framing, body, terminator) are
+ * at most this many goes out as one send of one copied buffer; a larger
+ * one sends head and chunk header with MSG_MORE, then body and terminator
+ * in one sendmsg (docs/ARCHITECTURE.md, "Chunked responses"). */
+#define RS_HTTP_COPY_MAX 16384
+
+/*
+ * A request, head and body complete. req and body are valid during the
+ * call only; res is the response to it, valid until the next request's
+ * callback on the connection, or its close.
+ */
+typedef void (*rs_http_request_cb)(rs_http_conn *c, rs_http_res *res,
+				   const struct rs_http_request *req,
+				   const char *body, size_t body_len, void *arg);
+/* The socket can take bytes again after a try_write returned 0; offset
+ * is rs_http_res_offset. Runs inside the writable event's task. */
+typedef void (*rs_http_writable_cb)(rs_http_res *res, uint64_t offset,
+				    void *arg);
+
+/*
+ * Serves HTTP on s (an accepted socket). ev, when not NULL, still gets the
+ * socket's events (on_data included, as bytes arrive, before they are
+ * parsed); on_close frees the connection after ev's on_close returns.
+ * max_head bounds a request head (0: RS_HTTP_MAX_HEAD). Returns 0 and sets
+ * *out, or -ENOMEM (s unchanged).
+ */
+int rs_http_attach(rs_socket *s, size_t max_head,
+		   const struct rs_socket_events *ev, void *ev_arg,
+		   rs_http_request_cb cb, void *arg, rs_http_conn **out);
+/* The connection's socket, or NULL once closed. */
+rs_socket *rs_http_socket(const rs_http_conn *c);
+
+/*
+ * Sets the status line and extra header lines ("Name: value\r\n" each;
+ * NULL for none) of res. The head also says "Transfer-Encoding: chunked",
+ * and "Connection: close" when the request did not keep the connection
+ * alive. It goes out with the first bytes of the body (or the terminator).
+ * Returns 0, -EALREADY once bytes went out, -EINVAL for a status outside
+ * 100-999 or headers without a final CRLF, -ENOMEM.
+ */
+int rs_http_res_head(rs_http_res *res, int status, const char *headers);
+
+/*
+ * write(): a chunk of len bytes (none for 0), queued when the kernel does
+ * not take it (node semantics: cb runs once the kernel has it). A chunk
+ * left open by a try_write that returned 0 is continued: data must start
+ * with its rest (len >= that rest; more starts a new chunk).
+ * Returns 1 (keep writing), 0 (wait for drain: the socket's on_drain), or
+ * -EPIPE after the response ended, -EINVAL when the data breaks the
+ * framing, -EBADF when the socket is closed.
+ */
+int rs_http_res_write(rs_http_res *res, const void *data, size_t len,
+		      rs_write_cb cb, void *arg);
+
+/*
+ * try_write(data, final_chunk): sends what the kernel takes now and never
+ * queues body bytes. Returns 1 when every body byte of data is out (and,
+ * with final, the response has ended: a terminator the kernel did not take
+ * whole is completed internally), 0 when not: rs_http_res_offset says how
+ * many body bytes are out, and on writable (rs_http_res_on_writable) the
+ * caller resumes with the rest of data, which continues the same chunk
+ * without a second header; or -EPIPE, -EINVAL, -EBADF as write().
+ * Backpressure shows in this call: with bytes queued before it, it
+ * sends nothing and returns 0.
+ */
+int rs_http_res_try_write(rs_http_res *res, const void *data, size_t len,
+			  int final_chunk);
+
+/*
+ * end(): the last chunk (len may be 0) and the terminator, queued as
+ * write() does; the response ends. cb runs once the kernel has every byte.
+ * Returns 0, or -EPIPE, -EINVAL, -EBADF as write().
+ */
+int rs_http_res_end(rs_http_res *res, const void *data, size_t len,
+		    rs_write_cb cb, void *arg);
+
+/* Body bytes out so far (framing not counted): the public write offset. */
+uint64_t rs_http_res_offset(const rs_http_res *res);
+/* Whether the response has ended (end(), or a final try_write that
+ * returned 1). */
+int rs_http_res_ended(const rs_http_res *res);
+/* Sets the writable callback of res (NULL to remove). */
+void rs_http_res_on_writable(rs_http_res *res, rs_http_writable_cb cb,
+			     void *arg);
+/* WebSocket sockets (RFC 6455) on a stream socket.                         */
+/*
+ * The frame codec, the UTF-8 validator and the handshake are in
+ * ws_frame.h and utf8.h: code with no I/O that a fuzzer or a unit test
+ * drives alone. This is the socket on top: the handshake on the stream
+ * socket, a typed send queue, and the receive side's events.
+ */
+
+typedef struct rs_ws rs_ws;
+
+/* A data message, a ping or a pong: valid only during the callback. */
+struct rs_ws_message {
+	int opcode;            /* 1 text, 2 binary; 9 ping, 10 pong */
+	const uint8_t *data;
+	size_t len;
+	uint32_t frames;       /* how many frames it came in */
+	uint64_t offset;       /* stream offset (after the handshake) of the
+				* frame that completed it */
+};
+
+/* Events of a WebSocket socket. Any may be NULL. Each runs in a task. */
+struct rs_ws_events {
+	/* The handshake is done: sends that waited go out now. */
+	void (*on_open)(rs_ws *ws, void *arg);
+	/* A whole data message (text already checked as UTF-8). */
+	void (*on_message)(rs_ws *ws, const struct rs_ws_message *m, void *arg);
+	/* A ping (its pong is already written) or a pong. */
+	void (*on_ping)(rs_ws *ws, const struct rs_ws_message *m, void *arg);
+	void (*on_pong)(rs_ws *ws, const struct rs_ws_message *m, void *arg);
+	/* The peer's close frame: its code (1005 without one) and reason.
+	 * When we had not sent one, the answer (the same code) follows, behind
+	 * the messages that wait; then the stream ends. */
+	void (*on_peer_close)(rs_ws *ws, int code, const uint8_t *reason,
+			      size_t len, void *arg);
+	/* The peer broke the protocol, or the handshake failed: code is the
+	 * close code this side sent (1002, 1007, 1009, 1011) or, in the
+	 * handshake, the HTTP status (400, 426, 431) or 1002 for a bad
+	 * answer at a client. The stream is ended after it. */
+	void (*on_error)(rs_ws *ws, int code, const char *problem, void *arg);
+	/* Legacy (ws=by-kind) only: send number `number` (counted from 1
+	 * over every rs_ws_send call) waited in the queue and was refused
+	 * when the queue tried to send it (err -EINVAL); it stays at the head,
+	 * and the queue stalls behind it. */
+	void (*on_send_error)(rs_ws *ws, int number, int err, void *arg);
+	/* The stream socket closed. code: the peer's close code, or 1006
+	 * when no close frame came; dropped: messages that still waited and
+	 * never went out. ws is freed after this returns. */
+	void (*on_close)(rs_ws *ws, int code, size_t dropped, void *arg);
+};
+
+struct rs_ws_options {
+	int server;            /* 1: answer an Upgrade; 0: send one, mask */
+	uint64_t seed;         /* the mask keys' (and the client key's) seed */
+	uint64_t max_message;  /* larger messages close 1009; 0: 100 MiB,
+				* npm ws's default maxPayload */
+	const char *host;      /* client: the Host header ("localhost") */
+	const char *path;      /* client: the request target ("/") */
+	const struct rs_config *config;  /* the strategy; NULL: rs_config */
+};
+
+/* send()'s options, as npm ws's: binary RS_WS_BINARY_ABSENT (-1), 0 or
+ * 1; fin 0 sends a fragment (the message goes on with the next send). */
+struct rs_ws_send_options {
+	int binary;
+	int fin;
+};
+
+/*
+ * Makes s a WebSocket socket: the ws takes over s's events (do not set
+ * them again) and frees itself when s closes, after on_close. A client
+ * writes its Upgrade request at once. Returns 0 and sets *out, or -ENOMEM
+ * or -ENOSPC (a host or path too long for the request).
+ */
+int rs_ws_attach(rs_socket *s, const struct rs_ws_options *o,
+		 const struct rs_ws_events *ev, void *arg, rs_ws **out);
+/*
+ * Sends one message (or fragment) of len bytes of data, of kind
+ * RS_WS_KIND_TEXT or RS_WS_KIND_BYTES; o NULL means no options (binary
+ * absent, fin 1). The frame type is npm ws's rule (ws_frame.h,
+ * rs_ws_message_type), or the kind on the legacy; the payload goes out as
+ * given (the legacy decodes text with U+FFFD).
+ * The frame goes to the stream socket in the call when nothing waits;
+ * while the handshake is not done, or messages wait (the kernel refused
+ * bytes and the stream socket still holds some), it waits at the end of
+ * the queue, with its own frame type, and goes out in order once the
+ * stream socket has sent what it holds. Returns 1 when the frame went to
+ * the stream socket, 0 when it waits, -EINVAL for a bad kind or option or
+ * NULL data with len > 0 (refused at the call, nothing queued; the
+ * legacy queues a bad call that finds messages waiting, and refuses it
+ * only when the queue reaches it: on_send_error), -EPIPE once a close
+ * frame was sent or received, -ENOMEM.
+ */
+int rs_ws_send(rs_ws *ws, const void *data, size_t len, int kind,
+	       const struct rs_ws_send_options *o);
+/* Sends a ping of at most 125 bytes, ahead of the waiting messages.
+ * Returns 1, -EINVAL (over 125), -EPIPE or -ENOMEM. */
+int rs_ws_ping(rs_ws *ws, const void *data, size_t len);
+/*
+ * Starts the close handshake: a close frame with code (0: none) and a
+ * reason of at most 123 bytes, behind the messages that wait. Later sends
+ * fail with -EPIPE. The stream is ended (FIN) once both close frames are
+ * through: ours written and the peer's read (npm ws does the same, and
+ * gives up after 30 s; this stack has no timer: a peer that never answers
+ * keeps the socket open). Returns 0, -EINVAL for a code that may not be
+ * sent or a reason that is too long or not UTF-8, -EPIPE when a close was
+ * already sent.
+ */
+int rs_ws_close(rs_ws *ws, int code, const void *reason, size_t len);
+/*
+ * Bytes that wait, as npm ws's bufferedAmount: what the stream socket
+ * holds (frames, headers included) plus the payload bytes of the messages
+ * in the queue.
+ */
+size_t rs_ws_buffered_amount(const rs_ws *ws);
+/* Messages waiting in the queue (not yet handed to the stream socket). */
+size_t rs_ws_waiting(const rs_ws *ws);
+/* The stream socket under ws. */
+rs_socket *rs_ws_socket(const rs_ws *ws);
 
 #endif

@@ -36,6 +36,13 @@ int rs__io_bind_listen(int fd, const struct sockaddr *addr, socklen_t len);
 int rs__io_local_port(int fd);
 int rs__io_shutdown(int fd);
 int rs__io_close(int fd);
+/* Chunked responses (issue 10): send and sendmsg with MSG_MORE when more
+ * is set (the kernel may hold the bytes for the ones that follow). */
+ssize_t rs__io_send_more(int fd, const void *buf, size_t len, int more);
+/* TCP_NODELAY on fd; 0 also for a socket that is not TCP (a unix one). */
+int rs__io_nodelay(int fd);
+ssize_t rs__io_sendv_more(int fd, const struct iovec *iov, int iovcnt,
+			  int more);
 
 /* ring.c: a FIFO of fixed-size items (the loop's task queues, a socket's
  * write requests). A zeroed ring is not ready: rs__ring_init first. */
@@ -149,6 +156,42 @@ int rs__socket_accepted(rs_loop *loop, int fd,
 void rs__socket_batch_flush(rs_socket *s);
 /* Frees the sockets of loop that closed during the iteration. */
 void rs__socket_reap(rs_loop *loop);
+
+/* socket.c: optional writes, for chunked responses (issue 10). */
+/* Called on a writable event after rs__socket_want_writable, once nothing
+ * is queued: runs inside that event's task. */
+typedef void (*rs__writable_fn)(rs_socket *s, void *arg);
+/* The loop of s. */
+rs_loop *rs__socket_loop(const rs_socket *s);
+/* Sets the writable hook of s (NULL to remove). */
+void rs__socket_on_writable(rs_socket *s, rs__writable_fn fn, void *arg);
+/* Asks for one writable hook call (the poll gains EPOLLOUT). */
+void rs__socket_want_writable(rs_socket *s);
+/* Whether an optional write can go to the kernel now: open, connected,
+ * not corked, not ended, nothing queued (the batch is sent first). */
+int rs__socket_can_try(const rs_socket *s);
+/*
+ * Sends the iovecs in one send (n == 1) or sendmsg, with MSG_MORE when
+ * more, and never queues: returns the bytes the kernel took (counted in
+ * bytes_written), 0 when it took none or the socket cannot try now
+ * (rs__socket_can_try), or -errno when the socket failed (it is destroyed:
+ * on_error and on_close follow). With mark, a send that took less than
+ * asked marks the socket as wanting writable (rs__socket_want_writable):
+ * the seed's companion fix, which WIRECHECK_TEST_NO_WRITABLE_MARK (tests
+ * only) removes for sends of several buffers.
+ */
+ssize_t rs__socket_try_sendv(rs_socket *s, const struct iovec *iov, int n,
+			     int more, int mark);
+/*
+ * Appends the iovecs to the pending-write queue (the cork buffer when
+ * corked) without trying the kernel: the rest of a write of write_len
+ * bytes whose first bytes rs__socket_try_sendv sent, with node's semantics
+ * (the return value compares write_len with the high-water mark; cb runs
+ * once the kernel has every byte; drain). Returns 1 or 0 as
+ * rs_socket_write, or -EBADF on a destroyed socket (cb fails then).
+ */
+int rs__socket_queue_iov(rs_socket *s, const struct iovec *iov, int n,
+			 size_t write_len, rs_write_cb cb, void *arg);
 
 /* listener.c */
 /* An epoll event of listener l: one accept. */

@@ -73,6 +73,13 @@ struct rs_socket {
 	int error;              /* the error the socket closes with, or 0 */
 	const char *error_syscall;
 	rs_socket *next_closed;
+	/* Optional writes (rs__socket_try_sendv, chunked try_write): a send
+	 * the kernel took in part marks the socket as wanting writable (the
+	 * last write failed), and the next writable event with nothing
+	 * queued calls on_writable once. */
+	rs__writable_fn on_writable;
+	void *writable_arg;
+	unsigned want_writable : 1;
 };
 
 static void sock_settle(rs_loop *loop, void *arg);
@@ -97,7 +104,7 @@ static uint32_t sock_wanted_events(const rs_socket *s)
 
 	if (!s->peer_ended && !s->paused)
 		want |= EPOLLIN;
-	if (s->connecting || rs_queue_len(&s->queue) > 0)
+	if (s->connecting || rs_queue_len(&s->queue) > 0 || s->want_writable)
 		want |= EPOLLOUT;
 	return want;
 }
@@ -788,6 +795,8 @@ static void sock_unregister(rs_socket *s)
 	s->poll = 0;
 }
 
+static void sock_writable_hook(rs_socket *s);
+
 void rs__socket_dispatch(rs_socket *s, uint32_t events)
 {
 	if (s->destroyed)
@@ -812,6 +821,8 @@ void rs__socket_dispatch(rs_socket *s, uint32_t events)
 		sock_unregister(s);
 	if (!s->destroyed && (events & EPOLLOUT))
 		sock_flush(s);
+	if (s->want_writable && !s->destroyed && (events & EPOLLOUT))
+		sock_writable_hook(s);
 }
 
 void rs_socket_set_events(rs_socket *s, const struct rs_socket_events *ev,
@@ -854,6 +865,8 @@ int rs__socket_accepted(rs_loop *loop, int fd,
 		return -ENOMEM;
 	}
 	rc = rs__io_setbuf(fd, s->opts.rcvbuf, s->opts.sndbuf);
+	if (rc == 0 && s->opts.nodelay)
+		rc = rs__io_nodelay(fd);
 	if (rc == 0)
 		rc = rs__io_epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, EPOLLIN,
 				      &s->handle);
@@ -961,4 +974,114 @@ void rs__socket_reap(rs_loop *loop)
 		loop->closed = s->next_closed;
 		sock_free(s);
 	}
+}
+
+/* ---- optional writes (issue 10: chunked responses, try_write) -------- */
+
+/* Set from WIRECHECK_TEST_NO_WRITABLE_MARK: a partial send of several
+ * buffers does not mark the socket as wanting writable, as uSockets'
+ * us_socket_write2 before the seed's companion fix. Tests only. */
+static int no_writable_mark = -1;
+
+rs_loop *rs__socket_loop(const rs_socket *s)
+{
+	return s->loop;
+}
+
+void rs__socket_on_writable(rs_socket *s, rs__writable_fn fn, void *arg)
+{
+	s->on_writable = fn;
+	s->writable_arg = arg;
+}
+
+void rs__socket_want_writable(rs_socket *s)
+{
+	if (s->destroyed || s->want_writable)
+		return;
+	s->want_writable = 1;
+	sock_poll_update(s);
+}
+
+int rs__socket_can_try(const rs_socket *s)
+{
+	return !s->destroyed && !s->connecting && !s->corked &&
+	       !s->ending && rs_queue_len(&s->queue) == 0;
+}
+
+ssize_t rs__socket_try_sendv(rs_socket *s, const struct iovec *iov, int n,
+			     int more, int mark)
+{
+	size_t len = 0;
+	ssize_t got;
+
+	if (s->destroyed)
+		return -EBADF;
+	if (s->batch_link.listed)
+		rs__socket_batch_flush(s);
+	if (!rs__socket_can_try(s))
+		return 0;
+	for (int i = 0; i < n; i++)
+		len += iov[i].iov_len;
+	if (len == 0)
+		return 0;
+	got = n == 1 ? rs__io_send_more(s->fd, iov[0].iov_base, len, more)
+		     : rs__io_sendv_more(s->fd, iov, n, more);
+	if (got < 0 && !is_retryable(got)) {
+		sock_fail(s, (int)-got, n == 1 ? "send" : "sendmsg");
+		return got;
+	}
+	if (got < 0)
+		got = 0;
+	s->seq += (size_t)got;
+	s->write_task = rs_loop_task(s->loop);
+	if (got > 0)
+		sock_took(s, (size_t)got);
+	if (mark && (size_t)got < len) {
+		if (no_writable_mark < 0)
+			no_writable_mark =
+				getenv("WIRECHECK_TEST_NO_WRITABLE_MARK") != NULL;
+		if (n == 1 || !no_writable_mark)
+			rs__socket_want_writable(s);
+	}
+	return got;
+}
+
+int rs__socket_queue_iov(rs_socket *s, const struct iovec *iov, int n,
+			 size_t write_len, rs_write_cb cb, void *arg)
+{
+	size_t len = 0;
+	int keep_going;
+
+	if (s->destroyed)
+		return sock_write_refused(s, EBADF, cb, arg);
+	for (int i = 0; i < n; i++)
+		len += iov[i].iov_len;
+	keep_going = rs_socket_writable_length(s) + write_len < RS_HIGH_WATER_MARK;
+	if (!keep_going)
+		s->need_drain = 1;
+	s->seq += len;
+	if (cb) {
+		struct wreq r = { s->seq, cb, arg };
+
+		must(rs__ring_push(&s->reqs, &r), "write request");
+	}
+	for (int i = 0; i < n; i++)
+		must(rs_queue_append(s->corked ? &s->cork : &s->queue,
+				     iov[i].iov_base, iov[i].iov_len),
+		     "queue append");
+	s->write_task = rs_loop_task(s->loop);
+	if (cb && s->written >= s->seq)
+		sock_schedule_settle(s);
+	sock_poll_update(s);
+	return keep_going;
+}
+
+static void sock_writable_hook(rs_socket *s)
+{
+	if (!s->want_writable || rs_queue_len(&s->queue) > 0)
+		return;
+	s->want_writable = 0;
+	sock_poll_update(s);
+	if (!s->destroyed && s->on_writable)
+		s->on_writable(s, s->writable_arg);
 }

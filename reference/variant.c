@@ -39,6 +39,25 @@ int rs_variant_apply(struct rs_config *cfg, const char *name,
 			return -EINVAL;
 		return 0;
 	}
+	if (strcmp(name, "chunked") == 0) {
+		if (strcmp(value, "fixed") == 0)
+			cfg->chunked = RS_CHUNKED_FIXED;
+		else if (strcmp(value, "separate") == 0 ||
+			 strcmp(value, "legacy") == 0)
+			cfg->chunked = RS_CHUNKED_SEPARATE;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (strcmp(name, "ws") == 0) {
+		if (strcmp(value, "by-option") == 0 || strcmp(value, "fixed") == 0)
+			cfg->ws = RS_WS_BY_OPTION;
+		else if (strcmp(value, "by-kind") == 0 || strcmp(value, "legacy") == 0)
+			cfg->ws = RS_WS_BY_KIND;
+		else
+			return -EINVAL;
+		return 0;
+	}
 	return -ENOENT;
 }
 
@@ -49,10 +68,12 @@ int rs_variant_set(const char *name, const char *value)
 
 int rs_config_describe(const struct rs_config *cfg, char *buf, size_t len)
 {
-	return snprintf(buf, len, "batch=%s\nhalfopen=%s\nqueue=%s\n",
+	return snprintf(buf, len, "batch=%s\nchunked=%s\nhalfopen=%s\nqueue=%s\nws=%s\n",
 			cfg->batch ? "on" : "off",
+			cfg->chunked == RS_CHUNKED_FIXED ? "fixed" : "separate",
 			cfg->halfopen == RS_HALFOPEN_END_FIRST ? "end-first" : "poll-first",
-			cfg->queue == RS_QUEUE_CURSOR ? "cursor" : "memmove");
+			cfg->queue == RS_QUEUE_CURSOR ? "cursor" : "memmove",
+			cfg->ws == RS_WS_BY_OPTION ? "by-option" : "by-kind");
 }
 
 int rs_variant_describe(char *buf, size_t len)

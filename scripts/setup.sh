@@ -10,7 +10,12 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake pkg-config libfiu-dev fiu-utils libjansson-dev
           libcmocka-dev libssl-dev valgrind strace python3 python3-pytest
           python3-pytest-xdist python3-matplotlib python3-hypothesis
-          nodejs libuv1-dev)
+          nodejs libuv1-dev
+          curl python3-h11 wrk
+          python3-websockets python3-wsproto)
+# npm installs npm ws, the WebSocket judge (tests/e2e/test_ws_wire.py):
+# Debian's npm, unless the installed nodejs brought its own.
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -24,6 +29,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# npm ws, pinned to the version reference-prs/004 measured against, into a
+# folder of the project (ignored by git), from the npm registry.
+ws_version=8.18.3
+if ! grep -qs "\"version\": \"$ws_version\"" third_party/node/node_modules/ws/package.json; then
+  echo "setup: npm install ws@$ws_version (third_party/node)"
+  npm install --prefix third_party/node --no-audit --no-fund --silent "ws@$ws_version"
 fi
 
 cmake --preset default >/dev/null

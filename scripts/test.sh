@@ -16,6 +16,12 @@ ctest --preset default --output-junit "$PWD/build/test-results/ctest.xml" || sta
 /usr/bin/python3 -m pytest -n 2 -q scenarios --junitxml=build/test-results/scenarios.xml || status=1
 /usr/bin/python3 -m pytest -n 2 -q scenarios -k "write-behind or epipe or several-writes" \
   --wirecheck-repeat 20 --junitxml=build/test-results/determinism.xml || status=1
+# The same scenarios on node:net and libuv, against the reference goldens
+# and each subject's reviewed differences (docs/subjects.md).
+for subject in node libuv; do
+  /usr/bin/python3 -m pytest -n 2 -q scenarios --wirecheck-subject "$subject" \
+    --junitxml="build/test-results/scenarios-$subject.xml" || status=1
+done
 # The same C tests and the scenario suite once more, built with ASan and
 # UBSan: a memory error in the stack or the harness fails a test there.
 cmake --preset asan >/dev/null

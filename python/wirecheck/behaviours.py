@@ -44,8 +44,8 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
     Behaviour("queue", "Pending-write queue", "queue=memmove", "queue", "queue"),
     Behaviour("batching", "Write batching", "batch=off", "batching", "batching"),
     Behaviour("half_open", "Half-open EOF order", "halfopen=poll-first", "half-open", "half_open"),
-    Behaviour("chunked", "Chunked transfer encoding", None, "chunked", None),
-    Behaviour("websocket", "WebSocket framing", None, "websocket", None),
+    Behaviour("chunked", "Chunked transfer encoding", "chunked=separate", "chunked", "chunked"),
+    Behaviour("websocket", "WebSocket framing", "ws=by-kind", "ws", "websocket"),
 )
 
 BY_NAME = {b.name: b for b in BEHAVIOURS}

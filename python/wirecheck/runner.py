@@ -48,10 +48,11 @@ def find_binary(explicit: str | os.PathLike | None = None) -> Path:
         "or pass --wirecheck-bin / set WIRECHECK_BIN")
 
 
-def _call_full(argv: Sequence[str], timeout: float | None) -> tuple[str, str]:
+def _call_full(argv: Sequence[str], timeout: float | None,
+               ok: Sequence[int] = (0,)) -> tuple[str, str]:
     proc = subprocess.run(list(argv), capture_output=True, text=True,
                           timeout=timeout)
-    if proc.returncode != 0:
+    if proc.returncode not in ok:
         raise WirecheckError(proc.returncode, proc.stderr, argv)
     return proc.stdout, proc.stderr
 
@@ -102,7 +103,9 @@ def run(path: str | os.PathLike, flags: Iterable[str] = (), *,
         timeout: float | None = 900) -> dict:
     """Runs `wirecheck run PATH FLAGS` and returns the parsed trace.
 
-    A subject that crashes or hangs is not an error: the trace says so.
+    A subject that crashes or hangs is not an error: the trace says so; nor
+    is one that stopped with a fatal error of its own (`run` exits 4 after
+    writing the trace, whose exit.error says why).
     Raises WirecheckError for bad input, harness failures, and traces that
     differ across `repeat` runs."""
     return run_capture(path, flags, variants=variants, repeat=repeat,
@@ -122,7 +125,9 @@ def run_capture(path: str | os.PathLike, flags: Iterable[str] = (), *,
         argv += ["--repeat", str(repeat)]
     if valgrind:
         argv.append("--valgrind")
-    out, err = _call_full(argv, timeout)
+    # 4: the trace was written, and the subject stopped with a fatal error
+    # (docs/cli.md, "Exit status"); the trace's exit.error is the caller's.
+    out, err = _call_full(argv, timeout, ok=(0, 4))
     return json.loads(out), err
 
 

@@ -87,3 +87,17 @@ def test_strace_and_valgrind_do_not_go_together(wc, tmp_path):
     proc = wc("run", SCENARIO, "--strace", tmp_path / "s", "--valgrind")
     assert proc.returncode == 2
     assert "--strace and --valgrind" in proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
+def test_strace_sends_an_external_signal_to_the_subject(wc, tmp_path):
+    # The harness sent `signal ... external` to its child, strace, instead
+    # of the subject: the run timed out and the strace file was empty.
+    out = tmp_path / "strace.txt"
+    path = REPO / "scenarios" / "batching" / "signal-external.wcs"
+    proc = wc("run", path, "--strace", out, "--timeout", 20)
+    assert proc.returncode == 0, proc.stderr
+    t = json.loads(proc.stdout)
+    assert t["exit"]["signal"] == "SIGTERM" and t["exit"]["timed_out"] is False
+    assert "t2 c0 signal SIGTERM external" in t["events"]
+    assert "total" in out.read_text()

@@ -25,6 +25,7 @@ import functools
 import hashlib
 import json
 import math
+import os
 import pathlib
 import re
 import shutil
@@ -102,6 +103,11 @@ def scenario(tmp_path, text, name="s.wcs"):
 def trace_of(proc):
     """The trace a successful run printed; fails the test with stderr otherwise."""
     assert proc.returncode == 0, f"wirecheck exited {proc.returncode}: {proc.stderr}"
+    return json.loads(proc.stdout)
+
+
+def trace_of_any(proc):
+    """The trace of a run, whatever its exit status."""
     return json.loads(proc.stdout)
 
 
@@ -192,7 +198,9 @@ def test_end_large(wc, transport, clamp, variant):
 
     assert t["scenario"] == "end-large"
     assert t["transport"] == transport
-    assert t["variant"] == {"batch": "on", "halfopen": "end-first", "queue": variant}
+    assert t["variant"] == {"batch": "on", "chunked": "fixed", "halfopen": "end-first", "queue": variant}
+    assert t["variant"] == {"batch": "on", "halfopen": "end-first", "queue": variant,
+                            "ws": "by-option"}
     assert t["faults"] == [f"write:short={clamp},repeat=forever"]
     assert t["exit"] == CLEAN_EXIT
     assert_stream(t["peer"], END_LARGE)
@@ -480,6 +488,11 @@ BAD_FLAGS = [
     (["--repeat", "x"], ["--repeat", "'x'"]),
     # end-large has one task: a signal at task 3 names the flag, not a line.
     (["--signal", "SIGTERM@task:3"], ["--signal", "task 3"]),
+    # Too large: the bound, not "at least 1" (issue 12, item 16).
+    (["--clamp-send", "99999999999999999999"], ["--clamp-send '99999999999999999999': at most 2147483647"]),
+    (["--refuse-write", "EPIPE@99999999999"], ["call 99999999999: at most 2147483647"]),
+    (["--connections", "5000"], ["--connections '5000': expected 1 to 1024"]),
+    (["--repeat", "1000000"], ["from 1 to 100000"]),
 ]
 
 
@@ -524,6 +537,119 @@ def test_two_files(wc):
     assert proc.stdout == ""
     assert "one scenario file per run" in proc.stderr
     assert str(other) in proc.stderr
+
+
+# ---- input that parses but cannot run (issue 12, items 14-16) -------------------------
+
+
+def _fault_lines(n):
+    return "".join(f"fault send:errno=EPIPE,after={k}\n" for k in range(n))
+
+
+CANNOT_RUN = [
+    # (scenario text, line, what the message must contain)
+    ("task\n  write 99999999999MiB\n", 2, "'99999999999MiB': at most 1073741824 (1GiB) bytes in one write or end"),
+    ("task\n  end 2GiB\n", 2, "expected a byte count"),  # GiB is no suffix of the language
+    ("task\n  end 1025MiB\n", 2, "at most 1073741824 (1GiB)"),
+    ("task\n  write \"" + "x" * 10_000_000 + "\"\n", 2, "a string of 10000000 bytes: at most 262144"),
+    (_fault_lines(40) + "task\n  end\n", 33, "fault rule 33: the gate arms at most 32"),
+    ("clamp-send 7\n" + _fault_lines(32) + "task\n  end\n", 33, "fault rule 33"),
+    ("task\n  write 1 conn=9999\n", 2, "conn=9999: at most 1023 (a scenario has at most 1024 connections)"),
+    ("task conn=99999999999\n  end\n", 1, "conn=99999999999: at most 1023"),
+    ("peer read at task 99999999999\ntask\n  end\n", 1, "task '99999999999': at most 2147483647"),
+    ("clamp-send 99999999999999999999\ntask\n  end\n", 1, "clamp-send '99999999999999999999': at most 2147483647"),
+]
+
+
+@pytest.mark.parametrize("text,line,needle", CANNOT_RUN, ids=[c[2][:40] for c in CANNOT_RUN])
+def test_check_refuses_what_the_subject_would(wc, tmp_path, text, line, needle):
+    # Before: these passed `check` and `run` exited 0 with the subject's
+    # fatal error inside the trace only, or a rule past the gate's 32 named
+    # no line.
+    path = scenario(tmp_path, text, "c.wcs")
+    for cmd in ("check", "run"):
+        proc = wc(cmd, path)
+        assert proc.returncode == 2, (cmd, proc.stdout[:200])
+        assert f"c.wcs:{line}: " in proc.stderr and needle in proc.stderr, proc.stderr[:500]
+
+
+def test_32_rules_are_the_limit_and_run(wc, tmp_path):
+    path = scenario(tmp_path, _fault_lines(31) + "clamp-send 7\ntask\n  end \"abc\"\n")
+    t = trace_of(wc("run", path))
+    assert t["exit"] == CLEAN_EXIT and len(t["faults"]) == 32
+    proc = wc("run", path, "--clamp-send", 9)
+    assert proc.returncode == 2
+    assert "33 fault rules with the command line's: the gate arms at most 32" in proc.stderr
+
+
+def test_run_exits_4_when_the_subject_reports_a_fatal_error(wc, tmp_path):
+    # A subject that reads the script, reports a fatal error and exits 2,
+    # as refstack-subject does when it cannot go on: the trace is written,
+    # and the exit status says so (it was 0).
+    subject = tmp_path / "fatal-subject"
+    subject.write_text("#!/bin/sh\nprintf 'fatal cannot listen: EADDRINUSE\\n' >&4\nexit 2\n")
+    subject.chmod(0o755)
+    path = scenario(tmp_path, "task\n  end\n")
+    proc = wc("run", path, "--subject", subject, "--timeout", 10)
+    assert proc.returncode == 4, proc.stderr
+    t = trace_of_any(proc)
+    assert t["exit"]["error"] == "cannot listen: EADDRINUSE" and t["exit"]["code"] == 2
+    assert "the subject stopped with an error: cannot listen: EADDRINUSE" in proc.stderr
+
+
+def test_an_empty_scenario_is_refused(wc, tmp_path):
+    # Before: it passed check, then the run waited for the whole timeout.
+    for text in ("", "# only a comment\n", "name x\nclamp-send 7\n"):
+        path = scenario(tmp_path, text, "empty.wcs")
+        for cmd in ("check", "run"):
+            proc = wc(cmd, path)
+            assert proc.returncode == 2, (cmd, text)
+            assert "empty.wcs: an empty scenario" in proc.stderr
+
+
+def test_a_scenario_of_handlers_only_is_not_empty(wc, tmp_path):
+    path = scenario(tmp_path, "role server\npeer send \"hi\" at start\non data\n  end\n")
+    assert wc("check", path).returncode == 0
+
+
+def test_500000_operations_end_by_the_deadline(wc, tmp_path):
+    # The script went through the pipe in one blocking write and the
+    # subject read it a byte at a time: 50 s under --timeout 5. Now the
+    # deadline counts from the start and covers writing the script; the
+    # subprocess bound is a safety net four times the deadline, not a
+    # measure of speed.
+    path = scenario(tmp_path, "task\n" + "  write 1\n" * 500_000 + "  end\n", "big.wcs")
+    proc = wc("run", path, "--timeout", 5, timeout=20)
+    assert proc.returncode == 0, proc.stderr
+    t = json.loads(proc.stdout)
+    assert t["exit"]["timed_out"] or t["exit"] == CLEAN_EXIT
+
+
+def test_check_of_dev_zero_stops_with_an_error(wc):
+    proc = wc("check", "/dev/zero", timeout=60)
+    assert proc.returncode == 2
+    assert "/dev/zero: larger than 16 MiB: a scenario file is at most 16 MiB" in proc.stderr
+
+
+def test_a_fifo_with_no_writer_does_not_block(wc, tmp_path):
+    # open() of a FIFO waited for a writer forever.
+    fifo = tmp_path / "s.fifo"
+    os.mkfifo(fifo)
+    for cmd in ("check", "run"):
+        proc = wc(cmd, fifo, timeout=30)
+        assert proc.returncode == 2 and "an empty scenario" in proc.stderr, proc.stderr
+
+
+def test_a_fifo_whose_writer_never_writes_ends_at_the_timeout(wc, tmp_path):
+    fifo = tmp_path / "s.fifo"
+    os.mkfifo(fifo)
+    writer = os.open(fifo, os.O_RDWR)  # a writer that never writes
+    try:
+        proc = wc("run", fifo, "--timeout", 1, timeout=30)
+    finally:
+        os.close(writer)
+    assert proc.returncode == 2
+    assert "s.fifo: no input within 1 s" in proc.stderr
 
 
 def test_main_help(wc):

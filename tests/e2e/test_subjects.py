@@ -17,13 +17,21 @@ What is asserted, and why it can fail:
 """
 import json
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
 
 import pytest
 
-from conftest import REPO, SAFETY_TIMEOUT, wirecheck_path
+# Not imported from conftest: with tests/plugin in the same session, the
+# module named conftest may be that folder's.
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SAFETY_TIMEOUT = 180
+
+
+def wirecheck_path():
+    return pathlib.Path(os.environ.get("WIRECHECK_BIN") or REPO / "build" / "bin" / "wirecheck")
 
 PYTHON = "/usr/bin/python3"
 SUBJECTS = ["node", "libuv"]
@@ -234,3 +242,29 @@ def test_libuv_execve_keeps_what_the_kernel_took(wc, tmp_path):
     t = run_trace(wc, REPO / "scenarios/batching/end-execve.wcs", "--subject", "libuv")
     assert t["exit"] == {"code": 0, "timed_out": False}
     assert t["peer"]["bytes"] == 13
+
+
+def test_the_report_section_shows_each_difference_with_its_reason():
+    sys.path.insert(0, str(REPO / "python"))
+    from wirecheck.report.sections import bench_subjects
+
+    row = {"scenario": "batching/several-writes", "behaviour": "batching", "subject": "node",
+           "skipped": None, "bytes_equal": True, "reads_equal": False, "events_equal": False,
+           "golden_writes": 2, "writes": 3, "golden_syscalls": 9, "syscalls": 11,
+           "differs": ["events", "peer", "syscalls"],
+           "reasons": {"events": "close later", "peer": "send per write"}, "unexplained": []}
+    sub = {"subjects": ["node"], "missing": [], "rows": [row],
+           "totals": {"node": {"runs": 1, "bytes_equal": 1, "reads_equal": 0, "events_equal": 0,
+                               "skipped": 0, "unexplained": 0}},
+           "sends": [{"writes": 16, "bytes": 2048,
+                      "refstack": {"writing_calls": 2, "by_kind": {"send": 2}, "peer_bytes": 2048},
+                      "node": {"writing_calls": 16, "by_kind": {"write": 16}, "peer_bytes": 2048}}]}
+    report = {"bench": {"ran": True, "runs": {}, "errors": [], "subjects": sub}}
+    text = "\n".join(bench_subjects.markdown(report))
+    assert "| `batching/several-writes` | node | yes | **no** | **no** | 2 / 3 | 9 / 11 | " \
+           "events: close later; peer: send per write |" in text
+    assert "| 16 | 2 (send 2) | 16 (write 16) |" in text
+    assert bench_subjects.summary(report) == [
+        "- Foreign subjects against the reference goldens (`subjects`): node bytes equal 1/1, "
+        "events equal 0/1, 0 unexplained; writing calls for 16 x write(128 B): refstack 2, "
+        "node 16."]

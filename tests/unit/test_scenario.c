@@ -636,6 +636,52 @@ static void test_exec_expand(void **state)
 	assert_string_equal(out, "127.0.0.1");
 }
 
+/* What the subject would refuse, check refuses, at its line (issue 12). */
+static void test_limits(void **state)
+{
+	struct scenario sc;
+	size_t n = 256 * 1024;
+	char *big = malloc(n + 64), text[4096] = "";
+
+	(void)state;
+	assert_non_null(big);
+	/* A string of 256 KiB is the most a write takes; one more is refused. */
+	for (int extra = 0; extra < 2; extra++) {
+		size_t len = n + (size_t)extra;
+		int rc;
+		char err[256];
+
+		memcpy(big, "task\n  write \"", 14);
+		memset(big + 14, 'x', len);
+		memcpy(big + 14 + len, "\"\n", 3);
+		rc = sc_parse(WHERE, big, &sc, err, sizeof(err));
+		if (extra == 0) {
+			assert_int_equal(rc, 0);
+			assert_int_equal(sc.tasks[0].ops[0].len, n);
+			sc_free(&sc);
+		} else {
+			assert_int_equal(rc, -1);
+			assert_non_null(strstr(err, "t.wcs:2: a string of 262145 bytes: at most 262144"));
+		}
+	}
+	free(big);
+	parse_ok("task\n  write 1024MiB\n", &sc);
+	assert_int_equal(sc.tasks[0].ops[0].len, (size_t)1 << 30);
+	sc_free(&sc);
+	/* 32 rules run; the 33rd is refused at its line. */
+	for (int i = 0; i < 33; i++)
+		strcat(text, "clamp-send 7\n");
+	expect_error(text, 33, "fault rule 33", "at most 32");
+	text[strlen(text) - strlen("clamp-send 7\n")] = '\0';
+	parse_ok(text, &sc);
+	assert_int_equal(sc.nfaults, 32);
+	sc_free(&sc);
+	expect_error("clamp-send 2147483648\n", 1, "clamp-send '2147483648'", "at most 2147483647");
+	expect_error("signal SIGTERM@send:99999999999\n", 1, "at most 2147483647");
+	expect_error("peer shutdown at checkpoint 99999999999\n", 1, "at most 2147483647");
+	expect_error("peer rcvbuf 99999999999\n", 1, "at most 2147483647");
+}
+
 /* "on end" is the older name of "on eof" (the peer's FIN): still read. */
 static void test_on_end_is_on_eof(void **state)
 {
@@ -991,7 +1037,7 @@ static void test_parse_file(void **state)
 	(void)state;
 	tmp_path(path, sizeof(path), "sample.wcs");
 	write_file(path, text, strlen(text));
-	if (sc_parse_file(path, &sc, err, sizeof(err)) != 0)
+	if (sc_parse_file(path, 30000, &sc, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 	assert_string_equal(sc.name, "sample");
 	assert_string_equal(sc.path, path);
@@ -1025,7 +1071,7 @@ static void test_parse_large_file(void **state)
 	tmp_path(path, sizeof(path), "large.wcs");
 	write_file(path, text, (size_t)(p - text));
 	free(text);
-	if (sc_parse_file(path, &sc, err, sizeof(err)) != 0)
+	if (sc_parse_file(path, 30000, &sc, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 	assert_int_equal(sc.ntasks, 1);
 	assert_int_equal(sc.tasks[0].nops, 1);
@@ -1041,7 +1087,7 @@ static void expect_file_error(const char *path, int line, const char *const *wor
 	char err[1024] = "";
 
 	memset(&sc, 0, sizeof(sc));
-	assert_int_equal(sc_parse_file(path, &sc, err, sizeof(err)), -1);
+	assert_int_equal(sc_parse_file(path, 30000, &sc, err, sizeof(err)), -1);
 	check_message(err, path, line, words);
 	assert_true(is_zeroed(&sc));
 }
@@ -1124,8 +1170,11 @@ static void test_error_ops(void **state)
 	expect_error("task\n  write 16 KiB\n", 2, "unexpected 'KiB' after 'write'");
 	expect_error("task\n  write -1\n", 2, "'-1'", "expected a byte count");
 	expect_error("task\n  write cb\n", 2, "'cb'", "expected a byte count");
-	expect_error("task\n  write 99999999999999999999\n", 2, "'99999999999999999999'", "byte count");
-	expect_error("task\n  write 18446744073709551615K\n", 2, "'18446744073709551615K'", "byte count");
+	/* Too large: the bound, not what a byte count looks like. */
+	expect_error("task\n  write 99999999999999999999\n", 2, "'99999999999999999999'", "at most 1073741824");
+	expect_error("task\n  write 1GiB\n", 2, "'1GiB'", "byte count");
+	expect_error("task\n  end 1025M\n", 2, "'1025M'", "at most 1073741824");
+	expect_error("task\n  write 18446744073709551615K\n", 2, "'18446744073709551615K'", "at most 1073741824");
 	expect_error("task\n  end 5Q\n", 2, "'5Q'", "expected a byte count");
 	expect_error("task\n  signal\n", 2, "'signal' needs a signal name");
 	expect_error("task\n  signal SIGFOO\n", 2, "unknown signal 'SIGFOO'");
@@ -1140,7 +1189,8 @@ static void test_error_ops(void **state)
 	expect_error("task\n  write 5 fill=#\n", 2, "fill=", "one character");
 	expect_error("task\n  write 5 conn=x\n", 2, "conn=x", "connection index");
 	expect_error("task\n  write 5 conn=-1\n", 2, "conn=-1", "connection index");
-	expect_error("task\n  write 5 conn=1024\n", 2, "conn=1024", "connection index");
+	expect_error("task\n  write 5 conn=1024\n", 2, "conn=1024", "at most 1023");
+	expect_error("task\n  write 5 conn=x\n", 2, "conn=x", "connection index");
 	expect_error("task\n  destroy cb\n", 2, "unexpected 'cb' after 'destroy'");
 	expect_error("task\n  cork fill=a\n", 2, "unexpected 'fill=a' after 'cork'");
 	expect_error("task\n  write 5 external\n", 2, "unexpected 'external' after 'write'");
@@ -1161,7 +1211,7 @@ static void test_error_blocks(void **state)
 	expect_error("task foo\n", 1, "unexpected 'foo'", "conn=K");
 	expect_error("task conn=-1\n", 1, "conn=-1", "connection index");
 	expect_error("task conn=\n", 1, "conn=", "connection index");
-	expect_error("on\n", 1, "'on' needs an event", "data, eof, drain, finish, close, write-cb or end-cb");
+	expect_error("on\n", 1, "'on' needs an event", "data, eof, drain, finish, close, write-cb, end-cb, request or writable");
 	expect_error("on frob\n", 1, "unknown event 'frob'");
 	expect_error("on data conn=x\n", 1, "conn=x", "connection index");
 	expect_error("\non data later\n", 2, "unexpected 'later'", "conn=K");
@@ -1199,7 +1249,7 @@ static void test_error_peer(void **state)
 	expect_error("peer read at task x\n", 1, "task 'x'", "task number from 1");
 	expect_error("peer shutdown at done now\n", 1, "unexpected 'now'", "conn=K");
 	expect_error("peer reset at start conn=x\n", 1, "conn=x", "connection index");
-	expect_error("peer reset at start conn=1024\n", 1, "conn=1024", "connection index");
+	expect_error("peer reset at start conn=1024\n", 1, "conn=1024", "at most 1023");
 	/* The bytes of a send are freed on every later error. */
 	expect_error("peer send \"x\"\n", 1, "'peer send' needs 'at POINT'");
 	expect_error("peer send \"x\" at never\n", 1, "expected a point after 'at'");
@@ -1465,6 +1515,7 @@ int main(void)
 		cmocka_unit_test(test_reads_at_points),
 		cmocka_unit_test(test_blocks),
 		cmocka_unit_test(test_on_end_is_on_eof),
+		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_peer_exec),
 		cmocka_unit_test(test_exec_expand),
 		cmocka_unit_test(test_write_sizes),

@@ -26,7 +26,7 @@ CPU_SIZES_FULL = "4,8,16,32,64"
 
 # The benchmarks, in the order they run; --benches picks some.
 BENCHES = ("bytes_moved", "sender_cpu", "gate_cost", "batching", "chat",
-           "sender_instr")
+           "sender_instr", "subjects")
 
 # Issue 5: syscalls per connection, (count at TO - count at FROM) / (TO - FROM).
 # Issue 5: syscalls per connection, (count at TO - count at FROM) / (TO - FROM),
@@ -160,6 +160,9 @@ def run_benches(bench_dir: Path, opts, log) -> dict:
         "chat": [str(bench_dir / "chat"), *quick, "--json"],
         # Issue 9: callgrind instructions of end(P), 1 MiB (--full: 1 and 4).
         "sender_instr": [str(bench_dir / "sender_instr"), *quick, "--json"],
+        # Issue 13: node and libuv against the reference goldens (docs/subjects.md).
+        "subjects": ["/usr/bin/python3", str(REPO / "bench" / "subjects.py"), "--json", "-q",
+                     "--wirecheck-bin", str(bench_dir / "wirecheck")],
     }
     plan = [(name, argvs[name]) for name in selected_benches(opts)]
     for i, (name, argv) in enumerate(plan, 1):

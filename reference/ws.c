@@ -1,0 +1,615 @@
+/*
+ * ws.c: the WebSocket socket (rs.h, "WebSocket sockets") on a stream
+ * socket: the handshake, the typed send queue, and the receive side.
+ *
+ * The framing itself is ws_frame.c and ws_handshake.c, which do no I/O;
+ * this file only writes through rs_socket_write, so io.c stays the only
+ * file that reaches the fault gate.
+ *
+ * The queue (reference-prs/004 and the queue of the pull request it is
+ * stacked on): a send that finds messages waiting, or the stream socket
+ * holding bytes the kernel refused, waits at the end of the queue with its
+ * frame type; one empty write with a callback marks the point where the
+ * stream socket has sent what it holds, and the queue drains from there.
+ * Arguments are checked at the call on the fixed strategy, so a bad call
+ * never reaches the queue and never stalls it.
+ */
+#include "rs.h"
+#include "ws_frame.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* npm ws's default maxPayload: 100 MiB. */
+#define WS_DEFAULT_MAX_MESSAGE (100u * 1024 * 1024)
+/* Frames up to this size are built on the stack. */
+#define WS_STACK_FRAME 512
+/* An Upgrade head larger than this is refused (ws_handshake.c's limit). */
+#define WS_HEAD_MAX 8192
+
+enum ws_state { WS_CONNECTING, WS_OPEN, WS_CLOSED };
+
+/* A message that waits, with everything its send() said. */
+struct ws_msg {
+	struct ws_msg *next;
+	int number;       /* the send's number, counted from 1 */
+	int kind;
+	int binary;
+	int fin;
+	int close;        /* a close frame (rs_ws_close behind messages) */
+	int code;
+	size_t len;
+	uint8_t data[];
+};
+
+struct rs_ws {
+	rs_socket *sock;
+	struct rs_ws_events ev;
+	void *arg;
+	int server;
+	int by_kind;       /* the legacy strategy */
+	enum ws_state state;
+	int close_sent;
+	int close_received;
+	int peer_code;
+	int ending;        /* rs_socket_end was called */
+	int close_queued;  /* our close frame waits in the queue */
+	/* The handshake. */
+	char *head;
+	size_t head_len;
+	char key[25];
+	/* Framing. */
+	struct rs_ws_parser parser;
+	struct rs_ws_fragments frag;
+	struct rs_ws_rng rng;
+	/* The typed send queue. */
+	struct ws_msg *qhead;
+	struct ws_msg **qtail;
+	size_t qcount;
+	size_t qbytes;     /* payload bytes of the waiting messages */
+	int waiting;       /* an empty write with a callback is out */
+	int sends;         /* rs_ws_send calls so far */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Writing frames.                                                          */
+
+static void ws_flushed(rs_socket *s, int status, void *arg);
+
+/*
+ * After a write: when the stream socket kept bytes (the kernel refused
+ * them), one empty write with a callback marks where they end; the queue
+ * drains when it runs.
+ */
+static void ws_watch(rs_ws *ws)
+{
+	if (ws->waiting || rs_socket_writable_length(ws->sock) == 0)
+		return;
+	if (rs_socket_write(ws->sock, "", 0, ws_flushed, ws) >= 0)
+		ws->waiting = 1;
+}
+
+/* Encodes one frame and hands it to the stream socket. */
+static int ws_write_frame(rs_ws *ws, int kind, int binary, int fin,
+			  const void *data, size_t len)
+{
+	uint8_t stack[WS_STACK_FRAME], *buf = stack, key[4];
+	size_t need = rs_ws_send_size(ws->by_kind, kind, len, !ws->server);
+	long n;
+	int r;
+
+	if (need > sizeof(stack) && !(buf = malloc(need)))
+		return -ENOMEM;
+	if (!ws->server)
+		rs_ws_rng_bytes(&ws->rng, key, 4);
+	n = rs_ws_encode_send(&ws->frag, ws->by_kind, kind, binary, fin, 0,
+			      ws->server ? NULL : key, data, len, buf, need);
+	if (n < 0) {
+		if (buf != stack)
+			free(buf);
+		return (int)n;
+	}
+	r = rs_socket_write(ws->sock, buf, (size_t)n, NULL, NULL);
+	if (buf != stack)
+		free(buf);
+	if (r < 0)
+		return r;
+	ws_watch(ws);
+	return 1;
+}
+
+/* A control frame (close, ping, pong): ahead of the waiting messages. */
+static int ws_write_control(rs_ws *ws, int opcode, const void *data,
+			    size_t len)
+{
+	uint8_t buf[RS_WS_MAX_HEADER + RS_WS_MAX_CONTROL], key[4];
+	size_t h;
+	int r;
+
+	if (!ws->server)
+		rs_ws_rng_bytes(&ws->rng, key, 4);
+	h = rs_ws_header(buf, 1, 0, opcode, len, ws->server ? NULL : key);
+	if (ws->server)
+		memcpy(buf + h, data, len);
+	else
+		rs_ws_mask(buf + h, data, len, key, 0);
+	r = rs_socket_write(ws->sock, buf, h + len, NULL, NULL);
+	if (r >= 0)
+		ws_watch(ws);
+	return r < 0 ? r : 1;
+}
+
+static int ws_write_close(rs_ws *ws, int code, const void *reason,
+			  size_t len)
+{
+	uint8_t p[RS_WS_MAX_CONTROL];
+
+	ws->close_sent = 1;
+	if (code == 0)
+		return ws_write_control(ws, RS_WS_OP_CLOSE, NULL, 0);
+	p[0] = (uint8_t)(code >> 8);
+	p[1] = (uint8_t)code;
+	memcpy(p + 2, reason, len);
+	return ws_write_control(ws, RS_WS_OP_CLOSE, p, len + 2);
+}
+
+/* Ends the stream once (the close handshake is over, or failed). */
+static void ws_end(rs_ws *ws)
+{
+	if (ws->ending)
+		return;
+	ws->ending = 1;
+	rs_socket_end(ws->sock, NULL, 0, NULL, NULL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The queue.                                                               */
+
+static int ws_enqueue(rs_ws *ws, int number, const void *data, size_t len,
+		      int kind, int binary, int fin, int close, int code)
+{
+	struct ws_msg *m = malloc(sizeof(*m) + len);
+
+	if (!m)
+		return -ENOMEM;
+	m->next = NULL;
+	m->number = number;
+	m->kind = kind;
+	m->binary = binary;
+	m->fin = fin;
+	m->close = close;
+	m->code = code;
+	m->len = len;
+	if (len)
+		memcpy(m->data, data, len);
+	*ws->qtail = m;
+	ws->qtail = &m->next;
+	ws->qcount++;
+	ws->qbytes += len;
+	return 0;
+}
+
+static void ws_dequeue(rs_ws *ws)
+{
+	struct ws_msg *m = ws->qhead;
+
+	ws->qhead = m->next;
+	if (!ws->qhead)
+		ws->qtail = &ws->qhead;
+	ws->qcount--;
+	ws->qbytes -= m->len;
+	free(m);
+}
+
+/*
+ * Sends what waits, in order, until the stream socket holds bytes again
+ * (then the next ws_flushed goes on). A message the legacy queued without
+ * a check that fails now stays at the head: the queue stalls, as the
+ * seed's base did.
+ */
+static void ws_drain(rs_ws *ws)
+{
+	while (ws->qhead && !ws->waiting && ws->state == WS_OPEN) {
+		struct ws_msg *m = ws->qhead;
+		int r;
+
+		if (m->close) {
+			r = ws_write_close(ws, m->code, m->data, m->len);
+			ws_dequeue(ws);
+			ws->close_queued = 0;
+			if (r >= 0 && ws->close_received)
+				ws_end(ws);
+			continue;
+		}
+		r = ws_write_frame(ws, m->kind, m->binary, m->fin, m->data,
+				   m->len);
+		if (r == -EINVAL) {
+			if (ws->ev.on_send_error)
+				ws->ev.on_send_error(ws, m->number, r, ws->arg);
+			return;
+		}
+		ws_dequeue(ws);
+		if (r < 0)
+			return;
+	}
+}
+
+static void ws_flushed(rs_socket *s, int status, void *arg)
+{
+	rs_ws *ws = arg;
+
+	(void)s;
+	ws->waiting = 0;
+	if (status == 0)
+		ws_drain(ws);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The public calls.                                                        */
+
+/*
+ * The common case without the general encoder: a server's message of at
+ * most 125 bytes, fixed strategy, nothing waiting. The same bytes as
+ * rs_ws_encode_send (test_ws_wire.py and the scenarios hold both against
+ * npm ws): type is the frame type by npm ws's rule, already checked.
+ */
+static int ws_send_small(rs_ws *ws, const void *data, size_t len, int type,
+			 int fin)
+{
+	uint8_t buf[2 + RS_WS_MAX_CONTROL];
+	int opcode = ws->frag.open ? RS_WS_OP_CONT : type;
+	int r;
+
+	ws->frag.open = !fin;
+	buf[0] = (uint8_t)((fin ? 0x80 : 0) | opcode);
+	buf[1] = (uint8_t)len;
+	memcpy(buf + 2, data, len);
+	r = rs_socket_write(ws->sock, buf, len + 2, NULL, NULL);
+	if (r < 0)
+		return r;
+	ws_watch(ws);
+	return 1;
+}
+
+int rs_ws_send(rs_ws *ws, const void *data, size_t len, int kind,
+	       const struct rs_ws_send_options *o)
+{
+	int binary = o ? o->binary : RS_WS_BINARY_ABSENT;
+	int fin = o ? o->fin : 1;
+	int number, queued;
+
+	if (!ws->by_kind && ws->server && len <= RS_WS_MAX_CONTROL &&
+	    ws->state == WS_OPEN && !ws->qhead && !ws->waiting &&
+	    !ws->close_sent && !ws->close_received) {
+		/* kind 1 or 2 (the opcodes of text and binary), binary -1,
+		 * 0 or 1, fin 0 or 1: the checks of rs_ws_message_type. */
+		if ((unsigned)(kind - 1) > 1 || (unsigned)(binary + 1) > 2 ||
+		    (unsigned)fin > 1 || (!data && len > 0))
+			return -EINVAL;
+		ws->sends++;
+		return ws_send_small(ws, data, len,
+				     binary < 0 ? kind : binary ? RS_WS_OP_BINARY
+								: RS_WS_OP_TEXT,
+				     fin);
+	}
+	number = ++ws->sends;
+	queued = ws->qhead || ws->waiting || ws->state == WS_CONNECTING;
+
+	if (ws->close_sent || ws->close_received || ws->state == WS_CLOSED)
+		return -EPIPE;
+	/* The check at the call: the fixed strategy always; the legacy only
+	 * when the message goes out now, as the base's send() behind its
+	 * queue did not look at the value. */
+	if (!ws->by_kind || !queued) {
+		if (rs_ws_message_type(ws->by_kind, kind, binary) < 0 ||
+		    (fin != 0 && fin != 1) || (!data && len > 0))
+			return -EINVAL;
+	}
+	if (queued) {
+		int r = ws_enqueue(ws, number, data, len, kind, binary, fin,
+				   0, 0);
+
+		return r < 0 ? r : 0;
+	}
+	return ws_write_frame(ws, kind, binary, fin, data, len);
+}
+
+int rs_ws_ping(rs_ws *ws, const void *data, size_t len)
+{
+	if (len > RS_WS_MAX_CONTROL || (!data && len > 0))
+		return -EINVAL;
+	if (ws->close_sent || ws->state != WS_OPEN)
+		return -EPIPE;
+	return ws_write_control(ws, RS_WS_OP_PING, data, len);
+}
+
+/*
+ * Our close frame, behind the messages that wait (npm ws writes it to the
+ * socket behind every frame it wrote before). The stream ends once both
+ * close frames are through: here when the peer's came first, else when it
+ * comes (ws_peer_close).
+ */
+static int ws_close_behind(rs_ws *ws, int code, const void *reason,
+			   size_t len)
+{
+	if (ws->qhead || ws->waiting || ws->state == WS_CONNECTING) {
+		int r = ws_enqueue(ws, 0, reason, len, 0, 0, 1, 1, code);
+
+		if (r == 0) {
+			ws->close_sent = 1;  /* later sends fail from now */
+			ws->close_queued = 1;
+		}
+		return r;
+	}
+	if (ws_write_close(ws, code, reason, len) >= 0 && ws->close_received)
+		ws_end(ws);
+	return 0;
+}
+
+int rs_ws_close(rs_ws *ws, int code, const void *reason, size_t len)
+{
+	if ((code != 0 && !rs_ws_close_code_valid(code)) ||
+	    len > RS_WS_MAX_CONTROL - 2 || (code == 0 && len > 0) ||
+	    (len > 0 && (!reason || !rs_utf8_valid(reason, len))))
+		return -EINVAL;
+	if (ws->close_sent || ws->state == WS_CLOSED)
+		return -EPIPE;
+	return ws_close_behind(ws, code, reason, len);
+}
+
+size_t rs_ws_buffered_amount(const rs_ws *ws)
+{
+	size_t held = ws->sock ? rs_socket_writable_length(ws->sock) : 0;
+
+	return held + ws->qbytes;
+}
+
+size_t rs_ws_waiting(const rs_ws *ws)
+{
+	return ws->qcount;
+}
+
+rs_socket *rs_ws_socket(const rs_ws *ws)
+{
+	return ws->sock;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Receiving.                                                               */
+
+/* The peer broke the protocol: close with code, drop what waits, end. */
+static void ws_fail(rs_ws *ws, int code, const char *problem)
+{
+	if (ws->ev.on_error)
+		ws->ev.on_error(ws, code, problem, ws->arg);
+	if (!ws->close_sent && ws->state == WS_OPEN)
+		ws_write_close(ws, code, NULL, 0);
+	ws_end(ws);
+}
+
+static void ws_peer_close(rs_ws *ws, const struct rs_ws_event *e)
+{
+	ws->close_received = 1;
+	ws->peer_code = e->code;
+	if (ws->ev.on_peer_close)
+		ws->ev.on_peer_close(ws, e->code, e->data, e->len, ws->arg);
+	/* RFC 6455 5.5.1: answer with a close frame, echoing the code as npm
+	 * ws does, behind the messages that wait (5.5.1 lets an endpoint
+	 * finish what it is sending first). The stream ends behind it. */
+	if (!ws->close_sent)
+		ws_close_behind(ws, e->code == RS_WS_CLOSE_NO_STATUS ? 0 : e->code,
+				NULL, 0);
+	else if (!ws->close_queued)
+		ws_end(ws);
+}
+
+static void ws_frames(rs_ws *ws, const uint8_t *data, size_t len)
+{
+	while (len > 0) {
+		struct rs_ws_event e;
+		struct rs_ws_message m;
+		size_t k = rs_ws_parser_feed(&ws->parser, data, len, &e);
+
+		data += k;
+		len -= k;
+		m.opcode = e.kind == RS_WS_EV_MESSAGE ? e.opcode
+			   : e.kind == RS_WS_EV_PING  ? RS_WS_OP_PING
+						      : RS_WS_OP_PONG;
+		m.data = e.data;
+		m.len = e.len;
+		m.frames = e.frames;
+		m.offset = e.offset;
+		switch (e.kind) {
+		case RS_WS_EV_NONE:
+			return;
+		case RS_WS_EV_MESSAGE:
+			if (ws->ev.on_message)
+				ws->ev.on_message(ws, &m, ws->arg);
+			break;
+		case RS_WS_EV_PING:
+			if (!ws->close_sent)
+				ws_write_control(ws, RS_WS_OP_PONG, e.data, e.len);
+			if (ws->ev.on_ping)
+				ws->ev.on_ping(ws, &m, ws->arg);
+			break;
+		case RS_WS_EV_PONG:
+			if (ws->ev.on_pong)
+				ws->ev.on_pong(ws, &m, ws->arg);
+			break;
+		case RS_WS_EV_CLOSE:
+			ws_peer_close(ws, &e);
+			return;
+		case RS_WS_EV_ERROR:
+			ws_fail(ws, e.code, e.problem);
+			return;
+		}
+	}
+}
+
+static void ws_opened(rs_ws *ws)
+{
+	ws->state = WS_OPEN;
+	free(ws->head);
+	ws->head = NULL;
+	if (ws->ev.on_open)
+		ws->ev.on_open(ws, ws->arg);
+	ws_drain(ws);
+}
+
+/* A server's handshake: answers the Upgrade request. Returns the head's
+ * length, 0 for more, or -1 after a failure. */
+static int ws_server_head(rs_ws *ws)
+{
+	struct rs_ws_request r;
+	char resp[256];
+	int n = rs_ws_parse_request(ws->head, ws->head_len, &r), m;
+
+	if (n == 0)
+		return 0;
+	if (n < 0) {
+		const char *answer = r.status == 426
+			? "HTTP/1.1 426 Upgrade Required\r\n"
+			  "Sec-WebSocket-Version: 13\r\nConnection: close\r\n\r\n"
+			: r.status == 431
+			? "HTTP/1.1 431 Request Header Fields Too Large\r\n"
+			  "Connection: close\r\n\r\n"
+			: "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n";
+
+		if (ws->ev.on_error)
+			ws->ev.on_error(ws, r.status, r.problem ? r.problem
+						  : "the head is too large",
+					ws->arg);
+		ws->ending = 1;
+		rs_socket_end(ws->sock, answer, strlen(answer), NULL, NULL);
+		return -1;
+	}
+	m = rs_ws_server_response(resp, sizeof(resp), r.key, NULL);
+	if (m < 0 || rs_socket_write(ws->sock, resp, (size_t)m, NULL, NULL) < 0) {
+		ws_fail(ws, RS_WS_CLOSE_INTERNAL, "the 101 answer failed");
+		return -1;
+	}
+	return n;
+}
+
+static int ws_client_head(rs_ws *ws)
+{
+	struct rs_ws_response r;
+	int n = rs_ws_parse_response(ws->head, ws->head_len, ws->key, &r);
+
+	if (n < 0) {
+		ws_fail(ws, RS_WS_CLOSE_PROTOCOL,
+			r.problem ? r.problem : "the answer is too large");
+		return -1;
+	}
+	return n;
+}
+
+static void ws_on_data(rs_socket *s, const char *data, size_t len, void *arg)
+{
+	rs_ws *ws = arg;
+	size_t old, copy;
+	int n;
+	char *h;
+
+	(void)s;
+	/* After our close frame (and FIN) the peer's close frame is still
+	 * read; a failed handshake reads nothing more. */
+	if (ws->state == WS_OPEN) {
+		if (!ws->close_received && ws->parser.error_code == 0)
+			ws_frames(ws, (const uint8_t *)data, len);
+		return;
+	}
+	if (ws->ending)
+		return;
+	if (ws->state == WS_OPEN) {
+		ws_frames(ws, (const uint8_t *)data, len);
+		return;
+	}
+	/* The head, collected until its blank line (at most one byte past the
+	 * limit, so that the parser sees a head that is too large); the
+	 * frames behind it are read from data, not from the copy. */
+	old = ws->head_len;
+	copy = len < WS_HEAD_MAX + 1 - old ? len : WS_HEAD_MAX + 1 - old;
+	h = realloc(ws->head, old + copy);
+	if (!h) {
+		ws_fail(ws, RS_WS_CLOSE_INTERNAL, "out of memory");
+		return;
+	}
+	ws->head = h;
+	memcpy(h + old, data, copy);
+	ws->head_len = old + copy;
+	n = ws->server ? ws_server_head(ws) : ws_client_head(ws);
+	if (n <= 0)
+		return;
+	ws_opened(ws);
+	/* Frames that came with the head. */
+	if ((size_t)n - old < len)
+		ws_frames(ws, (const uint8_t *)data + (n - old),
+			  len - ((size_t)n - old));
+}
+
+static void ws_on_close(rs_socket *s, int had_error, void *arg)
+{
+	rs_ws *ws = arg;
+	size_t dropped = ws->qcount;
+
+	(void)s;
+	(void)had_error;
+	ws->state = WS_CLOSED;
+	while (ws->qhead)
+		ws_dequeue(ws);
+	if (ws->ev.on_close)
+		ws->ev.on_close(ws, ws->close_received ? ws->peer_code
+						       : RS_WS_CLOSE_ABNORMAL,
+				dropped, ws->arg);
+	rs_ws_parser_free(&ws->parser);
+	free(ws->head);
+	free(ws);
+}
+
+static const struct rs_socket_events ws_socket_events = {
+	.on_data = ws_on_data,
+	.on_close = ws_on_close,
+};
+
+int rs_ws_attach(rs_socket *s, const struct rs_ws_options *o,
+		 const struct rs_ws_events *ev, void *arg, rs_ws **out)
+{
+	const struct rs_config *cfg = o->config ? o->config : &rs_config;
+	struct rs_ws_parser_options po = { o->server, 0,
+					   o->max_message ? o->max_message
+							  : WS_DEFAULT_MAX_MESSAGE };
+	rs_ws *ws = calloc(1, sizeof(*ws));
+
+	if (!ws)
+		return -ENOMEM;
+	ws->sock = s;
+	if (ev)
+		ws->ev = *ev;
+	ws->arg = arg;
+	ws->server = o->server;
+	ws->by_kind = cfg->ws == RS_WS_BY_KIND;
+	ws->state = WS_CONNECTING;
+	ws->qtail = &ws->qhead;
+	rs_ws_rng_seed(&ws->rng, o->seed);
+	rs_ws_parser_init(&ws->parser, &po);
+	if (!o->server) {
+		char req[1024];
+		uint8_t nonce[16];
+		int n;
+
+		rs_ws_rng_bytes(&ws->rng, nonce, sizeof(nonce));
+		n = rs_ws_client_request(req, sizeof(req),
+					 o->host ? o->host : "localhost",
+					 o->path ? o->path : "/", nonce, 0,
+					 ws->key);
+		if (n < 0 || rs_socket_write(s, req, (size_t)n, NULL, NULL) < 0) {
+			free(ws);
+			return n < 0 ? n : -EPIPE;
+		}
+	}
+	rs_socket_set_events(s, &ws_socket_events, ws);
+	*out = ws;
+	return 0;
+}

@@ -1,0 +1,143 @@
+"""python3-websockets and wsproto as peers of tests/e2e/test_ws_wire.py.
+
+    py_peer.py LIB recv-server N         listen on 127.0.0.1:0, print "port P"
+    py_peer.py LIB recv-client PORT N    connect N times, one after another
+
+LIB is websockets or wsproto. For each connection it prints one line,
+"cell I MESSAGES close:CODE", MESSAGES being "text:HEX" or "binary:HEX"
+("-" for an empty payload) for each whole message received, and CODE the
+close code the library reports (websockets: the code of the close frame it
+received, or the one it sent on an error; wsproto: the same).
+"""
+import asyncio
+import socket
+import sys
+
+
+def line(i, got, code):
+    print(" ".join([f"cell {i}"] + got + [f"close:{code}"]), flush=True)
+
+
+def show(kind, data):
+    return f"{kind}:{data.hex() or '-'}"
+
+
+# ---- websockets (asyncio) ------------------------------------------------
+
+async def ws_receive(ws, i):
+    import websockets
+    got = []
+    try:
+        async for msg in ws:
+            got.append(show("text", msg.encode()) if isinstance(msg, str) else show("binary", msg))
+    except websockets.ConnectionClosed:
+        pass
+    line(i, got, ws.close_code)
+
+
+async def websockets_server(n):
+    import websockets
+    count = finished = 0
+    done = asyncio.Event()
+
+    async def handler(ws, path=None):
+        nonlocal count, finished
+        i = count
+        count += 1
+        await ws_receive(ws, i)
+        await ws.wait_closed()
+        finished += 1
+        if finished == n:
+            done.set()
+
+    async with websockets.serve(handler, "127.0.0.1", 0, max_size=None) as srv:
+        print(f"port {srv.sockets[0].getsockname()[1]}", flush=True)
+        await done.wait()
+
+
+async def websockets_client(port, n):
+    import websockets
+    for i in range(n):
+        async with websockets.connect(f"ws://127.0.0.1:{port}/", max_size=None) as ws:
+            await ws_receive(ws, i)
+
+
+# ---- wsproto (blocking sockets) -----------------------------------------
+
+def wsproto_session(sock, conn, i, client):
+    from wsproto.events import (AcceptConnection, BytesMessage, CloseConnection,
+                                Ping, Request, TextMessage)
+    from wsproto.connection import ConnectionState
+    got, parts, code = [], [], None
+    while code is None:
+        data = sock.recv(65536)
+        conn.receive_data(data or None)
+        for ev in conn.events():
+            if isinstance(ev, Request):
+                sock.sendall(conn.send(AcceptConnection()))
+            elif isinstance(ev, (TextMessage, BytesMessage)):
+                parts.append(ev.data.encode() if isinstance(ev, TextMessage) else ev.data)
+                if ev.message_finished:
+                    got.append(show("text" if isinstance(ev, TextMessage) else "binary", b"".join(parts)))
+                    parts = []
+            elif isinstance(ev, Ping):
+                sock.sendall(conn.send(ev.response()))
+            elif isinstance(ev, CloseConnection):
+                code = ev.code
+                if conn.state not in (ConnectionState.CLOSED, ConnectionState.LOCAL_CLOSING):
+                    try:
+                        sock.sendall(conn.send(ev.response()))
+                    except Exception:
+                        pass
+        if not data and code is None:
+            code = 1006
+    line(i, got, int(code))
+    # Read what the other side still sends until it ends the stream, so
+    # that closing here cannot reset the connection under its close frame
+    # (a reset would make the other side's report depend on timing).
+    sock.settimeout(5)
+    try:
+        while sock.recv(65536):
+            pass
+    except OSError:
+        pass
+    sock.close()
+
+
+def wsproto_server(n):
+    from wsproto import ConnectionType, WSConnection
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    print(f"port {srv.getsockname()[1]}", flush=True)
+    for i in range(n):
+        sock, _ = srv.accept()
+        wsproto_session(sock, WSConnection(ConnectionType.SERVER), i, False)
+    srv.close()
+
+
+def wsproto_client(port, n):
+    from wsproto import ConnectionType, WSConnection
+    from wsproto.events import Request
+    for i in range(n):
+        sock = socket.create_connection(("127.0.0.1", port))
+        conn = WSConnection(ConnectionType.CLIENT)
+        sock.sendall(conn.send(Request(host="127.0.0.1", target="/")))
+        wsproto_session(sock, conn, i, True)
+
+
+def main():
+    lib, mode = sys.argv[1], sys.argv[2]
+    if lib == "websockets":
+        if mode == "recv-server":
+            asyncio.run(websockets_server(int(sys.argv[3])))
+        else:
+            asyncio.run(websockets_client(int(sys.argv[3]), int(sys.argv[4])))
+    elif mode == "recv-server":
+        wsproto_server(int(sys.argv[3]))
+    else:
+        wsproto_client(int(sys.argv[3]), int(sys.argv[4]))
+
+
+if __name__ == "__main__":
+    main()

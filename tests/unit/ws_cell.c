@@ -1,0 +1,178 @@
+/*
+ * ws_cell: the reference stack's WebSocket socket as a plain program, so
+ * that tests/e2e/test_ws_wire.py can put it in front of real peers (npm
+ * ws, python3-websockets, wsproto) without the harness.
+ *
+ *     ws_cell server [by-kind]        listens on 127.0.0.1:0, prints "port N"
+ *     ws_cell client PORT [by-kind]   connects to 127.0.0.1:PORT
+ *
+ * stdin holds one cell per line, "KIND BINARY FIN HEX" (KIND 1 text, 2
+ * bytes; BINARY -1 absent, 0, 1; FIN 0 or 1; HEX the payload, "-" for
+ * none). Each cell is one connection, in order: once open, the cell's
+ * send, then (FIN 0) an empty text send with FIN 1 that ends the message,
+ * then a close 1000. For each connection it prints "cell I close CODE"
+ * with the peer's close code (1006 when none came).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rs.h"
+#include "ws_frame.h"
+
+struct cell {
+	int kind, binary, fin;
+	unsigned char *data;
+	size_t len;
+};
+
+static struct {
+	rs_loop *loop;
+	rs_listener *listener;
+	struct cell *cells;
+	size_t ncells;
+	size_t next;        /* the next cell to open a connection for */
+	int server;
+	int port;
+	struct rs_config cfg;
+} C;
+
+static void next_connection(void);
+
+static void on_open(rs_ws *ws, void *arg)
+{
+	struct cell *c = arg;
+	struct rs_ws_send_options o = { c->binary, c->fin };
+	int r = rs_ws_send(ws, c->data, c->len, c->kind, &o);
+
+	if (r >= 0 && !c->fin) {
+		struct rs_ws_send_options last = { RS_WS_BINARY_ABSENT, 1 };
+
+		r = rs_ws_send(ws, "", 0, RS_WS_KIND_TEXT, &last);
+	}
+	if (r < 0)
+		fprintf(stderr, "ws_cell: send: %d\n", r);
+	rs_ws_close(ws, 1000, NULL, 0);
+}
+
+static void on_close(rs_ws *ws, int code, size_t dropped, void *arg)
+{
+	struct cell *c = arg;
+
+	(void)ws;
+	(void)dropped;
+	printf("cell %zu close %d\n", (size_t)(c - C.cells), code);
+	fflush(stdout);
+	next_connection();
+}
+
+static const struct rs_ws_events events = { .on_open = on_open,
+					    .on_close = on_close };
+
+static void attach(rs_socket *s, int server)
+{
+	struct rs_ws_options o = { .server = server, .seed = 7 + C.next,
+				   .config = &C.cfg, .host = "127.0.0.1" };
+	rs_ws *ws;
+
+	if (rs_ws_attach(s, &o, &events, &C.cells[C.next - 1], &ws) < 0) {
+		fprintf(stderr, "ws_cell: attach failed\n");
+		exit(2);
+	}
+}
+
+static void on_connection(rs_listener *l, rs_socket *s, void *arg)
+{
+	(void)l;
+	(void)arg;
+	if (C.next >= C.ncells) {
+		rs_socket_destroy(s, 0);
+		return;
+	}
+	C.next++;
+	attach(s, 1);
+}
+
+static void next_connection(void)
+{
+	rs_socket *s;
+
+	if (C.server) {
+		if (C.next >= C.ncells && C.listener) {
+			rs_listener_close(C.listener);
+			C.listener = NULL;
+		}
+		return;
+	}
+	if (C.next >= C.ncells)
+		return;
+	if (rs_connect_tcp(C.loop, "127.0.0.1", C.port, NULL, NULL, NULL, &s) < 0) {
+		fprintf(stderr, "ws_cell: connect failed\n");
+		exit(2);
+	}
+	C.next++;
+	attach(s, 0);
+}
+
+static void read_cells(void)
+{
+	char line[1 << 16];
+
+	while (fgets(line, sizeof(line), stdin)) {
+		struct cell c = { 0 };
+		char hex[sizeof(line)];
+
+		if (sscanf(line, "%d %d %d %s", &c.kind, &c.binary, &c.fin, hex) != 4)
+			continue;
+		c.data = malloc(strlen(hex) / 2 + 1);
+		if (!c.data)
+			exit(2);
+		for (size_t i = 0; hex[0] != '-' && hex[2 * i]; i++) {
+			unsigned v;
+
+			if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+				exit(2);
+			c.data[c.len++] = (unsigned char)v;
+		}
+		C.cells = realloc(C.cells, (C.ncells + 1) * sizeof(c));
+		if (!C.cells)
+			exit(2);
+		C.cells[C.ncells++] = c;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int by_kind = 0;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: ws_cell server|client [PORT] [by-kind]\n");
+		return 2;
+	}
+	C.server = strcmp(argv[1], "server") == 0;
+	for (int i = 2; i < argc; i++)
+		if (strcmp(argv[i], "by-kind") == 0)
+			by_kind = 1;
+		else
+			C.port = atoi(argv[i]);
+	C.cfg = (struct rs_config)RS_CONFIG_DEFAULTS;
+	C.cfg.ws = by_kind ? RS_WS_BY_KIND : RS_WS_BY_OPTION;
+	read_cells();
+	if (rs_loop_new(&C.loop) < 0)
+		return 2;
+	if (C.server) {
+		if (rs_listen_tcp(C.loop, "127.0.0.1", 0, NULL, on_connection, NULL,
+				  &C.listener) < 0)
+			return 2;
+		printf("port %d\n", rs_listener_port(C.listener));
+		fflush(stdout);
+	} else {
+		next_connection();
+	}
+	if (rs_loop_run(C.loop) < 0)
+		return 2;
+	for (size_t i = 0; i < C.ncells; i++)
+		free(C.cells[i].data);
+	free(C.cells);
+	return rs_loop_free(C.loop) < 0 ? 2 : 0;
+}
