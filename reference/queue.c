@@ -76,8 +76,9 @@ static void queue_segs_free(struct rs_queue *q)
 	q->owned_len = 0;
 }
 
-/* Frees the buffer alone; the segments (if any) stay. */
-static void queue_buf_release(struct rs_queue *q)
+/* Frees the buffer alone; the segments (if any) stay. Out of line, as
+ * queue_compact: queue_buf_consume, on every send, then needs no frame. */
+static RS__OUT_OF_LINE void queue_buf_release(struct rs_queue *q)
 {
 	queue_buf_free(q->buf, q->cap);
 	q->buf = NULL;
@@ -116,7 +117,7 @@ static int queue_compaction_due(const struct rs_queue *q)
 }
 
 /* Moves the unsent bytes to the front of the buffer and counts them. */
-static void queue_compact(struct rs_queue *q)
+static RS__OUT_OF_LINE void queue_compact(struct rs_queue *q)
 {
 	size_t len = queue_buf_len(q);
 
@@ -372,31 +373,51 @@ int rs_queue_append_owned(struct rs_queue *q, const void *data, size_t len)
 	return 0;
 }
 
-int rs_queue_peekv(const struct rs_queue *q, struct iovec *iov, int max)
+/* Segment i (i < segs->len), inline: every send reads the segments. */
+static struct queue_seg *queue_seg(const struct rs_queue *q, size_t i)
 {
-	size_t off = q->head;
-	int n = 0;
+	return rs__ring_item(q->segs, i);
+}
 
-	if (max <= 0 || rs_queue_len(q) == 0)
-		return 0;
-	if (!q->segs) {
-		iov[0].iov_base = q->buf + q->head;
-		iov[0].iov_len = queue_buf_len(q);
-		return 1;
-	}
-	for (size_t i = 0; i < q->segs->len && n < max; i++) {
-		const struct queue_seg *seg = rs__ring_at(q->segs, i);
+/* The runs of a queue that holds owned bytes, in order (max > 0): one
+ * iovec per segment, the first max of them. */
+static RS__OUT_OF_LINE int queue_segs_peekv(const struct rs_queue *q,
+					    struct iovec *iov, int max)
+{
+	size_t n = q->segs->len < (size_t)max ? q->segs->len : (size_t)max;
+	size_t off = q->head;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct queue_seg *seg = queue_seg(q, i);
 
 		if (seg->owned) {
-			iov[n].iov_base = (void *)seg->owned;
+			iov[i].iov_base = (void *)seg->owned;
 		} else {
-			iov[n].iov_base = q->buf + off;
+			iov[i].iov_base = q->buf + off;
 			off += seg->len;
 		}
-		iov[n].iov_len = seg->len;
-		n++;
+		iov[i].iov_len = seg->len;
 	}
-	return n;
+	return (int)n;
+}
+
+int rs_queue_peekv(const struct rs_queue *q, struct iovec *iov, int max)
+{
+	if (max <= 0)
+		return 0;
+	/* The common case first, and on its own: without owned bytes the
+	 * queue is one run of buf, so a send of copied bytes pays two loads
+	 * here, not the walk over segments (which kept that walk's set-up in
+	 * every peek: about 30 instructions per send, docs/queue-model.md
+	 * "Sender cost"). */
+	if (!q->segs) {
+		if (q->head == q->tail)
+			return 0;
+		iov[0].iov_base = q->buf + q->head;
+		iov[0].iov_len = q->tail - q->head;
+		return 1;
+	}
+	return queue_segs_peekv(q, iov, max);
 }
 
 int rs_queue_peek(const struct rs_queue *q, struct iovec *iov)
@@ -427,7 +448,7 @@ static size_t queue_segs_consume(struct rs_queue *q, size_t n)
 	size_t copied = 0;
 
 	while (n > 0) {
-		struct queue_seg *seg = rs__ring_at(q->segs, 0);
+		struct queue_seg *seg = queue_seg(q, 0);
 		size_t k = n < seg->len ? n : seg->len;
 
 		if (seg->owned) {
@@ -447,20 +468,50 @@ static size_t queue_segs_consume(struct rs_queue *q, size_t n)
 	return copied;
 }
 
-void rs_queue_consume(struct rs_queue *q, size_t n)
+/* rs_queue_consume of a queue that holds owned bytes, in general. */
+static RS__OUT_OF_LINE void queue_segs_consume_all(struct rs_queue *q,
+						   size_t n)
 {
-	size_t len = rs_queue_len(q);
-
-	if (n > len)
-		n = len;
-	if (!q->segs) {
-		queue_buf_consume(q, n);
-		return;
-	}
+	if (n > rs_queue_len(q))
+		n = rs_queue_len(q);
 	queue_buf_consume(q, queue_segs_consume(q, n));
 	/* No owned byte left: what remains is buf alone, in order. */
 	if (q->owned_len == 0)
 		queue_segs_free(q);
+}
+
+/*
+ * rs_queue_consume of a queue that holds owned bytes. A send that ends
+ * inside the front run (every send of a large owned write but its last)
+ * shortens that run and nothing else: no segment leaves and owned bytes
+ * stay (the front run, if owned, keeps some), so it skips the general
+ * walk, whose frame and loop cost more than the send's own work.
+ */
+static void queue_segs_drop(struct rs_queue *q, size_t n)
+{
+	struct queue_seg *front = queue_seg(q, 0);
+
+	if (n >= front->len) {
+		queue_segs_consume_all(q, n);
+	} else if (front->owned) {
+		front->len -= n;
+		front->owned += n;
+		q->owned_len -= n;
+	} else {
+		front->len -= n;
+		queue_buf_consume(q, n);
+	}
+}
+
+void rs_queue_consume(struct rs_queue *q, size_t n)
+{
+	/* The common case first, as in rs_queue_peekv: without owned bytes,
+	 * buf alone, and queue_buf_consume clamps n itself (n past the end
+	 * empties the queue). */
+	if (!q->segs)
+		queue_buf_consume(q, n);
+	else
+		queue_segs_drop(q, n);
 }
 
 int rs_queue_append_queue(struct rs_queue *dst, const struct rs_queue *src,

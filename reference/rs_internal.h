@@ -13,6 +13,12 @@
 #include <sys/un.h>
 #include <netinet/in.h>
 
+/* Keeps a function out of its caller: the rare branch of a hot function
+ * (the queue's walk over owned segments) then costs the common branch no
+ * saved registers or frame, which inlined it does (docs/queue-model.md,
+ * "Sender cost"). */
+#define RS__OUT_OF_LINE __attribute__((noinline))
+
 /* io.c: the one file that talks to the kernel, through the fault gate. Each
  * returns the syscall's result or -errno. */
 int rs__io_socket(int domain);
@@ -61,8 +67,45 @@ int rs__ring_push(struct rs__ring *r, const void *item);
 int rs__ring_push_front(struct rs__ring *r, const void *item);
 /* The item i places from the front (i < len); valid until the next push. */
 void *rs__ring_at(const struct rs__ring *r, size_t i);
+/* rs__ring_at without the call (and without its assert): the pending-write
+ * queue reads its segments on every send. */
+static inline void *rs__ring_item(const struct rs__ring *r, size_t i)
+{
+	return r->items + (r->head + i) % r->cap * r->item_size;
+}
 /* Copies the front item to *out and drops it (len > 0). */
 void rs__ring_pop(struct rs__ring *r, void *out);
+
+/*
+ * queue.c, on the write path: rs_queue_peekv and rs_queue_consume with their
+ * common case inline. sock_flush calls the pair once per send; as calls
+ * into queue.c they cost about 30 instructions per send where the plain
+ * send loop's whole work is about 24 (docs/queue-model.md, "Sender cost").
+ * Inline here is only a queue without owned bytes (one run of buf) and, for
+ * consume, a partial send under the cursor strategy (head moves, nothing
+ * else); everything else is the functions themselves, so the two never
+ * disagree.
+ */
+static inline int rs__queue_peekv(const struct rs_queue *q, struct iovec *iov,
+				  int max)
+{
+	if (q->segs || max <= 0)
+		return rs_queue_peekv(q, iov, max);
+	if (q->head == q->tail)
+		return 0;
+	iov[0].iov_base = q->buf + q->head;
+	iov[0].iov_len = q->tail - q->head;
+	return 1;
+}
+
+static inline void rs__queue_consume(struct rs_queue *q, size_t n)
+{
+	if (!q->segs && q->strategy == RS_QUEUE_CURSOR &&
+	    n < q->tail - q->head)
+		q->head += n;
+	else
+		rs_queue_consume(q, n);
+}
 
 /* What an epoll registration points at: a socket or a listener, whose
  * struct begins with it. */

@@ -365,22 +365,28 @@ static void sock_send_bytes(rs_socket *s, const struct sock_src *src)
 static void sock_flush(rs_socket *s)
 {
 	struct iovec iov[RS_SEND_IOV];
+	size_t taken = 0;
+	ssize_t n = 0;
+	int niov = 0;
 
 	for (int i = 0; i < RS_FLUSH_MAX_SENDS; i++) {
-		int niov = rs_queue_peekv(&s->queue, iov, RS_SEND_IOV);
-		ssize_t n;
-
+		niov = rs__queue_peekv(&s->queue, iov, RS_SEND_IOV);
 		if (niov == 0)
 			break;
 		n = sock_sendv(s, iov, niov);
-		if (n < 0 && !is_retryable(n)) {
-			sock_fail(s, (int)-n, niov > 1 ? "sendmsg" : "send");
-			return;
-		}
 		if (n <= 0)
 			break;
-		rs_queue_consume(&s->queue, (size_t)n);
-		sock_took(s, (size_t)n);
+		rs__queue_consume(&s->queue, (size_t)n);
+		taken += (size_t)n;
+	}
+	/* The bytes taken are accounted once per event, not once per send:
+	 * nothing runs between the sends of one event that could see
+	 * written, and a failure still finds them counted first. */
+	if (taken > 0)
+		sock_took(s, taken);
+	if (n < 0 && !is_retryable(n)) {
+		sock_fail(s, (int)-n, niov > 1 ? "sendmsg" : "send");
+		return;
 	}
 	sock_poll_update(s);
 }

@@ -8,19 +8,20 @@
 #  - a target of issue 9 that is met today fails: the copying queue within
 #    (floor + copy) x 1.05 unclamped, each byte copied at most once, the
 #    owned queue copying no byte;
-#  - a target not met yet (docs/ARCHITECTURE.md, "Targets not met") rises
-#    above its regression ceiling, about 2% over the figure measured when
-#    the owned write landed: copying / (floor + copy) at the 4 KiB clamp
-#    above CLAMPED (default 1.27; 1.2428 measured, 1.128 before the owned
-#    write's queue changes), owned / floor above OWNED_UNCLAMPED (default
-#    6.42; 6.2921 measured) and OWNED_CLAMPED (default 6.74; 6.6098). When a
-#    target is met, its ceiling becomes its limit.
+#  - a figure rises above its regression ceiling, about 2% over the figure
+#    measured when the per-send path was made cheaper (docs/queue-model.md,
+#    "Sender cost"), so that the gain is held: copying / (floor + copy) at
+#    the 4 KiB clamp above CLAMPED (default 1.09; 1.0680 measured, 1.2428
+#    before), owned / floor above OWNED_UNCLAMPED (default 6.23; 6.1023
+#    measured, 6.2921 before) and OWNED_CLAMPED (default 4.95; 4.8548, 6.6098
+#    before). The owned targets are not met yet (docs/ARCHITECTURE.md,
+#    "Targets not met"); a met target must also stay within its limit.
 # Registered by tests/CMakeLists.txt for optimised builds without sanitizers.
 set -euo pipefail
 bin=${1:?usage: sender_instructions.sh SENDER_INSTR [CLAMPED [OWNED_UNCLAMPED [OWNED_CLAMPED]]]}
-ceiling=${2:-1.27}
-owned_unclamped=${3:-6.42}
-owned_clamped=${4:-6.74}
+ceiling=${2:-1.09}
+owned_unclamped=${3:-6.23}
+owned_clamped=${4:-4.95}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$bin" --quick --json >"$tmp/out.json" 2>"$tmp/err" ||
@@ -50,11 +51,14 @@ for t in rep["targets"]:
         ceiling = owned_ceiling[t["mode"]]
     else:
         ceiling = None
-    if ceiling is not None and not t["pass"]:
+    if ceiling is not None:
         ok = t["figure"] <= ceiling
-        print(f'{line}: not met yet; regression ceiling {ceiling:.3f}: {"ok" if ok else "EXCEEDED"}')
+        state = "PASS" if t["pass"] else "not met yet"
+        print(f'{line}: {state}; regression ceiling {ceiling:.3f}: {"ok" if ok else "EXCEEDED"}')
         if not ok:
             bad.append(line + f" above the ceiling {ceiling}")
+        if not t["pass"] and not t["target"].startswith("owned: instructions"):
+            bad.append(line)
         continue
     print(f'{line}: {"PASS" if t["pass"] else "FAIL"}')
     if not t["pass"]:
