@@ -173,6 +173,8 @@ static struct {
 	struct job *posted, **posted_tail;
 	struct job *micro, **micro_tail;
 	struct owned_buf *owned;  /* every write-owned buffer */
+	char layer[16];           /* "http" or "websocket": unsupported */
+	char unknown_op[32];      /* an operation this subject lacks */
 } S;
 
 /* ---- the event pipe ------------------------------------------------------ */
@@ -1056,8 +1058,11 @@ static void parse_op_line(char *line, struct block *b)
 	for (k = 0; k < OP_KIND_COUNT; k++)
 		if (tok && strcmp(tok, op_names[k]) == 0)
 			break;
-	if (k == OP_KIND_COUNT)
-		fatal("unknown op '%s'", tok ? tok : "");
+	if (k == OP_KIND_COUNT) {
+		/* Declared unsupported once the script is read. */
+		snprintf(S.unknown_op, sizeof(S.unknown_op), "%s", tok ? tok : "?");
+		return;
+	}
 	op.kind = (enum op_kind)k;
 	while ((tok = strtok_r(NULL, " ", &save))) {
 		char *eq = strchr(tok, '=');
@@ -1088,7 +1093,8 @@ static void parse_op_line(char *line, struct block *b)
 		else if (strcmp(tok, "micro") == 0) op.micro = (int)v;
 		else if (strcmp(tok, "sig") == 0) op.sig = (int)v;
 		else if (strcmp(tok, "ext") == 0) op.external = (int)v;
-		else fatal("unknown op field '%s'", tok);
+		else if (strcmp(tok, "final") && strcmp(tok, "resume") && strcmp(tok, "ws"))
+			fatal("unknown op field '%s'", tok);
 	}
 	if (op.conn >= S.nconns)
 		fatal("op on connection %d of %d", op.conn, S.nconns);
@@ -1117,6 +1123,8 @@ static void parse_header_line(char *line)
 
 	if (sscanf(line, "variant %63s %255s", a, b) == 2) {
 		line_out("note variant %s=%s is the reference stack's; libuv ignores it", a, b);
+	} else if (strcmp(line, "http 1") == 0 || strncmp(line, "websocket ", 10) == 0) {
+		snprintf(S.layer, sizeof(S.layer), "%s", line[0] == 'h' ? "http" : "websocket");
 	} else if (strncmp(line, "fault ", 6) == 0) {
 		char **bigger = realloc(S.faults, (S.nfaults + 1) * sizeof(*S.faults));
 
@@ -1174,8 +1182,8 @@ static void read_script(void)
 			for (k = 0; k < EV_KIND_COUNT; k++)
 				if (strcmp(ev, ev_names[k]) == 0)
 					break;
-			if (k == EV_KIND_COUNT)
-				fatal("unknown handler event '%s'", ev);
+			if (k == EV_KIND_COUNT) /* a layer's event: declared */
+				snprintf(S.unknown_op, sizeof(S.unknown_op), "event %s", ev);
 			open = new_block(&S.handlers, &S.nhandlers);
 			open->event = (enum ev_kind)k;
 			open->conn = n;
@@ -1206,6 +1214,15 @@ static void refuse_unsupported(void)
 {
 	const struct block *lists[2] = { S.tasks, S.handlers };
 	size_t counts[2] = { S.ntasks, S.nhandlers };
+
+	if (S.layer[0])
+		fatal("unsupported %s: %s is a layer of the reference stack (its own "
+		      "code above the socket); the libuv subject drives libuv streams only",
+		      S.layer, strcmp(S.layer, "http") == 0 ? "HTTP/1.1 serving (http yes)"
+							    : "WebSocket framing (websocket yes)");
+	if (S.unknown_op[0])
+		fatal("unsupported %s: an operation this subject does not perform yet "
+		      "(docs/subjects.md)", S.unknown_op);
 
 	for (int l = 0; l < 2; l++)
 		for (size_t i = 0; i < counts[l]; i++)

@@ -102,12 +102,22 @@ const EVENTS = new Set(['data', 'eof', 'drain', 'finish', 'close', 'write-cb', '
 const UNSUPPORTED = {
   execve: 'node 20 has no execve() (process.execve came in node 23.11)',
 };
+// The reference stack's protocol layers (docs/scenario-language.md): HTTP/1.1
+// serving and WebSocket framing are its own code above the socket, which
+// this subject (node:net alone) does not drive.
+const LAYERS = {
+  http: 'HTTP/1.1 serving (http yes) is a layer of the reference stack; the node subject drives node:net only',
+  websocket: 'WebSocket framing (websocket yes) is a layer of the reference stack; the node subject drives node:net only',
+};
+// Operations added to the language after this subject: declared, never faked.
+const NOT_YET = 'an operation this subject does not perform yet (docs/subjects.md)';
 
 const S = {
   transport: 'tcp', address: '', port: 0, server: false, nconns: 1,
   halfOpen: false, faults: [], tasks: [], handlers: [], syncStart: false,
   syncTask: new Set(), conns: [], connected: 0, nextTask: 0,
   checkpoints: 0, macro: 0, lastEventMacro: -1, visibleTask: 0,
+  layers: new Set(), unknownOps: new Set(),
 };
 
 function readScript() {
@@ -140,7 +150,8 @@ function readScript() {
       open = { conn: Number(w[1]), ops: [] };
       S.tasks.push(open);
     } else if (w[0] === 'handler') {
-      if (!EVENTS.has(w[1])) fatal(`unknown handler event '${w[1]}'`);
+      // An event of a layer this subject lacks (request, message): declared.
+      if (!EVENTS.has(w[1])) S.unknownOps.add(`event ${w[1]}`);
       open = { event: w[1], conn: Number(w[2]), ops: [] };
       S.handlers.push(open);
     } else if (w[0] === 'endblock') {
@@ -148,6 +159,8 @@ function readScript() {
     } else if (w[0] === 'variant') {
       // A strategy of the reference stack: node has one way of its own.
       lineOut(`note variant ${w[1]}=${w[2]} is the reference stack's; node ignores it`);
+    } else if (w[0] === 'http' || w[0] === 'websocket') {
+      S.layers.add(w[0]);
     } else if (w[0] === 'fault') {
       S.faults.push(line.slice(6));
     } else if (w[0] === 'connections') {
@@ -170,7 +183,7 @@ function readScript() {
 }
 
 function parseOp(w) {
-  if (!OPS.has(w[1])) fatal(`unknown op '${w[1]}'`);
+  if (!OPS.has(w[1])) S.unknownOps.add(w[1]);
   const op = { kind: w[1], conn: -1, len: 0, fill: -1, cb: false, micro: false,
     sig: 0, external: false, data: null };
   for (const f of w.slice(2)) {
@@ -185,7 +198,7 @@ function parseOp(w) {
     else if (k === 'micro') op.micro = v === '1';
     else if (k === 'sig') op.sig = Number(v);
     else if (k === 'ext') op.external = v === '1';
-    else fatal(`unknown op field '${k}'`);
+    else if (k !== 'final' && k !== 'resume' && k !== 'ws') fatal(`unknown op field '${k}'`);
   }
   if (op.conn >= S.nconns) fatal(`op on connection ${op.conn} of ${S.nconns}`);
   return op;
@@ -573,6 +586,8 @@ function openConnections() {
 
 function main() {
   readScript();
+  for (const layer of S.layers) fatal(`unsupported ${layer}: ${LAYERS[layer]}`);
+  for (const op of S.unknownOps) fatal(`unsupported ${op}: ${NOT_YET}`);
   for (const blocks of [S.tasks, S.handlers])
     for (const b of blocks)
       for (const op of b.ops)
