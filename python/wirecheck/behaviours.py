@@ -46,6 +46,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
     Behaviour("half_open", "Half-open EOF order", "halfopen=poll-first", "half-open", "half_open"),
     Behaviour("chunked", "Chunked transfer encoding", "chunked=separate", "chunked", "chunked"),
     Behaviour("websocket", "WebSocket framing", "ws=by-kind", "ws", "websocket"),
+    Behaviour("rules", "Rules the mutation pass checks", None, "rules", None),
 )
 
 BY_NAME = {b.name: b for b in BEHAVIOURS}

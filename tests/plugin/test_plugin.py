@@ -641,9 +641,8 @@ def test_api_builds_the_scenario_language_and_runs_it(suite):
     assert trace["events"][-3:] == ["t3 c0 finish", "t4 c0 eof",
                                     "t4 c0 close had_error=0 bytes_written=131072"]
     legacy = sc.run(variants=["queue=memmove"])
-    assert legacy["variant"] == {"batch": "on", "chunked": "fixed", "halfopen": "end-first", "queue": "memmove"}
-    assert legacy["variant"] == {"batch": "on", "halfopen": "end-first", "queue": "memmove",
-                                 "ws": "by-option"}
+    assert legacy["variant"] == {"batch": "on", "chunked": "fixed", "halfopen": "end-first",
+                                 "queue": "memmove", "ws": "by-option"}
     assert legacy["queue"]["bytes_moved"] > 0
 
     sc2 = (Scenario('a "name" with \\ and #').transport("unix").peer_read_at_task(1)

@@ -254,12 +254,10 @@ def test_end_large_fixed_moves_nothing_legacy_moves(made):
     rep = made["json"]
     for pid in ("clamp=1", "clamp=7", "clamp=4096", "clamp=16384"):
         p = profile(rep, "end-large", pid)
-        assert p["fixed"]["variant"] == {"batch": "on", "chunked": "fixed", "halfopen": "end-first", "queue": "cursor"}
-        assert p["legacy"]["variant"] == {"batch": "on", "chunked": "fixed", "halfopen": "end-first", "queue": "memmove"}
-        assert p["fixed"]["variant"] == {"batch": "on", "halfopen": "end-first", "queue": "cursor",
-                                         "ws": "by-option"}
-        assert p["legacy"]["variant"] == {"batch": "on", "halfopen": "end-first", "queue": "memmove",
-                                          "ws": "by-option"}
+        assert p["fixed"]["variant"] == {"batch": "on", "chunked": "fixed", "halfopen": "end-first",
+                                         "queue": "cursor", "ws": "by-option"}
+        assert p["legacy"]["variant"] == {"batch": "on", "chunked": "fixed", "halfopen": "end-first",
+                                          "queue": "memmove", "ws": "by-option"}
         assert p["fixed"]["bytes_moved"] == 0
         assert p["legacy"]["bytes_moved"] > 0
         assert p["comparison"]["bytes_moved"]["ratio"] == "inf"
