@@ -106,6 +106,8 @@ int wc_peer_init(struct wc_peer *pe, const struct scenario *sc,
 {
 	memset(pe, 0, sizeof(*pe));
 	pe->sc = sc;
+	if (sc->peer_exec)
+		wc_prog_init(&pe->prog, sc->peer_exec);
 	pe->deadline_ms = deadline_ms;
 	pe->err = err;
 	pe->errlen = errlen;

@@ -90,16 +90,21 @@ static void free_argv(char **argv)
 	free(argv);
 }
 
+void wc_prog_init(struct wc_prog *pg, const struct sc_peer_exec *spec)
+{
+	memset(pg, 0, sizeof(*pg));
+	pg->spec = spec;
+	pg->pid_fd = pg->out_fd = pg->err_fd = -1;
+	pg->listening = -1;
+}
+
 int wc_prog_start(struct wc_prog *pg, const struct sc_peer_exec *spec,
 		  const struct sc_exec_address *a, char *err, size_t errlen)
 {
 	int out[2], errp[2];
 	char **argv;
 
-	memset(pg, 0, sizeof(*pg));
-	pg->spec = spec;
-	pg->pid_fd = pg->out_fd = pg->err_fd = -1;
-	pg->listening = -1;
+	wc_prog_init(pg, spec);
 	pg->sha = EVP_MD_CTX_new();
 	if (!pg->sha || EVP_DigestInit_ex(pg->sha, EVP_sha256(), NULL) != 1) {
 		snprintf(err, errlen, "sha256 context");
@@ -299,7 +304,9 @@ int wc_prog_wants_tick(const struct wc_prog *pg)
 
 void wc_prog_subject_exited(struct wc_prog *pg)
 {
-	if (pg->spec->stop_sig && pg->pid > 0 && !pg->exited && !pg->stopped) {
+	/* A subject that exits before its program starts (a foreign subject
+	 * that refuses the script) leaves pg without a spec. */
+	if (pg->spec && pg->spec->stop_sig && pg->pid > 0 && !pg->exited && !pg->stopped) {
 		(void)kill(-pg->pid, pg->spec->stop_sig);
 		pg->stopped = 1;
 	}
@@ -381,8 +388,8 @@ static json_t *program_json(const struct wc_prog *pg)
 
 	for (int i = 0; i < pg->spec->argc; i++)
 		json_array_append_new(argv, json_string(pg->spec->argv[i]));
-	o = json_pack("{s:o,s:o,s:b,s:o,s:I}", "argv", argv, "exit", exit_json(pg),
-		      "timed_out", pg->timed_out,
+	o = json_pack("{s:o,s:o,s:b,s:b,s:o,s:I}", "argv", argv, "exit", exit_json(pg),
+		      "started", pg->pid > 0, "timed_out", pg->timed_out,
 		      "stderr", text_json((const unsigned char *)pg->err_tail, kept),
 		      "stderr_bytes", (json_int_t)pg->err_len);
 	if (!o)

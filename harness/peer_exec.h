@@ -52,6 +52,14 @@ int wc_prog_start(struct wc_prog *pg, const struct sc_peer_exec *spec,
 		  const struct sc_exec_address *a, char *err, size_t errlen);
 
 /*
+ * Makes pg a program of spec that has not started: no process, no fds, so
+ * that wc_prog_subject_exited, wc_prog_json and wc_prog_free are safe on it
+ * (a subject may exit before its program starts: a foreign subject that
+ * refuses the script). wc_prog_start does it too.
+ */
+void wc_prog_init(struct wc_prog *pg, const struct sc_peer_exec *spec);
+
+/*
  * Waits until a socket of the program listens on a's port (tcp, read from
  * /proc/net/tcp and tcp6) or path (unix, /proc/net/unix), until the
  * program exits, or until deadline_ms (wc_now_ms's clock). Sets

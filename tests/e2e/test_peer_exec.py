@@ -239,3 +239,24 @@ def test_check_json_is_unchanged_by_peer_exec(wc, tmp_path):
     path = scenario(tmp_path, "role server\npeer exec /bin/echo {url}\ntask\n  end\n")
     proc = wc("check", "--json", path)
     assert proc.returncode == 0 and json.loads(proc.stdout)["tasks"] == 1
+
+
+# ---- a subject that ends before its program starts ----------------------------------
+
+
+def test_a_subject_that_exits_before_the_program_starts(wc, tmp_path):
+    # A foreign subject that refuses the script (libuv and `http yes`) exits
+    # before it listens, so the program never starts. The harness crashed
+    # there (SIGSEGV on the unstarted program's spec) and would have closed
+    # its own fd 0 when freeing it; now the trace says the program did not
+    # start.
+    path = scenario(tmp_path, "role server\n"
+                              f"peer exec {PYTHON} -c \"print('never')\"\n"
+                              "task\n  write 3\n")
+    proc = wc("run", path, "--subject", "/bin/true", "--timeout", 20)
+    assert proc.returncode in (0, 4), proc.stderr
+    t = trace_of(proc)
+    prog = t["peer"]["program"]
+    assert prog["started"] is False
+    assert prog["exit"] == {"code": None}
+    assert t["peer"]["bytes"] == 0
