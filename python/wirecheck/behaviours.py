@@ -46,6 +46,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
     Behaviour("half_open", "Half-open EOF order", "halfopen=poll-first", "half-open", "half_open"),
     Behaviour("chunked", "Chunked transfer encoding", None, "chunked", None),
     Behaviour("websocket", "WebSocket framing", None, "websocket", None),
+    Behaviour("rules", "Rules the mutation pass pins", None, "rules", None),
 )
 
 BY_NAME = {b.name: b for b in BEHAVIOURS}
