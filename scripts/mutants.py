@@ -56,9 +56,13 @@ def run(cmd, cwd, timeout, logf):
     with open(logf, "a") as out:
         out.write("$ " + " ".join(cmd) + "\n")
         out.flush()
+        # The scratch's own binaries, whatever conftest.py an enclosing
+        # folder's pytest finds first (its wirecheck package would look in
+        # its own build/).
+        env = dict(os.environ, WIRECHECK_BIN=os.path.join(cwd, "build", "bin", "wirecheck"))
         p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True,
-                             start_new_session=True)
+                             start_new_session=True, env=env)
         try:
             text, _ = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
