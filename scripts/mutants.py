@@ -56,9 +56,13 @@ def run(cmd, cwd, timeout, logf):
     with open(logf, "a") as out:
         out.write("$ " + " ".join(cmd) + "\n")
         out.flush()
+        # The scratch's own binaries, whatever conftest.py an enclosing
+        # folder's pytest finds first (its wirecheck package would look in
+        # its own build/).
+        env = dict(os.environ, WIRECHECK_BIN=os.path.join(cwd, "build", "bin", "wirecheck"))
         p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True,
-                             start_new_session=True)
+                             start_new_session=True, env=env)
         try:
             text, _ = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -141,11 +145,16 @@ def other_tests(tree, logf, args):
                     "--stop-on-failure"], tree, args.timeout, logf)
     if rc != 0:
         return True, text, rc is None
-    cmd = [PY, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"] + OTHER_SUITES
-    if args.jobs > 1:
-        cmd += ["-n", str(args.jobs)]
-    rc, text = run(cmd, tree, args.timeout, logf)
-    return rc != 0, text, rc is None
+    # One pytest per suite: two suites' conftest.py files share the module
+    # name "conftest", and one process imports only the first.
+    for suite in OTHER_SUITES:
+        cmd = [PY, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", suite]
+        if args.jobs > 1:
+            cmd += ["-n", str(args.jobs)]
+        rc, text = run(cmd, tree, args.timeout, logf)
+        if rc != 0:
+            return True, text, rc is None
+    return False, "", False
 
 
 def one(tree, patch, logs, args):
