@@ -130,7 +130,11 @@ static int ws_write_control(rs_ws *ws, int opcode, const void *data,
 	if (!ws->server)
 		rs_ws_rng_bytes(&ws->rng, key, 4);
 	h = rs_ws_header(buf, 1, 0, opcode, len, ws->server ? NULL : key);
-	if (ws->server)
+	/* len 0 may come with data NULL: no memcpy then (its arguments may
+	 * not be NULL, even for 0 bytes). */
+	if (len == 0)
+		;
+	else if (ws->server)
 		memcpy(buf + h, data, len);
 	else
 		rs_ws_mask(buf + h, data, len, key, 0);
@@ -150,7 +154,8 @@ static int ws_write_close(rs_ws *ws, int code, const void *reason,
 		return ws_write_control(ws, RS_WS_OP_CLOSE, NULL, 0);
 	p[0] = (uint8_t)(code >> 8);
 	p[1] = (uint8_t)code;
-	memcpy(p + 2, reason, len);
+	if (len)
+		memcpy(p + 2, reason, len);
 	return ws_write_control(ws, RS_WS_OP_CLOSE, p, len + 2);
 }
 
@@ -264,7 +269,8 @@ static int ws_send_small(rs_ws *ws, const void *data, size_t len, int type,
 	ws->frag.open = !fin;
 	buf[0] = (uint8_t)((fin ? 0x80 : 0) | opcode);
 	buf[1] = (uint8_t)len;
-	memcpy(buf + 2, data, len);
+	if (len)
+		memcpy(buf + 2, data, len);
 	r = rs_socket_write(ws->sock, buf, len + 2, NULL, NULL);
 	if (r < 0)
 		return r;

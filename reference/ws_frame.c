@@ -197,7 +197,9 @@ long rs_ws_encode_send(struct rs_ws_fragments *f, int by_kind, int kind,
 		rsv1 = 0;
 	f->open = !fin;
 	h = rs_ws_header(out, fin, rsv1, opcode, len, key);
-	if (key)
+	if (len == 0)
+		;  /* data may be NULL then: no memmove of it */
+	else if (key)
 		rs_ws_mask(out + h, payload, len, key, 0);
 	else
 		memmove(out + h, payload, len);

@@ -22,6 +22,10 @@ for subject in node libuv; do
   /usr/bin/python3 -m pytest -n 2 -q scenarios --wirecheck-subject "$subject" \
     --junitxml="build/test-results/scenarios-$subject.xml" || status=1
 done
+# The mutation pass's runner on a fixed sample (docs/mutants.md), and the
+# bounds the goldens cannot hold (epoll_wait, EAGAIN).
+/usr/bin/python3 -m pytest -q tests/mutants --junitxml=build/test-results/mutants.xml || status=1
+scripts/mutants.py --sample --scratch build/mutants-sample || status=1
 # The same C tests and the scenario suite once more, built with ASan and
 # UBSan: a memory error in the stack or the harness fails a test there.
 cmake --preset asan >/dev/null

@@ -17,7 +17,8 @@ Its lines:
   without `.wcs`, and its matrix profile after `::` when it has one
   (`queue/end-large::clamp=7`); `*` is every scenario.
 - FIELD is a section of the golden: exit, faults, peer (peer.cK with
-  several connections), events, syscalls, queue.
+  several connections), events, syscalls, syscalls.fired (the calls a
+  rule changed), queue.
 - FINGERPRINT is the first 12 hex digits of the sha256 of the subject's own
   value of that field (fingerprint() below), so that a difference that
   changes is a new difference; `*` accepts any value (for a section that is
@@ -39,7 +40,7 @@ from typing import Iterable, Optional
 
 from . import golden as G
 
-FIELDS = ("exit", "faults", "peer", "events", "syscalls", "queue")
+FIELDS = ("exit", "faults", "peer", "events", "syscalls", "syscalls.fired", "queue")
 
 
 class DifferencesError(Exception):

@@ -53,12 +53,13 @@ extern char **environ;
 enum op_kind {
 	OP_WRITE, OP_END, OP_DESTROY, OP_DESTROY_SOON, OP_CORK, OP_UNCORK,
 	OP_PAUSE, OP_RESUME, OP_SIGNAL, OP_DISARM, OP_CHECKPOINT, OP_IGNORE,
-	OP_ABORT, OP_EXIT, OP_EXECVE, OP_AWAIT_DRAINED, OP_KIND_COUNT
+	OP_ABORT, OP_EXIT, OP_EXECVE, OP_AWAIT_DRAINED, OP_WRITE_OWNED,
+	OP_OVERWRITE, OP_KIND_COUNT
 };
 static const char *op_names[OP_KIND_COUNT] = {
 	"write", "end", "destroy", "destroy-soon", "cork", "uncork",
 	"pause", "resume", "signal", "disarm", "checkpoint", "ignore",
-	"abort", "exit", "execve", "await-drained",
+	"abort", "exit", "execve", "await-drained", "write-owned", "overwrite",
 };
 
 enum ev_kind {
@@ -108,6 +109,18 @@ struct conn {
 	uint64_t accepted; /* bytes libuv accepted */
 	uint64_t written;  /* the kernel took (sampled) */
 	int writes;
+	/* The subject's buffer of the last write or write-owned, for
+	 * overwrite: a write's is the connection's to free, a write-owned's
+	 * is on S.owned until the end (libuv may still hold it). */
+	unsigned char *last;
+	size_t last_len;
+	int last_number, last_owned;
+};
+
+/* A buffer handed to uv_write by reference (write-owned). */
+struct owned_buf {
+	struct owned_buf *next;
+	unsigned char *bytes;
 };
 
 struct wreq {
@@ -115,7 +128,8 @@ struct wreq {
 	struct conn *c;
 	int number;        /* write#number, 0 for end()'s bytes */
 	int cb;
-	unsigned char *buf;
+	int owned;         /* write-owned: the callback is its release */
+	unsigned char *buf; /* freed by the callback; NULL when owned */
 };
 
 /* A posted task or a microtask. */
@@ -158,6 +172,7 @@ static struct {
 	uv_idle_t idle;
 	struct job *posted, **posted_tail;
 	struct job *micro, **micro_tail;
+	struct owned_buf *owned;  /* every write-owned buffer */
 } S;
 
 /* ---- the event pipe ------------------------------------------------------ */
@@ -422,9 +437,12 @@ static void on_write(uv_write_t *req, int status)
 	enter();
 	if (status < 0)
 		c->failed = 1;
-	if (w->cb && w->number)
+	if (w->owned)
+		event(c->index, "write#%d released %s", w->number,
+		      status == 0 ? "ok" : uv_err_name(status));
+	else if (w->cb && w->number)
 		event(c->index, "write#%d cb %s", w->number, status == 0 ? "ok" : uv_err_name(status));
-	if (w->cb && w->number)
+	if ((w->cb || w->owned) && w->number)
 		run_handlers(EV_WRITE_CB, c->index);
 	if (status < 0 && status != UV_ECANCELED && c->open) {
 		event(c->index, "error %s write", uv_err_name(status));
@@ -443,7 +461,7 @@ static void on_write(uv_write_t *req, int status)
 /* Hands bytes to libuv; with_try: uv_try_write first. Returns 0 or a libuv
  * error; on 0, *queued says whether libuv holds bytes unsent. */
 static int send_bytes(struct conn *c, unsigned char *bytes, size_t len, int number,
-		      int cb, int with_try)
+		      int cb, int with_try, int owned)
 {
 	size_t off = 0;
 	struct wreq *w;
@@ -469,11 +487,12 @@ static int send_bytes(struct conn *c, unsigned char *bytes, size_t len, int numb
 	w->c = c;
 	w->number = number;
 	w->cb = cb;
-	w->buf = bytes;
+	w->owned = owned;
+	w->buf = owned ? NULL : bytes;
 	b = uv_buf_init((char *)bytes + off, (unsigned)(len - off));
 	rc = uv_write(&w->req, &c->h.stream, &b, 1, on_write);
 	if (rc < 0) {
-		free(bytes);
+		free(w->buf);
 		free(w);
 		return rc;
 	}
@@ -481,17 +500,43 @@ static int send_bytes(struct conn *c, unsigned char *bytes, size_t len, int numb
 	return 0;
 }
 
+static void keep_last(struct conn *c, unsigned char *bytes, size_t len, int number,
+		      int owned)
+{
+	if (c->last && !c->last_owned)
+		free(c->last);
+	c->last = bytes;
+	c->last_len = len;
+	c->last_number = number;
+	c->last_owned = owned;
+}
+
+static unsigned char *copy_of(const unsigned char *bytes, size_t len)
+{
+	unsigned char *copy = xmalloc(len);
+
+	if (len > 0)
+		memcpy(copy, bytes, len);
+	return copy;
+}
+
 static void op_write(const struct op *op, struct conn *c)
 {
 	int number = ++c->writes;
+	unsigned char *user;
 	int rc;
 
 	if (c->closed || !c->open) {
 		event(c->index, "write#%d %zu -> EBADF (closed)", number, op->len);
 		return;
 	}
+	/* The subject's buffer stays its own (overwrite changes it): libuv,
+	 * which holds what it is given until the callback, gets a copy. */
+	user = op_bytes(op, c);
 	rc = c->ended ? UV_EPIPE
-		      : send_bytes(c, op_bytes(op, c), op->len, number, op->cb, !op->cb);
+		      : send_bytes(c, copy_of(user, op->len), op->len, number, op->cb,
+				   !op->cb, 0);
+	keep_last(c, user, op->len, number, 0);
 	c->seq += op->len;
 	if (rc < 0) {
 		event(c->index, "write#%d %zu -> %s", number, op->len, uv_err_name(rc));
@@ -501,6 +546,46 @@ static void op_write(const struct op *op, struct conn *c)
 		c->need_drain = 1;
 	event(c->index, "write#%d %zu -> %s", number, op->len,
 	      uv_stream_get_write_queue_size(&c->h.stream) >= HIGH_WATER ? "false" : "true");
+}
+
+/* write-owned: uv_write of the subject's own buffer, by reference, as
+ * libuv takes every buffer: an overwrite before the release changes what
+ * the kernel gets after it. The release is the write callback. */
+static void op_write_owned(const struct op *op, struct conn *c)
+{
+	int number = ++c->writes;
+	struct owned_buf *ob;
+	int rc;
+
+	if (c->closed || !c->open) {
+		event(c->index, "write#%d %zu owned -> EBADF (closed)", number, op->len);
+		return;
+	}
+	ob = xmalloc(sizeof(*ob));
+	ob->bytes = op_bytes(op, c);
+	ob->next = S.owned;
+	S.owned = ob;
+	keep_last(c, ob->bytes, op->len, number, 1);
+	c->seq += op->len;
+	rc = c->ended ? UV_EPIPE : send_bytes(c, ob->bytes, op->len, number, 1, 0, 1);
+	if (rc < 0) {
+		event(c->index, "write#%d %zu owned -> %s", number, op->len, uv_err_name(rc));
+		return;
+	}
+	if (uv_stream_get_write_queue_size(&c->h.stream) >= HIGH_WATER)
+		c->need_drain = 1;
+	event(c->index, "write#%d %zu owned -> %s", number, op->len,
+	      uv_stream_get_write_queue_size(&c->h.stream) >= HIGH_WATER ? "false" : "true");
+}
+
+static void op_overwrite(const struct op *op, struct conn *c)
+{
+	if (!c->last) {
+		event(c->index, "overwrite (no write)");
+		return;
+	}
+	memset(c->last, op->fill, c->last_len);
+	event(c->index, "overwrite write#%d %zu", c->last_number, c->last_len);
 }
 
 static void on_shutdown(uv_shutdown_t *req, int status)
@@ -548,7 +633,7 @@ static void op_end(const struct op *op, struct conn *c)
 		return;
 	}
 	if (op->len > 0)
-		rc = send_bytes(c, op_bytes(op, c), op->len, 0, 0, 1);
+		rc = send_bytes(c, op_bytes(op, c), op->len, 0, 0, 1, 0);
 	c->seq += op->len;
 	c->end_cb = op->cb;
 	if (rc == 0)
@@ -652,6 +737,8 @@ static void run_op(const struct op *op, int conn_index)
 
 	switch (op->kind) {
 	case OP_WRITE: op_write(op, c); return;
+	case OP_WRITE_OWNED: op_write_owned(op, c); return;
+	case OP_OVERWRITE: op_overwrite(op, c); return;
 	case OP_END: op_end(op, c); return;
 	case OP_SIGNAL: op_signal(op, ci); return;
 	case OP_DISARM:
@@ -1146,6 +1233,16 @@ static void free_script(void)
 	}
 	for (size_t i = 0; i < S.nfaults; i++)
 		free(S.faults[i]);
+	for (int i = 0; S.conns && i < S.nconns; i++)
+		if (!S.conns[i].last_owned)
+			free(S.conns[i].last);
+	while (S.owned) {
+		struct owned_buf *ob = S.owned;
+
+		S.owned = ob->next;
+		free(ob->bytes);
+		free(ob);
+	}
 	free(S.faults);
 	free(S.tasks);
 	free(S.handlers);

@@ -93,7 +93,7 @@ function errName(err) {
 
 const OPS = new Set(['write', 'end', 'destroy', 'destroy-soon', 'cork', 'uncork',
   'pause', 'resume', 'signal', 'disarm', 'checkpoint', 'ignore', 'abort',
-  'exit', 'execve', 'await-drained']);
+  'exit', 'execve', 'await-drained', 'write-owned', 'overwrite']);
 const EVENTS = new Set(['data', 'eof', 'drain', 'finish', 'close', 'write-cb', 'end-cb']);
 
 // Operations node has no equivalent for: the run ends with
@@ -306,7 +306,10 @@ function opWrite(op, c) {
     event(c.index, `write#${number} ${op.len} -> EBADF (closed)`);
     return;
   }
-  const bytes = opBytes(op, c);
+  // The subject's buffer stays its own (overwrite changes it); node gets a
+  // copy, since node:net holds the Buffer it is given by reference.
+  const bytes = Buffer.from(opBytes(op, c));
+  keepLast(c, bytes, number);
   c.seq += op.len;
   const cb = op.cb ? (err) => {
     if (err) c.failed = true;
@@ -314,8 +317,43 @@ function opWrite(op, c) {
     runHandlers('write-cb', c.index);
   } : undefined;
   if (c.sock.writable) c.accepted += op.len;
-  const ok = c.sock.write(bytes, cb);
+  const ok = c.sock.write(Buffer.from(bytes), cb);
   event(c.index, `write#${number} ${op.len} -> ${ok ? 'true' : 'false'}`);
+}
+
+function keepLast(c, bytes, number) {
+  c.last = bytes;
+  c.lastNumber = number;
+}
+
+// write-owned: node:net is handed the subject's own Buffer, which it holds
+// by reference until the write's callback (the release): what the kernel
+// takes after an overwrite is the overwritten bytes.
+function opWriteOwned(op, c) {
+  const number = ++c.writes;
+  if (c.closed) {
+    event(c.index, `write#${number} ${op.len} owned -> EBADF (closed)`);
+    return;
+  }
+  const bytes = Buffer.from(opBytes(op, c));
+  keepLast(c, bytes, number);
+  c.seq += op.len;
+  if (c.sock.writable) c.accepted += op.len;
+  const ok = c.sock.write(bytes, (err) => {
+    if (err) c.failed = true;
+    event(c.index, `write#${number} released ${errName(err)}`);
+    runHandlers('write-cb', c.index);
+  });
+  event(c.index, `write#${number} ${op.len} owned -> ${ok ? 'true' : 'false'}`);
+}
+
+function opOverwrite(op, c) {
+  if (!c.last) {
+    event(c.index, 'overwrite (no write)');
+    return;
+  }
+  c.last.fill(op.fill);
+  event(c.index, `overwrite write#${c.lastNumber} ${c.last.length}`);
 }
 
 function opEnd(op, c) {
@@ -372,6 +410,8 @@ function runOp(op, connIndex) {
   const c = S.conns[ci];
   switch (op.kind) {
     case 'write': return opWrite(op, c);
+    case 'write-owned': return opWriteOwned(op, c);
+    case 'overwrite': return opOverwrite(op, c);
     case 'end': return opEnd(op, c);
     case 'signal': return opSignal(op, ci);
     case 'disarm':
@@ -498,7 +538,7 @@ function attach(c, sock) {
 function openConnections() {
   for (let i = 0; i < S.nconns; i++)
     S.conns.push({ index: i, sock: null, seq: 0, accepted: 0, written: 0, writes: 0,
-      closed: false, failed: false });
+      closed: false, failed: false, last: null, lastNumber: 0 });
   const opts = { allowHalfOpen: S.halfOpen };
   if (S.server) {
     const server = net.createServer(opts, (sock) => {

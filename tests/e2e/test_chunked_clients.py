@@ -17,6 +17,7 @@ import hashlib
 import http.client
 import json
 import os
+import pathlib
 import shutil
 import socket
 import subprocess
@@ -24,7 +25,7 @@ import subprocess
 import h11
 import pytest
 
-from conftest import REPO
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 BIN = REPO / "build" / "bin"
 SERVER = BIN / "chunked_server"

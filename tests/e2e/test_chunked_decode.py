@@ -9,13 +9,14 @@ the body the calls wrote, byte for byte, for random call lists and clamps.
 import http.client
 import io
 import os
+import pathlib
 import random
 import subprocess
 
 import h11
 import pytest
 
-from conftest import REPO
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 DUMP = REPO / "build" / "bin" / "chunk_dump"
 

@@ -268,3 +268,20 @@ def test_the_report_section_shows_each_difference_with_its_reason():
         "- Foreign subjects against the reference goldens (`subjects`): node bytes equal 1/1, "
         "events equal 0/1, 0 unexplained; writing calls for 16 x write(128 B): refstack 2, "
         "node 16."]
+
+
+# Under the 7-byte clamp, what the kernel took in the write's call keeps the
+# bytes of the call ('c'); the rest, sent after the overwrite, is 'd' when
+# the stack holds the subject's buffer by reference (write-owned), as both
+# node:net and libuv do. node's call writes twice (uv_try_write, then
+# uv_write's first attempt): 14 bytes.
+OWNED_PREFIX = {"node": 14, "libuv": 7}
+
+
+def test_write_owned_is_held_by_reference(subject, wc):
+    t = run_trace(wc, REPO / "scenarios/queue/owned-write-then-change.wcs", "--subject", subject)
+    assert t["exit"] == {"code": 0, "timed_out": False}
+    k = OWNED_PREFIX[subject]
+    # write#1 is a copying write: its overwrite changes nothing sent ('a')
+    assert bytes.fromhex(t["peer"]["hex"]) == b"a" * 32 + b"c" * k + b"d" * (32 - k)
+    assert any(e.endswith("write#2 released ok") for e in t["events"])

@@ -6,8 +6,11 @@ show is checked here instead, against frames built in this file from RFC
 import base64
 import hashlib
 import json
+import pathlib
 
-from conftest import REPO
+# The repository, from this file (not `from conftest import`: with several
+# test folders in one run, "conftest" may be another folder's).
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 SCENARIOS = REPO / "tests" / "e2e" / "scenarios"
 KEY = b"dGhlIHNhbXBsZSBub25jZQ=="

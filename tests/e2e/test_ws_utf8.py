@@ -7,13 +7,16 @@ build/bin/ws_utf8_check reads one hex line per input and prints
 "valid|invalid REPLACED-HEX"; it also feeds the validator at every split
 point and byte by byte and prints "split ..." when an answer differs.
 """
+import pathlib
+import pytest
 import random
 import shutil
+
 import subprocess
 
-import pytest
-
-from conftest import REPO
+# The repository, from this file (not `from conftest import`: with several
+# test folders in one run, "conftest" may be another folder's).
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 CHECK = REPO / "build" / "bin" / "ws_utf8_check"
 

@@ -17,14 +17,17 @@ The table is written to build/ws-wire-table.md.
 """
 import json
 import os
+import pathlib
+import pytest
 import shutil
 import socket
 import subprocess
+
 import sys
 
-import pytest
-
-from conftest import REPO
+# The repository, from this file (not `from conftest import`: with several
+# test folders in one run, "conftest" may be another folder's).
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 CELL_BIN = REPO / "build" / "bin" / "ws_cell"
 PEERS = REPO / "tests" / "e2e" / "ws_peers"
