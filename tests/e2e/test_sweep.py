@@ -4,12 +4,16 @@ spread by xdist, locally (-n 2) and through execnet's remote path (--tx
 popen//python=..., the path --tx ssh=... takes)."""
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
 import pytest
 
-from conftest import REPO, SAFETY_TIMEOUT
+# Not imported from conftest: under a bare `pytest` the root conftest.py is
+# the module of that name (as tests/e2e/test_chunked.py does).
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SAFETY_TIMEOUT = 180  # a net against a hung harness, never a speed assertion
 
 sys.path.insert(0, str(REPO / "python"))
 from wirecheck import sweep  # noqa: E402
