@@ -7,7 +7,8 @@
 # Prints one line per target: runs, executions per second, coverage, the
 # crash files found and the 1-minute load average during the run (sampled
 # every 5 s: mean and maximum), and writes the same figures to
-# build-fuzz/results/TARGET.json (the report's fuzz section reads them).
+# build-fuzz/results/TARGET.json (the report's fuzz section reads them;
+# WIRECHECK_FUZZ_RESULTS=DIR writes them to DIR instead).
 # Exit 1 when any target found a crash.
 set -euo pipefail
 # The whole script is one function, parsed before it runs: editing this file
@@ -41,13 +42,14 @@ export FUZZ_COMMAND="bench/fuzz.sh $*" FUZZ_PARALLEL=$parallel
 export -f run_one
 printf '%s\n' $targets | xargs -P "$parallel" -I{} bash -c 'run_one "$@"' _ {} "$seconds"
 for t in $targets; do
-  if grep -q '"crashes": \["' "build-fuzz/results/$t.json"; then exit 1; fi
+  if grep -q '"crashes": \["' "${WIRECHECK_FUZZ_RESULTS:-build-fuzz/results}/$t.json"; then exit 1; fi
 done
 }
 
 run_one() {
   local t=$1 seconds=$2 log="build-fuzz/logs/$1.log" loads="build-fuzz/logs/$1.load"
-  mkdir -p "build-fuzz/corpus/$t" "build-fuzz/artifacts/$t" build-fuzz/logs build-fuzz/results
+  local results=${WIRECHECK_FUZZ_RESULTS:-build-fuzz/results}
+  mkdir -p "build-fuzz/corpus/$t" "build-fuzz/artifacts/$t" build-fuzz/logs "$results"
   local started
   started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
   # Crashes of this run only: the files newer than this stamp.
@@ -80,7 +82,7 @@ run_one() {
   printf '{"target": "%s", "seconds": %s, "parallel": %s, "started": "%s", "runs": %s, "exec_per_s": %s, "cov": %s, "ft": %s, "crashes": [%s], "load1_mean": %s, "load1_max": %s, "command": "%s"}\n' \
     "$t" "$seconds" "$FUZZ_PARALLEL" "$started" "${runs:-null}" "${speed:-null}" \
     "${cov:-null}" "${ft:-null}" "$crash_json" "$load_mean" "$load_max" \
-    "$FUZZ_COMMAND" >"build-fuzz/results/$t.json"
+    "$FUZZ_COMMAND" >"$results/$t.json"
 }
 
 main "$@"
