@@ -57,7 +57,7 @@ struct rs_config {
 	enum rs_ws_strategy ws;  /* RS_WS_BY_OPTION (0) unless set */
 };
 
-/* Write batching (reference-prs/000): a write of at most RS_BATCH_MAX_WRITE
+/* Write batching (oven-sh/bun#45246): a write of at most RS_BATCH_MAX_WRITE
  * bytes without a callback, after the socket's first write of the task, is
  * held in the socket's batch, at most RS_BATCH_LIMIT bytes, which one send
  * takes at the end of the task. */

@@ -34,7 +34,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# npm ws, pinned to the version reference-prs/004 measured against, into a
+# npm ws, pinned to the version oven-sh/bun "ws: take the frame type of send() from options.binary" measured against, into a
 # folder of the project (ignored by git), from the npm registry.
 ws_version=8.18.3
 if ! grep -qs "\"version\": \"$ws_version\"" third_party/node/node_modules/ws/package.json; then

@@ -1,4 +1,4 @@
-"""The seed's wire table (reference-prs/004) in C terms, judged by real
+"""The seed's wire table (oven-sh/bun "ws: take the frame type of send() from options.binary") in C terms, judged by real
 peers: every cell of data kind (text, bytes, empty, invalid UTF-8, large)
 x binary option (absent, false, true) x fin (true, false) x socket (server,
 client) sends one call from the reference stack (build/bin/ws_cell) and,
