@@ -12,7 +12,8 @@ packages=(build-essential cmake pkg-config libfiu-dev fiu-utils libjansson-dev
           python3-pytest-xdist python3-matplotlib python3-hypothesis
           nodejs libuv1-dev
           curl python3-h11 wrk
-          python3-websockets python3-wsproto)
+          python3-websockets python3-wsproto
+          zlib1g-dev)
 # npm installs npm ws, the WebSocket judge (tests/e2e/test_ws_wire.py):
 # Debian's npm, unless the installed nodejs brought its own.
 command -v npm >/dev/null 2>&1 || packages+=(npm)
