@@ -19,6 +19,8 @@ SUMMARY_LIMIT = 16_000
 PLOTS = (("scaling-bytes-moved.svg", "Bytes moved by end(P) against payload, log-log"),
          ("scaling-sender-cpu.svg", "Sender CPU against payload, log-log"),
          ("batching.svg", "Write batching: sends and time per round against N"))
+PLOTS = PLOTS + (("chunked.svg", "Chunked responses: requests per second and syscalls "
+                                 "per response, fixed, separate and node"),)
 
 
 def link(base: str, name: str) -> str:

@@ -18,6 +18,8 @@ from . import bench_subjects
 # summary lines.
 BENCH_SECTIONS = (bench_bytes_moved, bench_sender_cpu, bench_batching, bench_chat,
                   bench_per_connection, bench_gate_cost, bench_subjects)
+from . import bench_chunked  # noqa: E402 (issue 10: bench/chunked.py)
+BENCH_SECTIONS = BENCH_SECTIONS + (bench_chunked,)
 
 
 def behaviour_section(name: Optional[str]) -> ModuleType:
