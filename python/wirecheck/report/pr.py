@@ -9,6 +9,7 @@ reports/sample/), or start with --link-base, an absolute URL of that folder,
 so that they render pasted anywhere. Pure: a string from a report dict."""
 from __future__ import annotations
 
+from . import compare_builds
 from .fmt import md_table
 from .markdown import header_line, summary_lines
 
@@ -60,6 +61,7 @@ def render_summary(report: dict, link_base: str = "") -> str:
         met = sum(1 for r in rows if r[3] == "PASS")
         L += ["", "## Targets", "", f"{met} of {len(rows)} met.", ""]
         L += md_table(["Source", "Target", "Measured", "Result"], rows, "llll")
+    L += compare_builds.pr_lines(report)  # with --base-bin: base against head
     plots = [(f, caption) for f, caption in PLOTS if f in files]
     if plots:
         L += ["", "## Plots", ""]

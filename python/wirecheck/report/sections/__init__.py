@@ -20,6 +20,8 @@ BENCH_SECTIONS = (bench_bytes_moved, bench_sender_cpu, bench_batching, bench_cha
                   bench_per_connection, bench_gate_cost, bench_subjects)
 from . import bench_chunked  # noqa: E402 (issue 10: bench/chunked.py)
 BENCH_SECTIONS = BENCH_SECTIONS + (bench_chunked,)
+from .. import compare_builds  # noqa: E402 (issue 12 item 11: --base-bin)
+BENCH_SECTIONS = BENCH_SECTIONS + (compare_builds,)
 
 
 def behaviour_section(name: Optional[str]) -> ModuleType:
