@@ -76,6 +76,12 @@ def test_registered_after_the_others():
     assert "chunked.svg" in [f for f, _ in pr.PLOTS]
 
 
+def test_targets_are_in_summary_md():
+    rows = pr.targets_rows({"bench": {"chunked": CHUNKED}})
+    assert ["bench/chunked", "8 KiB: fixed ahead of node (req/s)", "x2.00", "FAIL"] in rows
+    assert len(rows) == 3
+
+
 def test_syscalls_table():
     text = "\n".join(section.markdown(report_with(CHUNKED)))
     assert ("| 128 KiB | 2.00 (1.00 send + 1.00 sendmsg) | 3.00 (3.00 send + 0.00 sendmsg) | "

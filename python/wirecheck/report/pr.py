@@ -35,7 +35,7 @@ def link(base: str, name: str) -> str:
 def targets_rows(report: dict) -> list[list[str]]:
     """Every target of the report, as (source, target, measured, result)."""
     rows = []
-    for name in ("batching", "chat"):
+    for name in ("batching", "chat", "chunked"):
         b = report["bench"].get(name) or {}
         for t in b.get("targets") or []:
             measured = t["measured"] if isinstance(t["measured"], str) else (
