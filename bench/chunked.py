@@ -158,9 +158,21 @@ def node_syscalls(size, requests):
             "write": kinds["write"] / requests, "writev": kinds["writev"] / requests}
 
 
+def cpu_ns(pid):
+    """CPU time of every thread of pid so far, ns (the first field of each
+    /proc/PID/task/TID/schedstat: time on a CPU, user and kernel)."""
+    total = 0
+    for t in pathlib.Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((t / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that ended between the listing and the read
+    return total
+
+
 def wrk(port, path, seconds):
-    """Requests per second of one wrk run; errors (non-2xx, socket errors)
-    end the bench, since a fast failure is no throughput."""
+    """(requests per second, requests) of one wrk run; errors (non-2xx,
+    socket errors) end the bench, since a fast failure is no throughput."""
     cmd = pinned(["wrk", f"-t{WRK_THREADS}", f"-c{WRK_CONNECTIONS}", f"-d{seconds}s",
                   f"http://127.0.0.1:{port}{path}"], WRK_CPU)
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60).stdout
@@ -168,16 +180,25 @@ def wrk(port, path, seconds):
            if ln.strip().startswith(("Non-2xx", "Socket errors"))]
     if bad:
         raise SystemExit(f"chunked.py: wrk {path}: {'; '.join(bad)}")
+    rate = count = None
     for line in res.splitlines():
         if line.startswith("Requests/sec:"):
-            return float(line.split()[1])
-    raise SystemExit(f"chunked.py: wrk said:\n{res}")
+            rate = float(line.split()[1])
+        elif " requests in " in line:
+            count = int(line.split()[0])
+    if rate is None or not count:
+        raise SystemExit(f"chunked.py: wrk said:\n{res}")
+    return rate, count
 
 
 def throughput(size, rounds, seconds, sides):
     """wrk's requests per second of each side, rounds interleaved, the
-    order rotated by one each round."""
+    order rotated by one each round; and the server's CPU µs per response
+    in each run (its threads' time on a CPU while wrk ran, over wrk's
+    request count): a figure the load moves less, since the time the
+    server waits for a CPU is not in it."""
     runs = {s: [] for s in sides}
+    cpu = {s: [] for s in sides}
     for r in range(rounds):
         order = sides[r % len(sides):] + sides[:r % len(sides)]
         for side in order:
@@ -186,10 +207,13 @@ def throughput(size, rounds, seconds, sides):
             try:
                 if side != "node":
                     get(port, path)  # the body buffer is made once
-                runs[side].append(wrk(port, path, seconds))
+                before = cpu_ns(p.pid)
+                rate, count = wrk(port, path, seconds)
+                cpu[side].append((cpu_ns(p.pid) - before) / 1e3 / count)
+                runs[side].append(rate)
             finally:
                 stop(p)
-    return runs
+    return runs, cpu
 
 
 def spread(v):
@@ -198,7 +222,7 @@ def spread(v):
     return (max(v) - min(v)) / m if m else None
 
 
-def rps_row(runs):
+def rps_row(runs, cpu=None):
     med = {k: statistics.median(v) for k, v in runs.items()}
     row = {"runs": runs, "median": med,
            "min": {k: min(v) for k, v in runs.items()},
@@ -209,6 +233,10 @@ def rps_row(runs):
             row[f"fixed_over_{other}"] = med["fixed"] / med[other]
             # The runs do not overlap: every fixed run above every other one.
             row[f"clear_over_{other}"] = min(runs["fixed"]) > max(runs[other])
+    if cpu:
+        row["cpu_us"] = {"runs": cpu, "median": {k: statistics.median(v) for k, v in cpu.items()},
+                         "min": {k: min(v) for k, v in cpu.items()},
+                         "max": {k: max(v) for k, v in cpu.items()}}
     return row
 
 
@@ -293,7 +321,7 @@ def main():
         say("|---|" + "---:|" * (len(sides) + 1 + node) + "---|")
         for size in sizes:
             before = loadavg()
-            row = rps_row(throughput(size, a.rounds, a.seconds, sides))
+            row = rps_row(*throughput(size, a.rounds, a.seconds, sides))
             row["load_average"] = [before, loadavg()]
             result["rps"][str(size)] = row
 
@@ -306,6 +334,18 @@ def main():
             say(f"| {label(size)} | " + " | ".join(cell(s) for s in sides)
                 + f" | {ratio('separate')} | " + (f"{ratio('node')} | " if node else "")
                 + f"{before:.2f} -> {row['load_average'][1]:.2f} |")
+        say("\n## Server CPU µs per response (its threads' CPU time while wrk ran / wrk's "
+            "requests; medians [min, max] of the same runs)\n")
+        say("| payload | " + " | ".join(("node 20" if s == "node" else s) for s in sides)
+            + " | separate/fixed |" + (" node/fixed |" if node else ""))
+        say("|---|" + "---:|" * (len(sides) + 1 + node))
+        for size in sizes:
+            c = result["rps"][str(size)]["cpu_us"]
+            m = c["median"]
+            say(f"| {label(size)} | " + " | ".join(
+                f"{m[s]:.1f} [{c['min'][s]:.1f}, {c['max'][s]:.1f}]" for s in sides)
+                + f" | {m['separate'] / m['fixed']:.2f} |"
+                + (f" {m['node'] / m['fixed']:.2f} |" if node else ""))
     result["load_average_end"] = loadavg()
     result["targets"] = targets(result)
     result["targets_met"] = sum(t["pass"] for t in result["targets"])

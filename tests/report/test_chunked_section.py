@@ -40,7 +40,10 @@ def rps(fixed, separate, node):
             "fixed_over_node": med["fixed"] / med["node"],
             "clear_over_separate": min(fixed) > max(separate),
             "clear_over_node": min(fixed) > max(node),
-            "load_average": [1.5, 2.25]}
+            "load_average": [1.5, 2.25],
+            "cpu_us": {"runs": {}, "median": {"fixed": 20.0, "separate": 25.0, "node": 60.0},
+                       "min": {"fixed": 18.0, "separate": 24.0, "node": 50.0},
+                       "max": {"fixed": 22.5, "separate": 30.0, "node": 70.0}}}
 
 
 CHUNKED = {
@@ -98,6 +101,16 @@ def test_rps_table_medians_spreads_ratios_and_load():
     assert "| 35 [30, 40] ±14% | 22 [20, 25] ±11% | 11 [10, 12] ±9% | 1.59x | 3.18x |" in text
     assert "load average 1.25 at the start, 3.50 at the end" in text
     assert "`bench/chunked.py --json - --quick`" in text
+
+
+def test_server_cpu_table():
+    text = "\n".join(section.markdown(report_with(CHUNKED)))
+    assert "### Server CPU per response (the same wrk runs)" in text
+    assert ("| 8 KiB | 20.0 [18.0, 22.5] | 25.0 [24.0, 30.0] | 60.0 [50.0, 70.0] | 1.25x | "
+            "3.00x |") in text
+    without = dict(CHUNKED, rps={k: {kk: vv for kk, vv in v.items() if kk != "cpu_us"}
+                                 for k, v in CHUNKED["rps"].items()})
+    assert "Server CPU" not in "\n".join(section.markdown(report_with(without)))
 
 
 def test_targets_and_summary():

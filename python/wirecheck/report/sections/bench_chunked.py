@@ -85,6 +85,23 @@ def rps_rows(ch: dict) -> list[list[str]]:
     return rows
 
 
+def cpu_rows(ch: dict) -> list[list[str]]:
+    """One row per payload: each side's server CPU µs per response in the
+    wrk runs, median [min, max], and the others' medians over fixed's."""
+    rows = []
+    for size in _sizes(ch):
+        c = ((ch.get("rps") or {}).get(str(size)) or {}).get("cpu_us")
+        if not c:
+            continue
+        m = c["median"]
+        cells = [iec(size)] + [f"{m[s]:.1f} [{c['min'][s]:.1f}, {c['max'][s]:.1f}]"
+                               if s in m else "-" for s in _sides(ch)]
+        cells += [f"{m[o] / m['fixed']:.2f}x" if o in m and m.get("fixed") else "-"
+                  for o in _sides(ch) if o != "fixed"]
+        rows.append(cells)
+    return rows
+
+
 def summary(report: dict) -> list[str]:
     ch = report["bench"].get(NAME)
     if not ch:
@@ -140,6 +157,18 @@ def markdown(report: dict) -> list[str]:
         L += md_table(["payload", *(TITLES[s] for s in sides), "fixed/separate",
                        *(["fixed/node"] if "node" in sides else []), "load average"],
                       rps_rows(ch), "l" + "r" * (len(sides) + 1 + ("node" in sides)) + "l")
+    cpu = cpu_rows(ch)
+    if cpu:
+        L += ["", "### Server CPU per response (the same wrk runs)", "",
+              "The server's CPU time while wrk ran (every thread's time on a CPU, user and "
+              "kernel, from /proc/PID/task/*/schedstat) over the requests wrk completed, in "
+              "µs: the time the server waited for a CPU is not in it, so the load moves it "
+              "less than the requests per second, though not to nothing (caches, the other "
+              "side's share of the CPU).", ""]
+        others = [s for s in sides if s != "fixed"]
+        L += md_table(["payload", *(TITLES[s] for s in sides),
+                       *(f"{TITLES[o]}/fixed" for o in others)], cpu,
+                      "l" + "r" * (len(sides) + len(others)))
     if ch.get("targets"):
         L += ["", "### Targets (bench/chunked.py)", ""]
         L += md_table(["Target", "Measured", "Result"],
