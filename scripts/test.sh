@@ -40,9 +40,7 @@ ctest --preset asan --output-junit "$PWD/build/test-results/ctest-asan.xml" || s
 cmake --preset valgrind >/dev/null
 cmake --build --preset valgrind -j"$(nproc)" >/dev/null
 ctest --preset valgrind --output-junit "$PWD/build/test-results/ctest-valgrind.xml" || status=1
-# rules/fault-fd aims its rule at fd 7, the subject's first connection; under
-# valgrind, which holds an fd of its own, that socket is fd 8.
-/usr/bin/python3 -m pytest -n 2 -q scenarios --valgrind -k "not fault-fd" \
+/usr/bin/python3 -m pytest -n 2 -q scenarios --valgrind \
   --junitxml=build/test-results/scenarios-valgrind.xml || status=1
 # The fuzz targets (clang, docs/fuzzing.md): built, and their corpora
 # replayed as regression tests (every file once, nothing new: seconds).

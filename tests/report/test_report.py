@@ -36,14 +36,14 @@ NEW_SCENARIOS = ["scenarios/batching/several-writes.wcs", "scenarios/batching/en
                  "scenarios/half-open/per-connection.wcs"]
 MIB, KIB = 1 << 20, 1 << 10
 
-# The rows of the seed's table (reference-prs/000, "Numbers"), in its order.
+# The rows of the seed's table (oven-sh/bun#45246, "Numbers"), in its order.
 SEED_BATCHING_ROWS = [
     "2 x write(262144 B)", "16 x write(49152 B)", "16 x write(32768 B)",
     "16 x write(16384 B)", "16 x write(1024 B)", "1 x write(128 B)", "2 x write(128 B)",
     "16 x write(128 B)", "64 x write(128 B)", "256 x write(128 B)",
     "64 x write(128 B, callback)",
 ]
-# The rows of the seed's per-connection figures (reference-prs/001), in the
+# The rows of the seed's per-connection figures (oven-sh/bun "usockets: dispatch on_end before the poll change"), in the
 # issue's order.
 PER_CONNECTION_ROWS = ["epoll_ctl MOD", "epoll_ctl ADD", "epoll_ctl DEL", "send", "recv",
                        "shutdown"]

@@ -22,6 +22,7 @@ from .derive import bytes_moved_scaling, sender_cpu_scaling, seed_table
 from .fmt import rel
 from .markdown import render_markdown
 from .pr import render_summary
+from .sections import fuzz as fuzz_section
 from .plots import _plt, plot_jobs, run_plots
 
 SCHEMA = 1
@@ -203,6 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seed_table": seed_table(bench.get("bytes_moved")),
         "per_connection": per_connection,
         "compare": compared,
+        "fuzz": fuzz_section.load(),  # bench/fuzz.sh's last runs (sections/fuzz.py)
         "files": [],
         "seconds": None,
     }

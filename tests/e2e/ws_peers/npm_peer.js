@@ -5,6 +5,9 @@
 //   recv-server N | recv-client PORT N   receive N connections, print what came
 //   send-server N | send-client PORT N   send each cell as ws_cell does
 //   wire-server | wire-client            the frames npm ws puts on the wire
+// WS_DEFLATE=1 enables permessage-deflate with npm ws's default options on
+// every side (the raw peers of the wire modes offer and accept it as npm ws
+// does); unset or 0, no side offers or accepts it.
 'use strict';
 const net = require('net');
 const crypto = require('crypto');
@@ -13,6 +16,7 @@ const { WebSocketServer, WebSocket } = require(process.env.WS_MODULE);
 const [mode, a1, a2] = process.argv.slice(2);
 const cells = require('fs').readFileSync(0, 'utf8').split('\n').filter(Boolean).map(JSON.parse);
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
+const DEFLATE = process.env.WS_DEFLATE === '1';
 
 // A text cell is a string (valid UTF-8 in every cell); bytes are a Buffer.
 const dataOf = c => (c.kind === 'text' ? Buffer.from(c.hex, 'hex').toString('utf8') : Buffer.from(c.hex, 'hex'));
@@ -35,7 +39,7 @@ function receiver(ws, i, done) {
 }
 
 function serverMode(n, onConn) {
-  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: DEFLATE });
   let i = 0, closed = 0;
   wss.on('listening', () => console.log(`port ${wss.address().port}`));
   wss.on('connection', ws => onConn(ws, i++, () => { if (++closed === n) { wss.close(); } }));
@@ -44,7 +48,7 @@ function clientMode(port, n, onConn) {
   let i = 0;
   const next = () => {
     if (i === n) return;
-    const ws = new WebSocket(`ws://127.0.0.1:${port}/`);
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/`, { perMessageDeflate: DEFLATE });
     onConn(ws, i++, next);
   };
   next();
@@ -97,7 +101,7 @@ function collect(sock, skipHead, onFrames) {
 }
 
 function wireServer() {
-  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: DEFLATE });
   let i = 0;
   wss.on('connection', ws => sendCell(ws, cells[i]));
   wss.on('listening', () => {
@@ -106,7 +110,9 @@ function wireServer() {
       if (i === cells.length) { wss.close(); return; }
       const sock = net.connect(port, '127.0.0.1', () => sock.write(
         'GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
-        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n'));
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n' +
+        (DEFLATE ? 'Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n' : '') +
+        '\r\n'));
       collect(sock, () => {}, fs => {
         console.log(`cell ${i} ${Buffer.concat(fs).toString('hex')}`);
         i++;
@@ -123,9 +129,12 @@ function wireClient() {
   const srv = net.createServer(sock => {
     collect(sock, head => {
       const key = /Sec-WebSocket-Key: (\S+)/i.exec(head.toString())[1];
+      const offer = /Sec-WebSocket-Extensions: ([^\r]*)/i.exec(head.toString());
       const accept = crypto.createHash('sha1').update(key + GUID).digest('base64');
+      // npm ws's server answer to npm ws's client offer.
       sock.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
-                 `Sec-WebSocket-Accept: ${accept}\r\n\r\n`);
+                 `Sec-WebSocket-Accept: ${accept}\r\n` +
+                 (DEFLATE && offer ? 'Sec-WebSocket-Extensions: permessage-deflate\r\n' : '') + '\r\n');
     }, fs => {
       console.log(`cell ${i} ${Buffer.concat(fs.map(unmasked)).toString('hex')}`);
       i++;
@@ -135,7 +144,7 @@ function wireClient() {
   });
   const one = () => {
     if (i === cells.length) { srv.close(); return; }
-    const ws = new WebSocket(`ws://127.0.0.1:${srv.address().port}/`);
+    const ws = new WebSocket(`ws://127.0.0.1:${srv.address().port}/`, { perMessageDeflate: DEFLATE });
     ws.on('open', () => sendCell(ws, cells[i]));
     ws.on('error', () => {});
   };

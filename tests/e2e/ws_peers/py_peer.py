@@ -8,10 +8,22 @@ LIB is websockets or wsproto. For each connection it prints one line,
 ("-" for an empty payload) for each whole message received, and CODE the
 close code the library reports (websockets: the code of the close frame it
 received, or the one it sent on an error; wsproto: the same).
+
+WS_DEFLATE=1 enables permessage-deflate with each library's defaults
+(websockets' compression="deflate", wsproto's PerMessageDeflate());
+unset or 0, neither offers nor accepts it.
 """
 import asyncio
+import os
 import socket
 import sys
+
+DEFLATE = os.environ.get("WS_DEFLATE") == "1"
+
+
+def wsproto_extensions():
+    from wsproto.extensions import PerMessageDeflate
+    return [PerMessageDeflate()] if DEFLATE else []
 
 
 def line(i, got, code):
@@ -50,7 +62,8 @@ async def websockets_server(n):
         if finished == n:
             done.set()
 
-    async with websockets.serve(handler, "127.0.0.1", 0, max_size=None) as srv:
+    async with websockets.serve(handler, "127.0.0.1", 0, max_size=None,
+                                compression="deflate" if DEFLATE else None) as srv:
         print(f"port {srv.sockets[0].getsockname()[1]}", flush=True)
         await done.wait()
 
@@ -58,7 +71,8 @@ async def websockets_server(n):
 async def websockets_client(port, n):
     import websockets
     for i in range(n):
-        async with websockets.connect(f"ws://127.0.0.1:{port}/", max_size=None) as ws:
+        async with websockets.connect(f"ws://127.0.0.1:{port}/", max_size=None,
+                                      compression="deflate" if DEFLATE else None) as ws:
             await ws_receive(ws, i)
 
 
@@ -74,7 +88,7 @@ def wsproto_session(sock, conn, i, client):
         conn.receive_data(data or None)
         for ev in conn.events():
             if isinstance(ev, Request):
-                sock.sendall(conn.send(AcceptConnection()))
+                sock.sendall(conn.send(AcceptConnection(extensions=wsproto_extensions())))
             elif isinstance(ev, (TextMessage, BytesMessage)):
                 parts.append(ev.data.encode() if isinstance(ev, TextMessage) else ev.data)
                 if ev.message_finished:
@@ -122,7 +136,8 @@ def wsproto_client(port, n):
     for i in range(n):
         sock = socket.create_connection(("127.0.0.1", port))
         conn = WSConnection(ConnectionType.CLIENT)
-        sock.sendall(conn.send(Request(host="127.0.0.1", target="/")))
+        sock.sendall(conn.send(Request(host="127.0.0.1", target="/",
+                                       extensions=wsproto_extensions())))
         wsproto_session(sock, conn, i, True)
 
 
