@@ -17,6 +17,7 @@ from ..runner import REPO, find_binary
 from .collect import (BENCHES, CPU_SIZES_FULL, CPU_SIZES_QUICK, PER_CONNECTION_SCENARIO,
                       empty_bench, environment, find_scenarios, run_benches,
                       run_per_connection, run_scenarios)
+from .compare_builds import run_compare
 from .derive import bytes_moved_scaling, sender_cpu_scaling, seed_table
 from .fmt import rel
 from .markdown import render_markdown
@@ -58,6 +59,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                          "under a second)")
     ap.add_argument("--wirecheck-bin", metavar="PATH",
                     help="the wirecheck binary (default: $WIRECHECK_BIN, else build/bin/wirecheck)")
+    ap.add_argument("--base-bin", metavar="PATH",
+                    help="also run the scenarios with this other build's wirecheck (the base "
+                         "of a pull request) and the head's (--wirecheck-bin), and put their "
+                         "counts side by side in report.md and summary.md")
     ap.add_argument("--bench-dir", metavar="DIR",
                     help="where bytes_moved, sender_cpu, gate_cost are (default: beside wirecheck)")
     ap.add_argument("--png", action="store_true",
@@ -149,7 +154,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"(from {', '.join(BENCHES)})", file=sys.stderr)
             return 2
 
+    base_bin = None
+    if opts.base_bin:
+        try:
+            given = Path(opts.base_bin)
+            # A build folder names its wirecheck: DIR/bin/wirecheck or DIR/wirecheck.
+            for inside in (given / "bin" / "wirecheck", given / "wirecheck"):
+                if given.is_dir() and inside.is_file():
+                    given = inside
+                    break
+            base_bin = find_binary(given)
+        except FileNotFoundError as e:
+            print(f"wirecheck.report: --base-bin: {e}", file=sys.stderr)
+            return 2
+
     scenarios = run_scenarios(paths, binary, log)
+    compared = run_compare(paths, base_bin, binary, log) if base_bin else None
     per_connection = (None if opts.no_per_connection else
                       run_per_connection(binary, PER_CONNECTION_SCENARIO, log))
 
@@ -183,10 +203,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "sender_cpu": sender_cpu_scaling(bench.get("sender_cpu"))},
         "seed_table": seed_table(bench.get("bytes_moved")),
         "per_connection": per_connection,
+        "compare": compared,
         "fuzz": fuzz_section.load(),  # bench/fuzz.sh's last runs (sections/fuzz.py)
         "files": [],
         "seconds": None,
     }
+
+    report["options"]["base_bin"] = rel(base_bin) if base_bin else None
 
     def finish(rep: dict) -> None:  # the run's time, plots included
         rep["seconds"] = round(time.monotonic() - started, 1)
@@ -196,4 +219,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"wrote {len(files)} files into {rel(out)} in {report['seconds']:.0f} s")
 
     failed = any(s["error"] or any(p["errors"] for p in s["profiles"]) for s in scenarios)
-    return 1 if failed or bench.get("errors") or (per_connection or {}).get("errors") else 0
+    return 1 if failed or bench.get("errors") or (per_connection or {}).get("errors") \
+        or (compared or {}).get("errors") else 0

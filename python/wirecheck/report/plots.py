@@ -396,4 +396,10 @@ def plot_jobs(report: dict, out: Path, extra: Sequence[str]) -> tuple[list[tuple
     if (batching_series(report["bench"].get("batching")) or {}).get("rows"):
         jobs.append((plot_batching, (report["bench"]["batching"], out / "batching.svg", extra)))
         files.append("batching.svg")
+    # Issue 10: chunked responses (sections/bench_chunked.py draws it).
+    from .sections import bench_chunked
+    if bench_chunked.has_plot(report):
+        jobs.append((bench_chunked.plot, (report["bench"][bench_chunked.NAME],
+                                          out / bench_chunked.PLOT, extra)))
+        files.append(bench_chunked.PLOT)
     return jobs, files
