@@ -190,6 +190,12 @@ static int parse_header_line(struct sr_script *s, char *line, char *err,
 		if (sscanf(line, "websocket %llu %zu", &s->ws_seed, &s->ws_max_message) != 2)
 			return fail(err, errlen, "bad websocket line '%s'", line);
 		s->websocket = 1;
+	} else if (strncmp(line, "ws-deflate ", 11) == 0) {
+		if (sscanf(line, "ws-deflate %ld %ld %ld %ld %ld", &s->ws_deflate[1],
+			   &s->ws_deflate[2], &s->ws_deflate[3], &s->ws_deflate[4],
+			   &s->ws_deflate[5]) != 5)
+			return fail(err, errlen, "bad ws-deflate line '%s'", line);
+		s->ws_deflate[0] = 1;
 	} else if (strcmp(line, "sync start") == 0) {
 		s->sync_start = 1;
 	} else if (sscanf(line, "sync task %d", &n) == 1 && n > 0) {

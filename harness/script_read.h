@@ -75,6 +75,9 @@ struct sr_script {
 	int websocket;            /* a "websocket SEED MAX" line came */
 	unsigned long long ws_seed;
 	size_t ws_max_message;
+	/* A "ws-deflate SNCT CNCT SMWB CMWB THRESHOLD" line: enabled, then
+	 * rs_ws_deflate_options' fields in that order (all 0: none came). */
+	long ws_deflate[6];
 	struct sr_variant *variants; /* in script order, not yet applied */
 	size_t nvariants;
 	struct fi_rule *faults;      /* parsed, not yet armed */
