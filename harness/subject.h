@@ -90,8 +90,8 @@ int subj_nconns(void);
  * WebSocket one, masked from SEED + its index, refusing messages over MAX. */
 void subj_ws_configure(unsigned long long seed, size_t max_message);
 
-/* The script's `ws-deflate` line (its six values, script_read.h; all 0:
- * none): permessage-deflate on every WebSocket connection. */
+/* The websocket line's `deflate` values (six, script_read.h; all 0: none):
+ * permessage-deflate on every WebSocket connection. */
 void subj_ws_deflate(const long v[6]);
 
 /* 1 when the script has a `websocket` line. */
