@@ -150,8 +150,9 @@ def build(tree, logf, targets=None, jobs=2, timeout=1800):
 
 def scenario_folders(tree, files):
     """Every folder of scenarios/, the one most likely to catch a patch of
-    files first (the protocol's own folder, else rules/), so that -x stops
-    sooner; the suite run is the same set of scenarios whatever the order."""
+    files first (the protocol's own folder, else rules/), then rules/, so
+    that -x stops sooner; the suite run is the same set of scenarios
+    whatever the order."""
     folders = sorted(d for d in os.listdir(os.path.join(tree, "scenarios"))
                      if os.path.isdir(os.path.join(tree, "scenarios", d))
                      and not d.startswith(("_", ".")))
@@ -162,7 +163,8 @@ def scenario_folders(tree, files):
             first = "websocket" if "websocket" in folders else "ws"
         elif b.startswith(("chunk", "http")):
             first = "chunked"
-    order = [first] if first in folders else []
+    # rules/ next: small, and aimed at one rule each.
+    order = [d for d in dict.fromkeys((first, "rules")) if d in folders]
     return ["scenarios/" + d for d in order + [d for d in folders if d not in order]]
 
 
