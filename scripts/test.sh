@@ -17,11 +17,10 @@ ctest --preset default --output-junit "$PWD/build/test-results/ctest.xml" || sta
 /usr/bin/python3 -m pytest -n 2 -q scenarios -k "write-behind or epipe or several-writes" \
   --wirecheck-repeat 20 --junitxml=build/test-results/determinism.xml || status=1
 # The same scenarios on node:net and libuv, against the reference goldens
-# and each subject's reviewed differences (docs/subjects.md). Not yet
-# scenarios/rules/: its differences on the foreign subjects are not reviewed.
+# and each subject's reviewed differences (docs/subjects.md).
 for subject in node libuv; do
   /usr/bin/python3 -m pytest -n 2 -q scenarios/queue scenarios/batching scenarios/half-open \
-    scenarios/chunked scenarios/ws --wirecheck-subject "$subject" \
+    scenarios/chunked scenarios/ws scenarios/rules --wirecheck-subject "$subject" \
     --junitxml="build/test-results/scenarios-$subject.xml" || status=1
 done
 # The mutation pass's runner on a fixed sample (docs/mutants.md), and the
