@@ -243,3 +243,9 @@ def markdown(report: dict) -> list[str]:
         table.append([f"`{path}`", per, link])
     L += md_table(["scenario", "runs", "plot"], table, "lll")
     return L
+
+
+
+def body(report: dict) -> list[str]:
+    """The section without its heading (wirecheck.sweep_report)."""
+    return markdown(report)[3:]
