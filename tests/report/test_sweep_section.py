@@ -145,3 +145,14 @@ def test_the_report_refuses_a_sweep_json_that_is_not_one(tmp_path, capsys):
                    "--no-bench", "--no-per-connection", "--out", str(tmp_path / "out"), "-q"])
     assert rc == 2
     assert "--sweep-json" in capsys.readouterr().err
+
+
+def test_the_section_alone_is_written_with_its_plots(saved, tmp_path):
+    from wirecheck import sweep_report
+    out = tmp_path / "out"
+    assert sweep_report.main(["--json", str(saved), "--out", str(out)]) == 0
+    text = (out / "sweep.md").read_text()
+    assert text.startswith("# Fault sweep\n") and "### Invariants broken: 1" in text
+    assert "[plot](sweep-batching-several-writes.svg)" in text
+    assert (out / "sweep-batching-several-writes.svg").is_file()
+    assert sweep_report.main(["--json", str(tmp_path / "none.json"), "--out", str(out)]) == 2
