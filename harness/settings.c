@@ -105,7 +105,7 @@ int sc_add_fault(struct scenario *sc, const char *arg, int line, char *err,
 		 size_t errlen)
 {
 	struct fi_rule rule;
-	char canon[128];
+	char canon[FI_SPEC_MAX];
 
 	if (fi_rule_parse(arg, &rule, err, errlen) < 0)
 		return -1;

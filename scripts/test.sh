@@ -46,8 +46,10 @@ ctest --preset valgrind --output-junit "$PWD/build/test-results/ctest-valgrind.x
 CC=clang cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j"$(nproc)" >/dev/null
 ctest --preset fuzz --output-junit "$PWD/build/test-results/ctest-fuzz.xml" || status=1
-# A bounded fault sweep (docs/sweeps.md): two scenarios, calls 1..2, each
-# fault and clamp, fixed and legacy strategies (80 runs).
+# A bounded fault sweep (docs/sweeps.md): two scenarios, fixed and legacy
+# strategies, each fault at calls 1..2 and at the first and last byte of
+# connection 0's stream, zero at reading calls 1..2, each clamp.
 /usr/bin/python3 -m pytest -n 2 -q scenarios/queue/epipe-prefix.wcs scenarios/batching/several-writes.wcs \
-  --wirecheck-sweep --wirecheck-sweep-k 2 --junitxml=build/test-results/sweep.xml || status=1
+  --wirecheck-sweep --wirecheck-sweep-k 2 --wirecheck-sweep-bytes 2 \
+  --junitxml=build/test-results/sweep.xml || status=1
 exit $status
