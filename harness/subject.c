@@ -206,7 +206,7 @@ void subj_on_write_done(rs_socket *s, int status, void *arg)
 	subj_run_handlers(number ? SR_EV_WRITE_CB : SR_EV_END_CB, conn);
 }
 
-unsigned char *subj_op_bytes(const struct sr_op *op, struct conn *c)
+unsigned char *subj_op_bytes_at(const struct sr_op *op, uint64_t at)
 {
 	unsigned char *buf;
 
@@ -216,8 +216,13 @@ unsigned char *subj_op_bytes(const struct sr_op *op, struct conn *c)
 	if (!buf)
 		subj_fatal("out of memory for a write of %zu bytes", op->len);
 	for (size_t i = 0; i < op->len; i++)
-		buf[i] = op->fill >= 0 ? (unsigned char)op->fill : wc_pattern(c->seq + i);
+		buf[i] = op->fill >= 0 ? (unsigned char)op->fill : wc_pattern(at + i);
 	return buf;
+}
+
+unsigned char *subj_op_bytes(const struct sr_op *op, struct conn *c)
+{
+	return subj_op_bytes_at(op, c->seq);
 }
 
 struct cb_ctx *subj_op_ctx(const struct sr_op *op, struct conn *c, int number)

@@ -67,6 +67,10 @@ const char *subj_errname(int e);
  * frees. Exits through subj_fatal when out of memory. */
 unsigned char *subj_op_bytes(const struct sr_op *op, struct conn *c);
 
+/* The same, with the pattern taken from stream offset `at` (an HTTP body
+ * counts its own bytes, not the connection's). */
+unsigned char *subj_op_bytes_at(const struct sr_op *op, uint64_t at);
+
 /* The callback context of an op with `cb` set, else NULL; the callback
  * (subj_on_write_done) frees it, and a caller whose call failed frees it. */
 struct cb_ctx *subj_op_ctx(const struct sr_op *op, struct conn *c, int number);

@@ -5,7 +5,6 @@
  * res-write, try-write, res-end and *-rest ops call the response.
  */
 #include "http_parse.h"
-#include "protocol.h"
 #include "subject.h"
 
 #include <stdio.h>
@@ -16,16 +15,7 @@
  * (framing not counted), or the op's literal bytes. */
 static unsigned char *http_bytes(const struct sr_op *op, struct conn *c)
 {
-	unsigned char *buf;
-
-	if (op->data || op->len == 0)
-		return op->data;
-	buf = malloc(op->len);
-	if (!buf)
-		subj_fatal("out of memory for %zu bytes", op->len);
-	for (size_t i = 0; i < op->len; i++)
-		buf[i] = op->fill >= 0 ? (unsigned char)op->fill : wc_pattern(c->body_seq + i);
-	return buf;
+	return subj_op_bytes_at(op, c->body_seq);
 }
 
 static const char *http_rc(int rc)
