@@ -463,3 +463,126 @@ void bc_finish_output(void)
 	if (fflush(stdout) != 0 || ferror(stdout))
 		bc_die("cannot write the output");
 }
+
+int bc_parse_mib_list(const char *arg, size_t *sizes, size_t max,
+		      unsigned long long max_mib, size_t *n)
+{
+	const char *p = arg;
+
+	*n = 0;
+	for (;;) {
+		unsigned long long v;
+		char *end;
+
+		errno = 0;
+		v = strtoull(p, &end, 10);
+		if (errno != 0 || end == p || v == 0 || v > max_mib || *n == max)
+			return -EINVAL;
+		sizes[(*n)++] = (size_t)v * 1024 * 1024;
+		if (*end == '\0')
+			return 0;
+		if (*end != ',')
+			return -EINVAL;
+		p = end + 1;
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* end(P) on the reference stack.                                           */
+
+static void end_run_on_end(rs_socket *s, int status, void *arg)
+{
+	struct bc_end_run *r = arg;
+
+	if (r->hooks && r->hooks->on_end)
+		r->hooks->on_end(r, s, status);
+	r->finished = 1;
+	r->status = status;
+	/* Close at once rather than wait for the reader's FIN: the reader
+	 * still gets every byte, and the loop then has nothing left. A failed
+	 * end() has closed the socket already. */
+	if (status == 0)
+		rs_socket_destroy(s, 0);
+}
+
+#ifdef RS_HAVE_OWNED_WRITE
+/* The owned write's release: the kernel has every byte of it. */
+static void end_run_released(rs_socket *s, int status, void *arg)
+{
+	struct bc_end_run *r = arg;
+
+	(void)s;
+	r->released = 1;
+	r->release_status = status;
+}
+#endif
+
+static void end_run_on_connect(rs_socket *s, void *arg)
+{
+	struct bc_end_run *r = arg;
+
+	if (r->hooks && r->hooks->before_end)
+		r->hooks->before_end(r, s);
+#ifdef RS_HAVE_OWNED_WRITE
+	if (r->owned) {
+		r->end_rc = rs_socket_write_owned(s, r->payload, r->len,
+						  end_run_released, r);
+		if (r->end_rc >= 0)
+			r->end_rc = rs_socket_end(s, NULL, 0, end_run_on_end, r);
+	} else
+#endif
+		r->end_rc = rs_socket_end(s, r->payload, r->len, end_run_on_end, r);
+	if (r->hooks && r->hooks->after_end_call)
+		r->hooks->after_end_call(r, s);
+}
+
+static void end_run_on_error(rs_socket *s, int code, const char *syscall,
+			     void *arg)
+{
+	struct bc_end_run *r = arg;
+
+	(void)s;
+	r->error = code;
+	r->error_syscall = syscall;
+}
+
+void bc_end_run(struct bc_end_run *r, const char *unix_path, int port)
+{
+	static const struct rs_socket_events events = {
+		.on_connect = end_run_on_connect,
+		.on_error = end_run_on_error,
+	};
+	rs_socket *s;
+	int rc;
+
+#ifndef RS_HAVE_OWNED_WRITE
+	if (r->owned)
+		bc_die("%s sender: the owned write is not built", r->name);
+#endif
+	r->end_rc = 0;
+	r->finished = r->status = r->error = 0;
+	r->error_syscall = NULL;
+	r->released = r->release_status = 0;
+	rc = rs_variant_set("queue", r->memmove ? "memmove" : "cursor");
+	if (rc < 0)
+		bc_die("rs_variant_set: %s", strerror(-rc));
+	r->loop = bc_loop_new();
+	rc = unix_path ? rs_connect_unix(r->loop, unix_path, NULL, &events, r, &s)
+		       : rs_connect_tcp(r->loop, "127.0.0.1", port, NULL, &events,
+					r, &s);
+	if (rc < 0)
+		bc_die("rs_connect_%s: %s", unix_path ? "unix" : "tcp", strerror(-rc));
+	bc_loop_run_free(r->loop);
+	r->loop = NULL;
+	if (r->end_rc < 0)
+		bc_die("%s sender: rs_socket_end: %s", r->name, strerror(-r->end_rc));
+	if (r->error != 0)
+		bc_die("%s sender: %s failed: %s", r->name,
+		       r->error_syscall ? r->error_syscall : "a call", strerror(r->error));
+	if (!r->finished || r->status != 0)
+		bc_die("%s sender: end()'s callback %s (status %d)", r->name,
+		       r->finished ? "failed" : "never ran", r->status);
+	if (r->owned && (!r->released || r->release_status != 0))
+		bc_die("%s sender: the release %s (status %d)", r->name,
+		       r->released ? "failed" : "never ran", r->release_status);
+}

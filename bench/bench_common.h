@@ -314,4 +314,59 @@ static inline void bc_loop_run_free(rs_loop *loop)
 		bc_die("rs_loop_free: %s", strerror(-rc));
 }
 
+/*
+ * Parses a comma-separated list of payloads in MiB ("16,64") into bytes, in
+ * the order given: at most max of them, each from 1 to max_mib. Returns 0
+ * with *n set, or -EINVAL (sizes and *n then say nothing).
+ */
+int bc_parse_mib_list(const char *arg, size_t *sizes, size_t max,
+		      unsigned long long max_mib, size_t *n);
+
+/* ------------------------------------------------------------------------ */
+/* end(P) on the reference stack: the senders of sender_cpu and sender_instr. */
+
+struct bc_end_run;
+
+/* What a benchmark measures around the run; each hook may be NULL. */
+struct bc_end_hooks {
+	/* Once connected, just before end(P) (or the owned write) is called. */
+	void (*before_end)(struct bc_end_run *r, rs_socket *s);
+	/* Just after that call returned; r->end_rc holds its value. */
+	void (*after_end_call)(struct bc_end_run *r, rs_socket *s);
+	/* The first thing in end()'s callback, before the socket is destroyed. */
+	void (*on_end)(struct bc_end_run *r, rs_socket *s, int status);
+};
+
+struct bc_end_run {
+	/* Set by the caller. */
+	const char *name;        /* the sender, for messages */
+	int memmove;             /* queue=memmove, else queue=cursor */
+	int owned;               /* an owned write of P, then end() of nothing */
+	const char *payload;     /* len bytes, the caller's, unchanged */
+	size_t len;
+	const struct bc_end_hooks *hooks;
+	void *arg;               /* the caller's, for its hooks */
+	/* Set by the run. */
+	rs_loop *loop;           /* valid during the run (the hooks may use it) */
+	int end_rc;              /* end()'s (or the owned write's) return value */
+	int finished;            /* end()'s callback ran */
+	int status;              /* its status */
+	int error;               /* on_error's code, or 0 */
+	const char *error_syscall;
+	int released;            /* the owned write's release ran */
+	int release_status;
+};
+
+/*
+ * Runs end(P) of r->len bytes of r->payload on a new loop of the reference
+ * stack: sets the queue variant, connects to the unix socket at unix_path
+ * (or, when it is NULL, to 127.0.0.1:port), calls the hooks around end()
+ * and in its callback, destroys the socket once end() succeeded, runs the
+ * loop until it is done and frees it. The caller's gate rules stay as they
+ * are. Dies (bc_die, naming r->name) when any step fails: the variant, the
+ * connect, end(), its callback's status, an error event, the owned write's
+ * release, or an owned run in a build without the owned write.
+ */
+void bc_end_run(struct bc_end_run *r, const char *unix_path, int port);
+
 #endif /* WIRECHECK_BENCH_COMMON_H */

@@ -396,22 +396,13 @@ static void heap_prefault(size_t len)
 /* ------------------------------------------------------------------------ */
 /* The stack's senders.                                                     */
 
+/* What sender_cpu measures of a stack run (bc_end_run's hooks' arg). */
 struct stack_run {
-	enum sender snd;
-	int released;       /* the owned write's release ran */
-	int release_status;
-	const char *payload;
-	size_t len;
 	double t0;
 	double t1;
 	uint64_t sends0;
 	uint64_t waits0;
 	struct sample out;
-	int end_rc;       /* rs_socket_end's return value */
-	int finished;     /* end()'s callback ran */
-	int status;       /* its status */
-	int error;        /* on_error's code, or 0 */
-	const char *error_syscall;
 };
 
 static uint64_t gate_sends(void)
@@ -426,110 +417,53 @@ static uint64_t gate_waits(void)
 	return fi_calls(fi_counters(), FI_EPOLL_WAIT);
 }
 
-/* end()'s callback: the measured interval stops here, before anything else. */
-static void stack_on_end(rs_socket *s, int status, void *arg)
+/* The measured interval starts at end(), once the socket is connected. */
+static void stack_before_end(struct bc_end_run *e, rs_socket *s)
 {
-	struct stack_run *r = arg;
+	struct stack_run *r = e->arg;
 
+	(void)s;
+	r->sends0 = gate_sends();
+	r->waits0 = gate_waits();
+	r->t0 = cpu_ms();
+}
+
+/* end()'s callback: the measured interval stops here, before anything else. */
+static void stack_on_end(struct bc_end_run *e, rs_socket *s, int status)
+{
+	struct stack_run *r = e->arg;
+
+	(void)status;
 	r->t1 = cpu_ms();
 	r->out.sends = gate_sends() - r->sends0;
 	r->out.waits = gate_waits() - r->waits0;
 	r->out.moved = rs_socket_queue(s)->bytes_moved;
-	r->finished = 1;
-	r->status = status;
-	/* Close at once rather than wait for the reader's FIN: the reader
-	 * still gets every byte, and the loop then has nothing left. A failed
-	 * end() has closed the socket already. */
-	if (status == 0)
-		rs_socket_destroy(s, 0);
-}
-
-#if OWNED_BUILT
-/* The owned write's release: the kernel has every byte of it. */
-static void owned_release(rs_socket *s, int status, void *arg)
-{
-	struct stack_run *r = arg;
-
-	(void)s;
-	r->released = 1;
-	r->release_status = status;
-}
-#endif
-
-/* The measured interval starts at end(), once the socket is connected. */
-static void stack_on_connect(rs_socket *s, void *arg)
-{
-	struct stack_run *r = arg;
-
-	r->sends0 = gate_sends();
-	r->waits0 = gate_waits();
-	r->t0 = cpu_ms();
-#if OWNED_BUILT
-	if (r->snd == S_OWNED) {
-		/* end(P) as an owned write of P, then end() of nothing. */
-		r->end_rc = rs_socket_write_owned(s, r->payload, r->len,
-						  owned_release, r);
-		if (r->end_rc >= 0)
-			r->end_rc = rs_socket_end(s, NULL, 0, stack_on_end, r);
-		return;
-	}
-#endif
-	r->end_rc = rs_socket_end(s, r->payload, r->len, stack_on_end, r);
-}
-
-static void stack_on_error(rs_socket *s, int code, const char *syscall,
-			   void *arg)
-{
-	struct stack_run *r = arg;
-
-	(void)s;
-	r->error = code;
-	r->error_syscall = syscall;
 }
 
 static void stack_run(const struct reader *rd, enum transport t, enum mode m,
 		      enum sender snd, const char *payload, size_t len,
 		      const struct fi_rule *rule, struct sample *out)
 {
-	static const struct rs_socket_events events = {
-		.on_connect = stack_on_connect,
-		.on_error = stack_on_error,
+	static const struct bc_end_hooks hooks = {
+		.before_end = stack_before_end,
+		.on_end = stack_on_end,
 	};
-	struct stack_run r = { .snd = snd, .payload = payload, .len = len };
-	rs_loop *loop;
-	rs_socket *s;
-	int rc;
+	struct stack_run r = { 0 };
+	struct bc_end_run e = {
+		.name = sender_names[snd], .memmove = snd == S_MEMMOVE,
+		.owned = snd == S_OWNED, .payload = payload, .len = len,
+		.hooks = &hooks, .arg = &r,
+	};
 
-	rc = rs_variant_set("queue", snd == S_MEMMOVE ? "memmove" : "cursor");
-	if (rc < 0)
-		bc_die("rs_variant_set: %s", strerror(-rc));
 	/* Armed before the connect, which is no write and so never clamped;
 	 * fi_arm resets the rule's counts each time. */
 	if (m == M_CLAMPED && fi_arm(rule) < 0)
 		bc_die("cannot arm %s", CLAMP_RULE);
-	loop = bc_loop_new();
-	rc = t == T_UNIX ? rs_connect_unix(loop, rd->path, NULL, &events, &r, &s)
-			 : rs_connect_tcp(loop, "127.0.0.1", rd->port, NULL,
-					  &events, &r, &s);
-	if (rc < 0)
-		bc_die("rs_connect_%s: %s", transport_names[t], strerror(-rc));
-	bc_loop_run_free(loop);
-	/* After the free, which makes no write (it closes the epoll fd and
-	 * frees memory), so the rule covered every write of the run. */
+	bc_end_run(&e, t == T_UNIX ? rd->path : NULL, rd->port);
+	/* After the loop's free, which makes no write (it closes the epoll fd
+	 * and frees memory), so the rule covered every write of the run. */
 	if (m == M_CLAMPED)
 		fi_disarm_all();
-	if (r.end_rc < 0)
-		bc_die("rs_socket_end: %s", strerror(-r.end_rc));
-	if (r.error != 0)
-		bc_die("%s sender: %s failed: %s", sender_names[snd],
-		       r.error_syscall, strerror(r.error));
-	if (!r.finished || r.status != 0)
-		bc_die("%s sender: end()'s callback %s (status %d)",
-		       sender_names[snd], r.finished ? "failed" : "never ran",
-		       r.status);
-	if (snd == S_OWNED && (!r.released || r.release_status != 0))
-		bc_die("owned sender: the release %s (status %d)",
-		       r.released ? "failed" : "never ran", r.release_status);
 	/* A clamp that did not apply would make a clamped figure look good:
 	 * at most CLAMP bytes per send means at least len / CLAMP sends. */
 	if (m == M_CLAMPED && r.out.sends < len / CLAMP)
@@ -835,25 +769,10 @@ static int cmp_size(const void *x, const void *y)
 /* Parses "16,32,64" (MiB) into ascending distinct byte counts. */
 static int parse_sizes(const char *arg, struct options *o)
 {
-	const char *p = arg;
-	size_t n = 0, k = 0;
+	size_t n, k = 0;
 
-	for (;;) {
-		unsigned long long v;
-		char *end;
-
-		errno = 0;
-		v = strtoull(p, &end, 10);
-		if (errno != 0 || end == p || v == 0 || v > MAX_SIZE_MIB ||
-		    n == MAX_SIZES)
-			return -EINVAL;
-		o->sizes[n++] = (size_t)v * MIB;
-		if (*end == '\0')
-			break;
-		if (*end != ',')
-			return -EINVAL;
-		p = end + 1;
-	}
+	if (bc_parse_mib_list(arg, o->sizes, MAX_SIZES, MAX_SIZE_MIB, &n) < 0)
+		return -EINVAL;
 	qsort(o->sizes, n, sizeof(o->sizes[0]), cmp_size);
 	for (size_t i = 0; i < n; i++) {
 		if (k == 0 || o->sizes[i] != o->sizes[k - 1])

@@ -374,18 +374,11 @@ static void child_copy(const char *payload, size_t len, struct counts *c)
 
 /* ---- the stack ---------------------------------------------------------- */
 
+/* What sender_instr counts of a stack run (bc_end_run's hooks' arg). */
 struct stack_run {
-	enum sender snd;
-	int released;        /* the owned write's release ran */
-	int release_status;
-	const char *payload;
 	size_t len;
-	rs_loop *loop;
 	rs_socket *sock;     /* until end()'s callback */
-	int done;
-	int status;
-	int end_rc;
-	int error;
+	int done;            /* end()'s callback ran */
 	uint64_t synced;
 	uint64_t sends0, syscalls0, eagain0, waits0;
 	struct counts c;
@@ -411,11 +404,12 @@ static void stack_hook(rs_loop *loop, uint64_t task, enum rs_task_phase ph,
 			       &r->synced, &r->c);
 }
 
-static void stack_on_end(rs_socket *s, int status, void *arg)
+static void stack_on_end(struct bc_end_run *e, rs_socket *s, int status)
 {
-	struct stack_run *r = arg;
+	struct stack_run *r = e->arg;
 	const struct rs_queue *q;
 
+	(void)status;
 	collect(0);
 	q = rs_socket_queue(s);
 #if HAVE_BYTES_COPIED
@@ -428,51 +422,31 @@ static void stack_on_end(rs_socket *s, int status, void *arg)
 	r->c.waits = gate_waits() - r->waits0;
 	r->c.moved = q->bytes_moved;
 	r->done = 1;
-	r->status = status;
 	r->sock = NULL;
 	/* The region is over: the rest syncs after the loop. */
-	rs_loop_set_hook(r->loop, NULL, NULL);
-	if (status == 0)
-		rs_socket_destroy(s, 0);
+	rs_loop_set_hook(e->loop, NULL, NULL);
 }
 
-#if OWNED_BUILT
-/* The owned write's release: the kernel has every byte of it. */
-static void owned_release(rs_socket *s, int status, void *arg)
+static void stack_before_end(struct bc_end_run *e, rs_socket *s)
 {
-	struct stack_run *r = arg;
-
-	(void)s;
-	r->released = 1;
-	r->release_status = status;
-}
-#endif
-
-static void stack_on_connect(rs_socket *s, void *arg)
-{
-	struct stack_run *r = arg;
-	int rc;
+	struct stack_run *r = e->arg;
 
 	r->sock = s;
 	r->sends0 = gate_sends();
 	r->syscalls0 = gate_sum();
 	r->eagain0 = gate_eagain();
 	r->waits0 = gate_waits();
-	rs_loop_set_hook(r->loop, stack_hook, r);
+	rs_loop_set_hook(e->loop, stack_hook, r);
 	collect(1);
-#if OWNED_BUILT
-	if (r->snd == S_OWNED) {
-		/* end(P) as an owned write of P, then end() of nothing. */
-		rc = rs_socket_write_owned(s, r->payload, r->len, owned_release,
-					   r);
-		if (rc >= 0)
-			rc = rs_socket_end(s, NULL, 0, stack_on_end, r);
-	} else
-#endif
-		rc = rs_socket_end(s, r->payload, r->len, stack_on_end, r);
+}
+
+/* What the call itself sent; the rest the stack copied. */
+static void stack_after_end_call(struct bc_end_run *e, rs_socket *s)
+{
+	struct stack_run *r = e->arg;
+
 	collect(0);
-	r->end_rc = rc;
-	if (rc == 0) {
+	if (e->end_rc == 0) {
 		uint64_t w = r->done ? r->len : rs_socket_bytes_written(s);
 
 		r->c.in_call = w;
@@ -481,45 +455,22 @@ static void stack_on_connect(rs_socket *s, void *arg)
 	collect(1);
 }
 
-static void stack_on_error(rs_socket *s, int code, const char *syscall,
-			   void *arg)
-{
-	struct stack_run *r = arg;
-
-	(void)s;
-	(void)syscall;
-	r->error = code;
-}
-
 static void child_stack(enum sender snd, const char *path, const char *payload,
 			size_t len, struct counts *c)
 {
-	static const struct rs_socket_events events = {
-		.on_connect = stack_on_connect,
-		.on_error = stack_on_error,
+	static const struct bc_end_hooks hooks = {
+		.before_end = stack_before_end,
+		.after_end_call = stack_after_end_call,
+		.on_end = stack_on_end,
 	};
-	struct stack_run r = { .snd = snd, .payload = payload, .len = len };
-	rs_loop *loop;
-	rs_socket *s;
-	int rc;
+	struct stack_run r = { .len = len };
+	struct bc_end_run e = {
+		.name = sender_names[snd], .memmove = snd == S_MEMMOVE,
+		.owned = snd == S_OWNED, .payload = payload, .len = len,
+		.hooks = &hooks, .arg = &r,
+	};
 
-	rc = rs_variant_set("queue", snd == S_MEMMOVE ? "memmove" : "cursor");
-	if (rc < 0)
-		bc_die("rs_variant_set: %s", strerror(-rc));
-	loop = bc_loop_new();
-	r.loop = loop;
-	rc = rs_connect_unix(loop, path, NULL, &events, &r, &s);
-	if (rc < 0)
-		bc_die("rs_connect_unix: %s", strerror(-rc));
-	bc_loop_run_free(loop);
-	if (r.end_rc < 0)
-		bc_die("rs_socket_end: %s", strerror(-r.end_rc));
-	if (r.error != 0 || !r.done || r.status != 0)
-		bc_die("%s: end() failed (error %d, status %d)",
-		       sender_names[snd], r.error, r.status);
-	if (snd == S_OWNED && (!r.released || r.release_status != 0))
-		bc_die("owned: the release %s (status %d)",
-		       r.released ? "failed" : "never ran", r.release_status);
+	bc_end_run(&e, path, 0);
 	child_sync(len, &r.synced, &r.c);
 	*c = r.c;
 }
@@ -1092,25 +1043,7 @@ static int usage(void)
 
 static int parse_sizes(const char *arg, struct options *o)
 {
-	const char *p = arg;
-
-	o->nsizes = 0;
-	for (;;) {
-		unsigned long long v;
-		char *end;
-
-		errno = 0;
-		v = strtoull(p, &end, 10);
-		if (errno != 0 || end == p || v == 0 || v > MAX_SIZE_MIB ||
-		    o->nsizes == MAX_SIZES)
-			return -EINVAL;
-		o->sizes[o->nsizes++] = (size_t)v * MIB;
-		if (*end == '\0')
-			return 0;
-		if (*end != ',')
-			return -EINVAL;
-		p = end + 1;
-	}
+	return bc_parse_mib_list(arg, o->sizes, MAX_SIZES, MAX_SIZE_MIB, &o->nsizes);
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
