@@ -157,6 +157,13 @@ def markdown(report: dict) -> list[str]:
         L += md_table(["payload", *(TITLES[s] for s in sides), "fixed/separate",
                        *(["fixed/node"] if "node" in sides else []), "load average"],
                       rps_rows(ch), "l" + "r" * (len(sides) + 1 + ("node" in sides)) + "l")
+    late = [f"{iec(int(size))} {side} {n}" for size, row in sorted(
+        (ch.get("rps") or {}).items(), key=lambda kv: int(kv[0]))
+        for side, n in (row.get("timeouts") or {}).items() if n]
+    if late:
+        L += ["", "Requests wrk gave up on (no answer within its timeout of "
+              f"{(ch.get('wrk') or {}).get('timeout')} s; not in the requests per second): "
+              + ", ".join(late) + "."]
     cpu = cpu_rows(ch)
     if cpu:
         L += ["", "### Server CPU per response (the same wrk runs)", "",
