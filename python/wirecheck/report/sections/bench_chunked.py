@@ -243,8 +243,8 @@ def plot(ch: dict, path: Path, extra_formats: Sequence[str] = ()) -> None:
     ax_s.set_ylabel("writing syscalls per response")
     ax_s.set_title("Syscalls per response (counts: the load does not move them)\n"
                    "reference: send + sendmsg; node: write + writev", loc="left")
-    ax_s.legend(fontsize=8, frameon=False, loc="upper left")
-    ax_s.set_ylim(0, max([3.5] + [((sc.get(str(s)) or {}).get(side) or {}).get("per_response", 0)
+    ax_s.legend(fontsize=8, frameon=False, loc="upper left", ncol=len(sides))
+    ax_s.set_ylim(0, max([4.0] + [((sc.get(str(s)) or {}).get(side) or {}).get("per_response", 0)
                                   * 1.2 for s in sizes for side in sides]))
     fig.suptitle("Chunked responses (bench/chunked.py): fixed, separate (legacy), node 20",
                  x=0.01, ha="left", fontsize=11)
