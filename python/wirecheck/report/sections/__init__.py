@@ -21,10 +21,10 @@ BENCH_SECTIONS = (bench_bytes_moved, bench_sender_cpu, bench_batching, bench_cha
                   bench_per_connection, bench_gate_cost, bench_subjects)
 from . import bench_chunked  # noqa: E402 (issue 10: bench/chunked.py)
 BENCH_SECTIONS = BENCH_SECTIONS + (bench_chunked,)
-# Fuzzing (issue 14): bench/fuzz.sh's last runs, after the benchmarks.
-BENCH_SECTIONS += (fuzz,)
 from .. import compare_builds  # noqa: E402 (issue 12 item 11: --base-bin)
 BENCH_SECTIONS = BENCH_SECTIONS + (compare_builds,)
+# Fuzzing (issue 14): bench/fuzz.sh's last runs, after the benchmarks.
+BENCH_SECTIONS += (fuzz,)
 
 
 def behaviour_section(name: Optional[str]) -> ModuleType:
