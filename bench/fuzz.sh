@@ -11,8 +11,10 @@
 # WIRECHECK_FUZZ_RESULTS=DIR writes them to DIR instead).
 # Exit 1 when any target found a crash.
 set -euo pipefail
-# The whole script is one function, parsed before it runs: editing this file
-# while a long run goes on cannot change what the run does.
+# The whole script is functions, parsed before they run, and the line that
+# calls main exits too: editing this file while a long run goes on cannot
+# change what the run does (bash reads a script as it goes, and would
+# otherwise go on reading at main's return, from an offset in the new text).
 main() {
 cd "$(dirname "$0")/.."
 if [ $# -lt 2 ]; then
@@ -85,4 +87,4 @@ run_one() {
     "$FUZZ_COMMAND" >"$results/$t.json"
 }
 
-main "$@"
+main "$@"; exit

@@ -193,7 +193,13 @@ const char *fi_sys_name(enum fi_sys sys);
 int fi_rule_parse(const char *spec, struct fi_rule *out, char *err,
 		  size_t errlen);
 
-/* Formats a rule back into its canonical spec. Returns snprintf's value. */
+/* Room for any canonical spec fi_rule_format writes, its NUL included:
+ * the longest is 146 bytes ("epoll_wait:short=<LONG_MAX>,after=<ULONG_MAX>,
+ * repeat=<LONG_MAX>,fd=<INT_MAX>,conn=<INT_MAX>,byte=<LONG_MAX>"). */
+#define FI_SPEC_MAX 192
+
+/* Formats a rule back into its canonical spec. Returns snprintf's value
+ * (below FI_SPEC_MAX for any rule fi_rule_parse made). */
 int fi_rule_format(const struct fi_rule *rule, char *buf, size_t len);
 
 /* Returns the errno for a name ("EPIPE") or a decimal number, or -1. */

@@ -23,7 +23,7 @@
  * was and the latest one. */
 #define FI_WHAT_MAX 4
 #define FI_WHAT_LEN 112
-#define FI_SPEC_LEN 128
+#define FI_SPEC_LEN FI_SPEC_MAX
 
 struct fi_fd_what {
 	uint32_t n;                        /* things it was, all told */

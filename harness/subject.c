@@ -812,6 +812,7 @@ static void read_script(void)
 	S.opts.allow_half_open = S.script.half_open;
 	if (S.script.websocket) {
 		subj_ws_configure(S.script.ws_seed, S.script.ws_max_message);
+		subj_ws_deflate(S.script.ws_deflate);
 	}
 	S.tasks = S.script.tasks;
 	S.ntasks = S.script.ntasks;

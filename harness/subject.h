@@ -90,6 +90,10 @@ int subj_nconns(void);
  * WebSocket one, masked from SEED + its index, refusing messages over MAX. */
 void subj_ws_configure(unsigned long long seed, size_t max_message);
 
+/* The websocket line's `deflate` values (six, script_read.h; all 0: none):
+ * permessage-deflate on every WebSocket connection. */
+void subj_ws_deflate(const long v[6]);
+
 /* 1 when the script has a `websocket` line. */
 int subj_ws_enabled(void);
 

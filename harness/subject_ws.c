@@ -19,6 +19,7 @@ static struct {
 	size_t max_message;
 	int open;          /* handshakes done */
 	int started;       /* every connection is up: tasks may start */
+	struct rs_ws_deflate_options deflate;  /* the ws-deflate line */
 } W;
 
 /* A payload in an event: hex up to 32 bytes, else its length and FNV-1a. */
@@ -129,6 +130,7 @@ void subj_ws_start(struct conn *c, rs_socket *s, int server)
 		.max_message = W.max_message,
 		.host = "127.0.0.1",
 		.path = "/",
+		.deflate = W.deflate,
 	};
 	int rc = rs_ws_attach(s, &o, &ws_events, c, &c->ws);
 
@@ -192,6 +194,16 @@ void subj_ws_configure(unsigned long long seed, size_t max_message)
 	W.seed = seed;
 	W.max_message = max_message;
 	W.on = 1;
+}
+
+void subj_ws_deflate(const long v[6])
+{
+	W.deflate.enabled = v[0] != 0;
+	W.deflate.server_no_context_takeover = v[1] != 0;
+	W.deflate.client_no_context_takeover = v[2] != 0;
+	W.deflate.server_max_window_bits = (int)v[3];
+	W.deflate.client_max_window_bits = (int)v[4];
+	W.deflate.threshold = (size_t)v[5];
 }
 
 int subj_ws_enabled(void)

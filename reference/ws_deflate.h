@@ -144,8 +144,12 @@ struct rs_ws_inflater {
 	size_t cap;
 };
 
-/* Sets up f for a window of window_bits (0: 15), the takeover rule and a
- * largest message of max bytes (0: no limit). */
+/* Sets up f for the peer's window of window_bits (0: 15), the takeover
+ * rule and a largest message of max bytes (0: no limit). It inflates with
+ * a 32 KiB window whatever window_bits says: a larger window than the
+ * peer's is allowed (RFC 7692 7.1.2), and zlib's check of a smaller one
+ * depends on how the output is buffered, which would make the result
+ * depend on where the input splits. */
 void rs_ws_inflater_init(struct rs_ws_inflater *f, int window_bits,
 			 int no_context_takeover, uint64_t max);
 void rs_ws_inflater_free(struct rs_ws_inflater *f);

@@ -17,11 +17,10 @@ ctest --preset default --output-junit "$PWD/build/test-results/ctest.xml" || sta
 /usr/bin/python3 -m pytest -n 2 -q scenarios -k "write-behind or epipe or several-writes" \
   --wirecheck-repeat 20 --junitxml=build/test-results/determinism.xml || status=1
 # The same scenarios on node:net and libuv, against the reference goldens
-# and each subject's reviewed differences (docs/subjects.md). Not yet
-# scenarios/rules/: its differences on the foreign subjects are not reviewed.
+# and each subject's reviewed differences (docs/subjects.md).
 for subject in node libuv; do
   /usr/bin/python3 -m pytest -n 2 -q scenarios/queue scenarios/batching scenarios/half-open \
-    scenarios/chunked scenarios/ws --wirecheck-subject "$subject" \
+    scenarios/chunked scenarios/ws scenarios/rules --wirecheck-subject "$subject" \
     --junitxml="build/test-results/scenarios-$subject.xml" || status=1
 done
 # The mutation pass's runner on a fixed sample (docs/mutants.md), and the
@@ -47,8 +46,10 @@ ctest --preset valgrind --output-junit "$PWD/build/test-results/ctest-valgrind.x
 CC=clang cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j"$(nproc)" >/dev/null
 ctest --preset fuzz --output-junit "$PWD/build/test-results/ctest-fuzz.xml" || status=1
-# A bounded fault sweep (docs/sweeps.md): two scenarios, calls 1..2, each
-# fault and clamp, fixed and legacy strategies (80 runs).
+# A bounded fault sweep (docs/sweeps.md): two scenarios, fixed and legacy
+# strategies, each fault at calls 1..2 and at the first and last byte of
+# connection 0's stream, zero at reading calls 1..2, each clamp.
 /usr/bin/python3 -m pytest -n 2 -q scenarios/queue/epipe-prefix.wcs scenarios/batching/several-writes.wcs \
-  --wirecheck-sweep --wirecheck-sweep-k 2 --junitxml=build/test-results/sweep.xml || status=1
+  --wirecheck-sweep --wirecheck-sweep-k 2 --wirecheck-sweep-bytes 2 \
+  --junitxml=build/test-results/sweep.xml || status=1
 exit $status

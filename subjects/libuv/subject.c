@@ -474,6 +474,21 @@ static unsigned char *copy_of(const unsigned char *bytes, size_t len)
 	return copy;
 }
 
+/* A write that failed in its call (libuv's UV_EPIPE after uv_shutdown, or
+ * the kernel's error to uv_try_write) fails the stream as a write callback's
+ * error does: reported, then closed with an error, as node destroys a
+ * stream on a write after end. Left open, a write still queued behind it
+ * would be retried on every writable event for as long as the peer does not
+ * read. */
+static void write_failed(struct conn *c, int rc)
+{
+	if (!c->open)
+		return;
+	c->failed = 1;
+	event(c->index, "error %s write", uv_err_name(rc));
+	close_conn(c, 1);
+}
+
 static void op_write(const struct sr_op *op, struct conn *c)
 {
 	int number = ++c->writes;
@@ -494,6 +509,7 @@ static void op_write(const struct sr_op *op, struct conn *c)
 	c->seq += op->len;
 	if (rc < 0) {
 		event(c->index, "write#%d %zu -> %s", number, op->len, uv_err_name(rc));
+		write_failed(c, rc);
 		return;
 	}
 	if (uv_stream_get_write_queue_size(&c->h.stream) >= HIGH_WATER)
@@ -524,6 +540,7 @@ static void op_write_owned(const struct sr_op *op, struct conn *c)
 	rc = c->ended ? UV_EPIPE : send_bytes(c, ob->bytes, op->len, number, 1, 0, 1);
 	if (rc < 0) {
 		event(c->index, "write#%d %zu owned -> %s", number, op->len, uv_err_name(rc));
+		write_failed(c, rc);
 		return;
 	}
 	if (uv_stream_get_write_queue_size(&c->h.stream) >= HIGH_WATER)
@@ -1058,6 +1075,32 @@ static void refuse_unsupported(void)
 		      "(docs/subjects.md)", what);
 }
 
+/* A script whose every fault is on a call libuv never makes (it reads with
+ * read(2) and writes with write(2)/writev(2)) would run fault-free and wait
+ * for an error that cannot come: declared unsupported, with the reason. */
+static void refuse_unreached_faults(void)
+{
+	const unsigned unreached = FI_MASK(FI_SEND) | FI_MASK(FI_SENDTO) |
+				   FI_MASK(FI_SENDMSG) | FI_MASK(FI_RECV);
+	char targets[128] = "";
+	size_t off = 0;
+
+	for (size_t i = 0; i < S.sc.nfaults; i++) {
+		if (S.sc.faults[i].sys_mask & ~unreached)
+			return;
+		off += (size_t)snprintf(targets + off, sizeof(targets) - off, "%s%.*s",
+					i ? "," : "", (int)sizeof(S.sc.faults[i].target),
+					S.sc.faults[i].target);
+		if (off >= sizeof(targets))
+			off = sizeof(targets) - 1;
+	}
+	if (S.sc.nfaults > 0)
+		fatal("unsupported fault %s: libuv never calls send(2), sendto(2), "
+		      "sendmsg(2) or recv(2) (it reads with read(2), writes with "
+		      "write(2)/writev(2)), so the scenario would run without its faults",
+		      targets);
+}
+
 static void free_script(void)
 {
 	for (int i = 0; S.conns && i < S.sc.nconns; i++)
@@ -1095,6 +1138,7 @@ int main(void)
 
 	read_script();
 	refuse_unsupported();
+	refuse_unreached_faults();
 	arm_faults();
 	S.posted_tail = &S.posted;
 	S.micro_tail = &S.micro;

@@ -103,3 +103,23 @@ def test_negotiation_equals_npm_ws():
     assert differ and all("ours refused" in d for d in differ), differ
     # The table holds every kind of outcome.
     assert {x.split(" ")[0] for x in ours} == {"ok", "none", "refused"}
+
+
+WIRECHECK = REPO / "build" / "bin" / "wirecheck"
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("websocket yes\nws-deflate server_max_window_bits=16\n", ":2: ws-deflate: server_max_window_bits '16': expected 8 to 15"),
+    ("websocket yes\nws-deflate client_max_window_bits\n", ":2: ws-deflate: client_max_window_bits needs =N"),
+    ("websocket yes\nws-deflate server_no_context_takeover=1\n", ":2: ws-deflate: server_no_context_takeover takes no value"),
+    ("websocket yes\nws-deflate threshold=-1\n", ":2: ws-deflate: threshold '-1': expected a byte count"),
+    ("websocket yes\nws-deflate bogus\n", ":2: ws-deflate 'bogus': expected yes, no, or a comma list"),
+    ("ws-deflate yes\n", ":1: 'ws-deflate' needs 'websocket yes'"),
+])
+def test_ws_deflate_setting_errors(tmp_path, text, problem):
+    """A bad ws-deflate line is refused with the file, the line and why."""
+    f = tmp_path / "bad.wcs"
+    f.write_text(text + "task\n  ws-send \"a\"\n" if text.startswith("websocket") else text + "task\n  write 1\n")
+    p = subprocess.run([str(WIRECHECK), "check", str(f)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, p
+    assert f"{f}{problem}" in p.stderr, p.stderr

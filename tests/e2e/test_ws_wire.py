@@ -409,3 +409,70 @@ def write_table():
         out.write_text("\n".join(rows) + "\n")
     except OSError:
         pass
+
+
+# ---- the receive side: real peers send, the stack echoes -------------------
+
+def echo_run(role, lib, echoer, compress):
+    """The echoer (ours: ws_cell echo; npm: npm ws sending each message
+    back) in `role`; lib's peer sends each cell's message and prints what
+    came back. Returns {cell: line}."""
+    n = str(len(CELLS))
+    js = str(PEERS / "npm_peer.js")
+    peer = (["node", js] if lib == "npm" else [sys.executable, str(PEERS / "py_peer.py"), lib])
+    env = node_env()
+    extra = ["deflate"] if compress == "on" else []
+    if role == "server":
+        e = (spawn([str(CELL_BIN), "server", "echo", *extra], cell_lines(), compress=compress)
+             if echoer == "ours" else spawn(["node", js, "back-server", n], "", env, compress))
+        p = spawn(peer + ["echo-client", str(read_port(e)), n], cell_json(), env, compress)
+    else:
+        p = spawn(peer + ["echo-server", n], cell_json(), env, compress)
+        port = str(read_port(p))
+        e = (spawn([str(CELL_BIN), "client", port, "echo", *extra], cell_lines(), compress=compress)
+             if echoer == "ours" else spawn(["node", js, "back-client", port, n], "", env, compress))
+    got = by_cell(finish(p))
+    finish(e)
+    return got
+
+
+@pytest.mark.parametrize("compress", COMPRESS)
+@pytest.mark.parametrize("lib", ["npm", "websockets", "wsproto"])
+@pytest.mark.parametrize("role", ["server", "client"])
+def test_stack_receives_as_npm_ws(built, role, lib, compress):
+    """Each peer library (with deflate on when compress is) sends every
+    cell's message to the reference stack, which sends it back; npm ws in
+    the same place, in the same run, must give the peer the same answers,
+    and every message that is valid comes back intact (so the stack's
+    inflate and its compressed answer agree with each real peer)."""
+    if lib != "npm":
+        try:
+            __import__(lib)
+        except ImportError:
+            pytest.skip(f"python3-{lib} is not installed (scripts/setup.sh installs it)")
+    ours = echo_run(role, lib, "ours", compress)
+    npm = echo_run(role, lib, "npm", compress)
+    bad = [f"{label(c)}: back from us {ours.get(i)!r}, from npm ws {npm.get(i)!r}"
+           for i, c in enumerate(CELLS) if ours.get(i) != npm.get(i)]
+    assert not bad, "\n".join(bad)
+    if lib == "npm":
+        # npm ws says what was agreed: permessage-deflate when compress is on.
+        ext = {line.rsplit(" ext:", 1)[1] for line in ours.values()}
+        assert ext == ({"permessage-deflate"} if compress == "on" else {"-"}), ext
+        ours = {i: line.rsplit(" ext:", 1)[0] for i, line in ours.items()}
+    intact = 0
+    for i, c in enumerate(CELLS):
+        if ours[i] == "skip":
+            continue
+        kind = ("binary" if c["binary"] else "text") if c["binary"] is not None else \
+            ("text" if c["kind"] == "text" else "binary")
+        try:
+            bytes.fromhex(c["hex"]).decode("utf-8")
+        except UnicodeDecodeError:
+            if kind == "text":
+                # npm ws sends it: the stack closes 1007, as npm ws does.
+                assert ours[i].endswith("close:1006") or ours[i].endswith("close:1007"), ours[i]
+                continue
+        assert ours[i] == f"{kind}:{c['hex'] or '-'} close:1000", f"{label(c)}: {ours[i]!r}"
+        intact += 1
+    assert intact >= 20

@@ -479,10 +479,43 @@ def test_real_benchmarks_at_small_sizes(tmp_path):
     # node's row is there when node ran (it is found on PATH or /usr/bin),
     # the owned write's once the stack has it.
     assert {"cursor", "memmove", "floor", "copy"} <= senders
-    assert senders <= {"cursor", "memmove", "floor", "copy", "node", "owned"}
+    assert senders <= {"cursor", "memmove", "floor", "copy", "node", "owned", "libuv"}
     assert ("node" in senders) == bool(rep["bench"]["sender_cpu"]["node_version"])
+    assert ("libuv" in senders) == bool(rep["bench"]["sender_cpu"]["libuv_version"])
     assert all(pt["payload"] in (MIB, 2 * MIB) for s in cpu for pt in s["points"])
     assert (tmp_path / "scaling-sender-cpu.svg").is_file()
+
+
+@needs_wirecheck
+def test_real_sender_cpu_across_subjects(tmp_path):
+    """sender_cpu --subjects (issue 13): the unix transport only, cursor,
+    floor, node and libuv, each clamped too when its sender runs (node's and
+    libuv's under the preloaded gate), and the load beside the figures."""
+    bench = wirecheck_bin().parent / "sender_cpu"
+    if not bench.is_file():
+        pytest.skip(f"{bench} is not built")
+    proc = subprocess.run([str(bench), "--subjects", "--sizes", "1", "--rounds", "1", "--json"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    ss = json.loads(proc.stdout)
+    assert ss["subjects"] is True
+    assert {c["transport"] for c in ss["cells"]} == {"unix"}
+    ran = {(c["sender"], c["mode"]) for c in ss["cells"] if c.get("median_cpu_ms") is not None}
+    expect = {("cursor", m) for m in ("unclamped", "clamp_4k")} | \
+             {("floor", m) for m in ("unclamped", "clamp_4k")}
+    for child, version in (("node", ss["node_version"]), ("libuv", ss["libuv_version"])):
+        if version:
+            expect.add((child, "unclamped"))
+            if ss["children_clamped_by_preload"][child]:
+                expect.add((child, "clamp_4k"))
+    assert ran == expect
+    assert all(c["min_cpu_ms"] <= c["median_cpu_ms"] <= c["max_cpu_ms"] for c in ss["cells"])
+    assert ss["under_load"] == (max(ss["load_average_start"], ss["load_average_end"])
+                                > ss["cpus"])
+    md = subprocess.run([str(bench), "--subjects", "--sizes", "1", "--rounds", "1"],
+                        capture_output=True, text=True, timeout=300)
+    assert md.returncode == 0, md.stderr
+    assert "| floor (send + epoll) |" in md.stdout and "Load average" in md.stdout
 
 
 # ------------------------------------- write batching and half-open (issues 4, 5)

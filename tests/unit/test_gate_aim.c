@@ -151,6 +151,32 @@ static void test_parse_conn_byte_errors(void **state)
 	}
 }
 
+/* The longest canonical spec fits FI_SPEC_MAX, which the harness's and
+ * the preload's buffers of specs are. */
+static void test_longest_spec_fits(void **state)
+{
+	/* Every option at its largest; epoll_wait is the longest target name,
+	 * but carries no bytes, so its spec is 2 characters longer than the
+	 * longest that parses (syswrite's). */
+	static const char *longest =
+		"epoll_wait:short=9223372036854775807,after=18446744073709551615,"
+		"repeat=9223372036854775807,fd=2147483647,conn=2147483647,"
+		"byte=9223372036854775807";
+	char err[256], buf[FI_SPEC_MAX];
+	struct fi_rule r;
+	int n;
+
+	(void)state;
+	assert_true(strlen(longest) < FI_SPEC_MAX);
+	if (fi_rule_parse("syswrite:short=9223372036854775807,"
+			  "after=18446744073709551615,repeat=9223372036854775807,"
+			  "fd=2147483647,conn=2147483647,byte=9223372036854775807",
+			  &r, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	n = fi_rule_format(&r, buf, sizeof(buf));
+	assert_int_equal(n, (int)strlen(longest) - 2);
+}
+
 /* fi_arm checks what the parser checks, for rules made by hand. */
 static void test_arm_refuses_bad_aim(void **state)
 {
@@ -381,6 +407,7 @@ int main(void)
 		T(test_parse_conn_byte),
 		T(test_parse_conn_byte_errors),
 		T(test_arm_refuses_bad_aim),
+		T(test_longest_spec_fits),
 		T(test_conn_numbers),
 		T(test_conn_failed_connect),
 		T(test_byte_whatever_the_calls),

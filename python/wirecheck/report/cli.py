@@ -24,6 +24,7 @@ from .markdown import render_markdown
 from .pr import render_summary
 from .sections import fuzz as fuzz_section
 from .plots import _plt, plot_jobs, run_plots
+from .sections import sweep as sweep_section
 
 SCHEMA = 1
 DEFAULT_OUT = REPO / "reports" / "out"
@@ -74,6 +75,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                          "(default: relative to the output folder)")
     ap.add_argument("--from-json", metavar="REPORT_JSON",
                     help="run nothing: re-render report.md and the plots from a report.json")
+    ap.add_argument("--sweep-json", metavar="FILE",
+                    help="the fault sweep's result (wirecheck sweep --output; default: "
+                         "reports/sweep/sweep.json when it exists and --paths is the default)")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     return ap.parse_args(argv)
 
@@ -167,6 +171,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         except FileNotFoundError as e:
             print(f"wirecheck.report: --base-bin: {e}", file=sys.stderr)
             return 2
+    # The committed sweep result is the bundled suite's: a report of other
+    # scenarios takes one only when --sweep-json names it.
+    default_suite = opts.paths == [str(p) for p in DEFAULT_PATHS]
+    try:
+        sweep_data = (sweep_section.load(opts.sweep_json) if opts.sweep_json or default_suite
+                      else None)
+    except (OSError, ValueError) as e:
+        print(f"wirecheck.report: --sweep-json: {e}", file=sys.stderr)
+        return 2
 
     scenarios = run_scenarios(paths, binary, log)
     compared = run_compare(paths, base_bin, binary, log) if base_bin else None
@@ -205,6 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "per_connection": per_connection,
         "compare": compared,
         "fuzz": fuzz_section.load(),  # bench/fuzz.sh's last runs (sections/fuzz.py)
+        "sweep": sweep_data,
         "files": [],
         "seconds": None,
     }

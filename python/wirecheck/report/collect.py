@@ -26,7 +26,7 @@ CPU_SIZES_FULL = "4,8,16,32,64"
 
 # The benchmarks, in the order they run; --benches picks some.
 BENCHES = ("bytes_moved", "sender_cpu", "gate_cost", "batching", "chat",
-           "sender_instr", "subjects")
+           "sender_instr", "subjects", "sender_subjects")
 BENCHES = BENCHES + ("chunked",)  # issue 10: bench/chunked.py (wrk, node)
 
 # Issue 5: syscalls per connection, (count at TO - count at FROM) / (TO - FROM).
@@ -168,6 +168,8 @@ def run_benches(bench_dir: Path, opts, log) -> dict:
         # (--quick: 1 round of 1 s; --full: 5 rounds of 3 s).
         "chunked": ["/usr/bin/python3", str(REPO / "bench" / "chunked.py"), "--json", "-",
                     "--bin-dir", str(bench_dir), *quick],
+        # Issue 13: sender CPU of end(64 MiB), refstack, node, libuv, floor.
+        "sender_subjects": [str(bench_dir / "sender_cpu"), "--subjects", "--json"],
     }
     plan = [(name, argvs[name]) for name in selected_benches(opts)]
     for i, (name, argv) in enumerate(plan, 1):

@@ -5,6 +5,10 @@
 //   recv-server N | recv-client PORT N   receive N connections, print what came
 //   send-server N | send-client PORT N   send each cell as ws_cell does
 //   wire-server | wire-client            the frames npm ws puts on the wire
+//   echo-server N | echo-client PORT N   send each cell, print what comes
+//                                        back, close 1000
+//   back-server N | back-client PORT N   echo each message back (as
+//                                        ws_cell's echo does)
 // WS_DEFLATE=1 enables permessage-deflate with npm ws's default options on
 // every side (the raw peers of the wire modes offer and accept it as npm ws
 // does); unset or 0, no side offers or accepts it.
@@ -26,10 +30,10 @@ function optsOf(c) {
   if (!c.fin) o.fin = false;
   return o;
 }
-function sendCell(ws, c) {
+function sendCell(ws, c, close = true) {
   ws.send(dataOf(c), optsOf(c));
   if (!c.fin) ws.send('', { fin: true });
-  ws.close(1000);
+  if (close) ws.close(1000);
 }
 function receiver(ws, i, done) {
   const got = [];
@@ -151,6 +155,28 @@ function wireClient() {
   srv.listen(0, '127.0.0.1', one);
 }
 
+// Sends the cell once open and prints the one message that comes back.
+function echoPeer(ws, i, done) {
+  const got = [];
+  const go = () => sendCell(ws, cells[i], false);
+  if (ws.readyState === WebSocket.OPEN) go(); else ws.on('open', go);
+  ws.on('message', (d, isBinary) => {
+    got.push(`${isBinary ? 'binary' : 'text'}:${Buffer.from(d).toString('hex') || '-'}`);
+    ws.close(1000);
+  });
+  ws.on('error', e => got.push(`error:${e.code || e.message}`));
+  ws.on('close', code => {
+    console.log(`cell ${i} ${got.join(' ')} close:${code} ext:${ws.extensions || '-'}`.replace('  ', ' '));
+    done();
+  });
+}
+// Sends each message back with its type, as ws_cell's echo does.
+function backPeer(ws, i, done) {
+  ws.on('message', (d, isBinary) => ws.send(d, { binary: isBinary }));
+  ws.on('error', () => {});
+  ws.on('close', code => { console.log(`cell ${i} close ${code}`); done(); });
+}
+
 const n = Number(mode.endsWith('server') ? a1 : a2);
 if (mode === 'recv-server') serverMode(n, receiver);
 else if (mode === 'recv-client') clientMode(Number(a1), n, receiver);
@@ -164,4 +190,8 @@ else if (mode === 'send-server' || mode === 'send-client') {
   if (mode === 'send-server') serverMode(n, onConn); else clientMode(Number(a1), n, onConn);
 } else if (mode === 'wire-server') wireServer();
 else if (mode === 'wire-client') wireClient();
+else if (mode === 'echo-server') serverMode(n, echoPeer);
+else if (mode === 'echo-client') clientMode(Number(a1), n, echoPeer);
+else if (mode === 'back-server') serverMode(n, backPeer);
+else if (mode === 'back-client') clientMode(Number(a1), n, backPeer);
 else { console.error(`unknown mode ${mode}`); process.exit(2); }
