@@ -46,6 +46,7 @@ SIZES = [8 * 1024, 16 * 1024, 64 * 1024, 128 * 1024, 1024 * 1024]
 SIDES = ("fixed", "separate", "node")
 SERVER_CPU, WRK_CPU = 0, 1
 WRK_THREADS, WRK_CONNECTIONS = 1, 16
+WRK_TIMEOUT = 10  # s; wrk's default, 2 s, is met by a starved server at 1 MiB
 
 out = sys.stdout
 
@@ -171,15 +172,25 @@ def cpu_ns(pid):
 
 
 def wrk(port, path, seconds):
-    """(requests per second, requests) of one wrk run; errors (non-2xx,
-    socket errors) end the bench, since a fast failure is no throughput."""
+    """(requests per second, requests, timeouts) of one wrk run. Non-2xx
+    answers and connect, read or write errors end the bench, since a fast
+    failure is no throughput; timeouts (no answer within WRK_TIMEOUT: a
+    server starved of CPU on a loaded machine) are counted and reported."""
     cmd = pinned(["wrk", f"-t{WRK_THREADS}", f"-c{WRK_CONNECTIONS}", f"-d{seconds}s",
-                  f"http://127.0.0.1:{port}{path}"], WRK_CPU)
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60).stdout
-    bad = [ln.strip() for ln in res.splitlines()
-           if ln.strip().startswith(("Non-2xx", "Socket errors"))]
-    if bad:
-        raise SystemExit(f"chunked.py: wrk {path}: {'; '.join(bad)}")
+                  f"--timeout={WRK_TIMEOUT}s", f"http://127.0.0.1:{port}{path}"], WRK_CPU)
+    res = subprocess.run(cmd, capture_output=True, text=True,
+                         timeout=seconds + WRK_TIMEOUT + 60).stdout
+    timeouts = 0
+    for ln in res.splitlines():
+        ln = ln.strip()
+        if ln.startswith("Non-2xx"):
+            raise SystemExit(f"chunked.py: wrk {path}: {ln}")
+        if ln.startswith("Socket errors:"):
+            errs = dict((k.strip(), int(v)) for k, v in
+                        (part.strip().rsplit(" ", 1) for part in ln.split(":", 1)[1].split(",")))
+            if errs.get("connect") or errs.get("read") or errs.get("write"):
+                raise SystemExit(f"chunked.py: wrk {path}: {ln}")
+            timeouts = errs.get("timeout", 0)
     rate = count = None
     for line in res.splitlines():
         if line.startswith("Requests/sec:"):
@@ -188,7 +199,7 @@ def wrk(port, path, seconds):
             count = int(line.split()[0])
     if rate is None or not count:
         raise SystemExit(f"chunked.py: wrk said:\n{res}")
-    return rate, count
+    return rate, count, timeouts
 
 
 def throughput(size, rounds, seconds, sides):
@@ -199,6 +210,7 @@ def throughput(size, rounds, seconds, sides):
     server waits for a CPU is not in it."""
     runs = {s: [] for s in sides}
     cpu = {s: [] for s in sides}
+    timeouts = {s: 0 for s in sides}
     for r in range(rounds):
         order = sides[r % len(sides):] + sides[:r % len(sides)]
         for side in order:
@@ -208,12 +220,13 @@ def throughput(size, rounds, seconds, sides):
                 if side != "node":
                     get(port, path)  # the body buffer is made once
                 before = cpu_ns(p.pid)
-                rate, count = wrk(port, path, seconds)
+                rate, count, late = wrk(port, path, seconds)
+                timeouts[side] += late
                 cpu[side].append((cpu_ns(p.pid) - before) / 1e3 / count)
                 runs[side].append(rate)
             finally:
                 stop(p)
-    return runs, cpu
+    return runs, cpu, timeouts
 
 
 def spread(v):
@@ -222,9 +235,9 @@ def spread(v):
     return (max(v) - min(v)) / m if m else None
 
 
-def rps_row(runs, cpu=None):
+def rps_row(runs, cpu=None, timeouts=None):
     med = {k: statistics.median(v) for k, v in runs.items()}
-    row = {"runs": runs, "median": med,
+    row = {"runs": runs, "median": med, "timeouts": timeouts or {},
            "min": {k: min(v) for k, v in runs.items()},
            "max": {k: max(v) for k, v in runs.items()},
            "spread": {k: spread(v) for k, v in runs.items()}}
@@ -311,9 +324,11 @@ def main():
         say("\n(wrk: skipped)")
     else:
         result["wrk"] = {"threads": WRK_THREADS, "connections": WRK_CONNECTIONS,
+                         "timeout": WRK_TIMEOUT,
                          "seconds": a.seconds, "rounds": a.rounds,
                          "server_cpu": SERVER_CPU, "wrk_cpu": WRK_CPU}
-        say(f"\n## Requests per second (wrk -t{WRK_THREADS} -c{WRK_CONNECTIONS} -d{a.seconds}s; "
+        say(f"\n## Requests per second (wrk -t{WRK_THREADS} -c{WRK_CONNECTIONS} -d{a.seconds}s "
+            f"--timeout={WRK_TIMEOUT}s; "
             f"servers on CPU {SERVER_CPU}, wrk on CPU {WRK_CPU}; medians of {a.rounds} "
             "interleaved rounds [min, max]; load average before -> after)\n")
         say("| payload | " + " | ".join(("node 20" if s == "node" else s) for s in sides)
@@ -333,7 +348,8 @@ def main():
                         + ("" if row["clear_over_" + k] or a.rounds < 2 else " (overlap)"))
             say(f"| {label(size)} | " + " | ".join(cell(s) for s in sides)
                 + f" | {ratio('separate')} | " + (f"{ratio('node')} | " if node else "")
-                + f"{before:.2f} -> {row['load_average'][1]:.2f} |")
+                + f"{before:.2f} -> {row['load_average'][1]:.2f} |"
+                + "".join(f" ({s}: {n} wrk timeouts)" for s, n in row["timeouts"].items() if n))
         say("\n## Server CPU µs per response (its threads' CPU time while wrk ran / wrk's "
             "requests; medians [min, max] of the same runs)\n")
         say("| payload | " + " | ".join(("node 20" if s == "node" else s) for s in sides)

@@ -108,6 +108,11 @@ def test_server_cpu_table():
     assert "### Server CPU per response (the same wrk runs)" in text
     assert ("| 8 KiB | 20.0 [18.0, 22.5] | 25.0 [24.0, 30.0] | 60.0 [50.0, 70.0] | 1.25x | "
             "3.00x |") in text
+    assert "gave up on" not in text
+    late = dict(CHUNKED, wrk=dict(CHUNKED["wrk"], timeout=10),
+                rps={k: dict(v, timeouts={"fixed": 0, "node": 3}) for k, v in CHUNKED["rps"].items()})
+    assert ("timeout of 10 s; not in the requests per second): 8 KiB node 3, 128 KiB node 3."
+            in "\n".join(section.markdown(report_with(late))))
     without = dict(CHUNKED, rps={k: {kk: vv for kk, vv in v.items() if kk != "cpu_us"}
                                  for k, v in CHUNKED["rps"].items()})
     assert "Server CPU" not in "\n".join(section.markdown(report_with(without)))

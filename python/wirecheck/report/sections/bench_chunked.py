@@ -157,6 +157,13 @@ def markdown(report: dict) -> list[str]:
         L += md_table(["payload", *(TITLES[s] for s in sides), "fixed/separate",
                        *(["fixed/node"] if "node" in sides else []), "load average"],
                       rps_rows(ch), "l" + "r" * (len(sides) + 1 + ("node" in sides)) + "l")
+    late = [f"{iec(int(size))} {side} {n}" for size, row in sorted(
+        (ch.get("rps") or {}).items(), key=lambda kv: int(kv[0]))
+        for side, n in (row.get("timeouts") or {}).items() if n]
+    if late:
+        L += ["", "Requests wrk gave up on (no answer within its timeout of "
+              f"{(ch.get('wrk') or {}).get('timeout')} s; not in the requests per second): "
+              + ", ".join(late) + "."]
     cpu = cpu_rows(ch)
     if cpu:
         L += ["", "### Server CPU per response (the same wrk runs)", "",
@@ -236,8 +243,8 @@ def plot(ch: dict, path: Path, extra_formats: Sequence[str] = ()) -> None:
     ax_s.set_ylabel("writing syscalls per response")
     ax_s.set_title("Syscalls per response (counts: the load does not move them)\n"
                    "reference: send + sendmsg; node: write + writev", loc="left")
-    ax_s.legend(fontsize=8, frameon=False, loc="upper left")
-    ax_s.set_ylim(0, max([3.5] + [((sc.get(str(s)) or {}).get(side) or {}).get("per_response", 0)
+    ax_s.legend(fontsize=8, frameon=False, loc="upper left", ncol=len(sides))
+    ax_s.set_ylim(0, max([4.0] + [((sc.get(str(s)) or {}).get(side) or {}).get("per_response", 0)
                                   * 1.2 for s in sizes for side in sides]))
     fig.suptitle("Chunked responses (bench/chunked.py): fixed, separate (legacy), node 20",
                  x=0.01, ha="left", fontsize=11)
