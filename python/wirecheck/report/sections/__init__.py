@@ -29,3 +29,7 @@ def behaviour_section(name: Optional[str]) -> ModuleType:
     if b is None or b.section is None:
         return generic
     return importlib.import_module(f"{__name__}.{b.section}")
+
+# The mutation pass's last result (issue 15), after the benchmarks.
+from . import mutants  # noqa: E402
+BENCH_SECTIONS += (mutants,)
