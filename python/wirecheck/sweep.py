@@ -353,7 +353,7 @@ def judge(clean: dict, run: dict, cell: Cell, *, valgrind: bool = False,
     # run says so too.
     closes, ccloses = _closes(run), _closes(clean)
     for c, n in closes.items():
-        if not abrupt and not death and c < len(peers) and c < len(cpeers) \
+        if not abrupt and not lossy and c < len(peers) and c < len(cpeers) \
                 and ccloses.get(c) == cpeers[c].get("bytes") \
                 and n != peers[c].get("bytes"):
             broken.append(f"connection {c}: close says bytes_written={n}, the peer got "
@@ -443,7 +443,12 @@ class Sweep:
         return [int(p.get("bytes") or 0) for p in _peers(src.run_clean())]
 
     def cells(self) -> list[Cell]:
+        """The sweep's cells; none when the clean run hung (a scenario that
+        does not end by itself cannot be judged against its clean run:
+        the result says so, `clean_exit`)."""
         clean = self.run_clean()
+        if (clean.get("exit") or {}).get("timed_out"):
+            return []
         return cells(writing_calls(clean), self.k_max, reads=reading_calls(clean),
                      conn_bytes=self.conn_bytes(), n_bytes=self.n_bytes)
 
@@ -533,6 +538,7 @@ def sweep_files(paths: Sequence[str], *, variants_sets: Sequence[Sequence[str]] 
             "conn_bytes": s.conn_bytes() if s.clean else [],
             "syscalls": (s.clean or {}).get("syscalls"),
             "cells": len(rs),
+            "clean_exit": _exit_text((s.clean or {}).get("exit") or {}),
             "outcomes": {r.cell.id: ("ok" if not r.broken else "broken") for r in rs},
             "exits": {r.cell.id: r.exit for r in rs},
             "failures": [{"cell": r.cell.id, "fault": r.cell.fault, "k": r.cell.k,

@@ -331,3 +331,13 @@ def test_a_scenario_with_a_matrix_is_swept_as_its_first_profile():
     assert s.command(sweep.Cell("EPIPE", 2))[2:] == [
         str(path), "--refuse-write", "EAGAIN@1", "--fault", "write:errno=EPIPE,after=1"]
     assert s.command(None)[2:] == [str(path), "--refuse-write", "EAGAIN@1"]
+
+
+def test_a_scenario_whose_clean_run_hangs_gets_no_cells():
+    # ws/queue-probe's legacy strategy hangs by itself: every cell would be
+    # judged against a timed-out run.
+    s = sweep.Sweep(str(SCENARIO), binary=sys.executable, n_bytes=2)
+    s.clean = dict(CLEAN, exit={"code": None, "timed_out": True})
+    assert s.cells() == []
+    s.clean = CLEAN
+    assert s.cells() != []
