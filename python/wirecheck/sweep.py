@@ -228,6 +228,28 @@ def _fired(clean: dict, trace: dict, cell: Cell) -> bool:
     return any(c.get("rule") in ours for c in calls)
 
 
+_TRY_FALSE = re.compile(r"^try-write(?:#\d+|-rest) .* -> false\b")
+
+
+def _left_to_the_app(run: dict) -> bool:
+    """Whether the run's last try-write returned false and the stack then
+    told the application `writable` (what the application does next is its
+    own)."""
+    left = False
+    for ev in run.get("events") or []:
+        m = _EVENT.match(ev)
+        if not m:
+            continue
+        text = m.group(2)
+        if text.startswith("try-write"):
+            left = False
+            if _TRY_FALSE.match(text):
+                left = None  # false: waiting for the stack's writable
+        elif text.startswith("writable ") and left is None:
+            left = True
+    return left is True
+
+
 def judge(clean: dict, run: dict, cell: Cell, *, valgrind: bool = False,
           half_open: bool = False) -> list[str]:
     """The invariants `run` breaks, as sentences (empty: it passed). Each
@@ -241,6 +263,16 @@ def judge(clean: dict, run: dict, cell: Cell, *, valgrind: bool = False,
     # answers only data it never got does not: that run can only time
     # out, by design, and is judged on its peer's bytes alone.
     if cell.kind == "eof" and fired and half_open and ex.get("timed_out"):
+        ex = dict(cex)
+    # A try-write that a fault turned to false leaves the rest of the
+    # response to the application, which the stack tells with `writable`;
+    # an application that then writes nothing more (a try-write without
+    # resume and no `on writable` handler that ends the response:
+    # chunked/final-128k, final-partial-terminator) never ends it, as a uWS
+    # application that ignores tryEnd's false. That hang is the
+    # application's: judged on the peer's bytes (a prefix).
+    stalled = bool(ex.get("timed_out")) and fired and _left_to_the_app(run)
+    if stalled:
         ex = dict(cex)
     # The subject was meant to die of the signal: it must have, and the
     # harness must say so (its signal, not a timeout); its peers then get
@@ -270,7 +302,7 @@ def judge(clean: dict, run: dict, cell: Cell, *, valgrind: bool = False,
     # An early end of stream (a zero from recv) ends a connection the peer
     # did not end: what it still had queued may be lost, as after a fatal
     # fault, but no error is owed. A death loses what was queued too.
-    lossy = fatal or death or (cell.kind == "eof" and fired)
+    lossy = fatal or death or stalled or (cell.kind == "eof" and fired)
     # A scenario that ends the subject itself (exit, abort, execve, a fatal
     # signal: its clean run has no queue figures) or destroys a connection
     # drops what is still queued at that point, and a fault changes how
@@ -321,7 +353,7 @@ def judge(clean: dict, run: dict, cell: Cell, *, valgrind: bool = False,
     # run says so too.
     closes, ccloses = _closes(run), _closes(clean)
     for c, n in closes.items():
-        if not abrupt and not death and c < len(peers) and c < len(cpeers) \
+        if not abrupt and not lossy and c < len(peers) and c < len(cpeers) \
                 and ccloses.get(c) == cpeers[c].get("bytes") \
                 and n != peers[c].get("bytes"):
             broken.append(f"connection {c}: close says bytes_written={n}, the peer got "
@@ -356,8 +388,13 @@ class Sweep:
     def __init__(self, path: str, *, variants: Sequence[str] = (), binary=None,
                  valgrind: bool = False, timeout: Optional[float] = None,
                  k_max: Optional[int] = None, n_bytes: int = 0,
-                 byte_source: Optional["Sweep"] = None):
+                 byte_source: Optional["Sweep"] = None, base_flags: Sequence[str] = ()):
         self.path = str(path)
+        # A scenario with a matrix runs as its first profile (its flags on
+        # every run, the clean one too): some need theirs to end at all
+        # (chunked/try-rest-on-writable answers only a try-write that a
+        # refused call made false).
+        self.base_flags = list(base_flags)
         self.variants = list(variants)
         self.binary = runner.find_binary(binary)
         self.valgrind = valgrind
@@ -372,7 +409,7 @@ class Sweep:
         self.half_open = _allows_half_open(self.path)
 
     def _flags(self, cell: Optional[Cell]) -> list[str]:
-        flags = cell.flags() if cell else []
+        flags = self.base_flags + (cell.flags() if cell else [])
         timeout = self.timeout
         # See judge: such a run times out by design; no need to wait long.
         if cell is not None and cell.kind == "eof" and self.half_open:
@@ -406,7 +443,12 @@ class Sweep:
         return [int(p.get("bytes") or 0) for p in _peers(src.run_clean())]
 
     def cells(self) -> list[Cell]:
+        """The sweep's cells; none when the clean run hung (a scenario that
+        does not end by itself cannot be judged against its clean run:
+        the result says so, `clean_exit`)."""
         clean = self.run_clean()
+        if (clean.get("exit") or {}).get("timed_out"):
+            return []
         return cells(writing_calls(clean), self.k_max, reads=reading_calls(clean),
                      conn_bytes=self.conn_bytes(), n_bytes=self.n_bytes)
 
@@ -464,10 +506,14 @@ def sweep_files(paths: Sequence[str], *, variants_sets: Sequence[Sequence[str]] 
     start = time.monotonic()
     load_start = _loadavg()
     sweeps = []
-    for p, sets in (plan if plan is not None else [(p, variants_sets) for p in paths]):
+    for p, sets, *prof in (plan if plan is not None
+                           else [(p, variants_sets) for p in paths]):
         first = None
+        profile = prof[0] if prof else None
         for vs in sets:
-            sweeps.append(Sweep(p, variants=vs, byte_source=first, **kw))
+            sweeps.append(Sweep(p, variants=vs, byte_source=first,
+                                base_flags=profile.flags if profile else (), **kw))
+            sweeps[-1].profile = profile.id if profile else ""
             first = first or sweeps[-1]
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         list(pool.map(Sweep.run_clean, sweeps))
@@ -486,12 +532,13 @@ def sweep_files(paths: Sequence[str], *, variants_sets: Sequence[Sequence[str]] 
     for s in sweeps:
         rs = results[id(s)]
         report["scenarios"].append({
-            "path": s.path, "variants": s.variants,
+            "path": s.path, "variants": s.variants, "profile": getattr(s, "profile", ""),
             "writing_calls": writing_calls(s.clean or {}),
             "reading_calls": reading_calls(s.clean or {}),
             "conn_bytes": s.conn_bytes() if s.clean else [],
             "syscalls": (s.clean or {}).get("syscalls"),
             "cells": len(rs),
+            "clean_exit": _exit_text((s.clean or {}).get("exit") or {}),
             "outcomes": {r.cell.id: ("ok" if not r.broken else "broken") for r in rs},
             "exits": {r.cell.id: r.exit for r in rs},
             "failures": [{"cell": r.cell.id, "fault": r.cell.fault, "k": r.cell.k,
@@ -545,7 +592,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sets = [list(a.variant)]
         if a.legacy and meta.get("legacy"):
             sets.append(list(a.variant) + [meta["legacy"]["variant"]])
-        per_file.append((f, sets))
+        per_file.append((f, sets, runner.profiles(meta)[0]))
     report = sweep_files([], plan=per_file, jobs=a.jobs, binary=binary,
                          valgrind=a.valgrind, timeout=a.timeout, k_max=a.max_k,
                          n_bytes=a.bytes)

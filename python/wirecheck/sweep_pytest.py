@@ -20,12 +20,13 @@ from . import runner, sweep
 _CLEAN: dict = {}
 
 
-def _sweep_for(path: str, variants: tuple, binary, valgrind: bool) -> sweep.Sweep:
-    key = (path, variants, str(binary), valgrind)
+def _sweep_for(path: str, variants: tuple, binary, valgrind: bool,
+               base_flags: tuple = ()) -> sweep.Sweep:
+    key = (path, variants, str(binary), valgrind, base_flags)
     if key not in _CLEAN:
-        source = None if not variants else _sweep_for(path, (), binary, valgrind)
+        source = None if not variants else _sweep_for(path, (), binary, valgrind, base_flags)
         _CLEAN[key] = sweep.Sweep(path, variants=variants, binary=binary, valgrind=valgrind,
-                                  byte_source=source)
+                                  byte_source=source, base_flags=base_flags)
     return _CLEAN[key]
 
 
@@ -35,7 +36,7 @@ class SweepFailure(Exception):
 
 class SweepItem(pytest.Item):
     def __init__(self, *, scenario: str, variants: tuple, cell: sweep.Cell,
-                 binary, valgrind: bool, n_bytes: int = 0, **kw):
+                 binary, valgrind: bool, n_bytes: int = 0, base_flags: tuple = (), **kw):
         super().__init__(**kw)
         self.scenario = scenario
         self.variants = variants
@@ -43,9 +44,11 @@ class SweepItem(pytest.Item):
         self.binary = binary
         self.valgrind = valgrind
         self.n_bytes = n_bytes
+        self.base_flags = base_flags
 
     def runtest(self):
-        s = _sweep_for(self.scenario, self.variants, self.binary, self.valgrind)
+        s = _sweep_for(self.scenario, self.variants, self.binary, self.valgrind,
+                       self.base_flags)
         clean = s.run_clean()
         cell = self.cell
         if cell.conn is not None:
@@ -86,6 +89,8 @@ def collect(parent, meta: dict, scenario: str, *, binary, valgrind: bool,
     if legacy:
         sets.append(("legacy", (legacy["variant"],)))
     n_bytes = parent.config.getoption("wirecheck_sweep_bytes", 3)
+    # A scenario with a matrix is swept as its first profile (sweep.Sweep).
+    base_flags = tuple(runner.profiles(meta)[0].flags)
     items = []
     for name, variants in sets:
         todo = sweep.cells(k_max, k_max, reads=k_max)
@@ -95,5 +100,5 @@ def collect(parent, meta: dict, scenario: str, *, binary, valgrind: bool,
             items.append(SweepItem.from_parent(
                 parent, name=f"sweep::variant={name}::{cell.id}", scenario=scenario,
                 variants=variants, cell=cell, binary=binary, valgrind=valgrind,
-                n_bytes=n_bytes))
+                n_bytes=n_bytes, base_flags=base_flags))
     return items

@@ -300,3 +300,44 @@ def test_an_early_end_of_stream_on_a_half_open_connection_may_wait_for_ever():
     assert sweep.judge(CLEAN, hung, zero, half_open=True) == []
     assert any("hung" in b for b in sweep.judge(CLEAN, hung, zero))
     assert any("hung" in b for b in sweep.judge(CLEAN, hung, EAGAIN, half_open=True))
+
+
+def test_a_try_write_left_to_an_application_that_never_answers_writable():
+    # chunked/final-128k under EAGAIN@1: try-write says false, the stack
+    # says writable, the application (no resume, no `on writable`) writes
+    # nothing more: its hang, judged on the peer's bytes.
+    rule = "write:errno=EAGAIN"
+    events = ["t1 c0 accept", "t2 c0 request GET /r body=0",
+              "t2 c0 try-write#1 131072 final -> false offset=0"]
+    hung = dict(trace(*events, "t3 c0 writable offset=0", peer=(0, "ee"), faults=[rule],
+                      fired=[rule]), exit={"code": None, "timed_out": True})
+    assert sweep.judge(CLEAN, hung, sweep.Cell("EAGAIN", 1)) == []
+    # Without the stack's writable, the hang is the stack's.
+    silent = dict(hung, events=events)
+    assert any("hung" in b for b in sweep.judge(CLEAN, silent, sweep.Cell("EAGAIN", 1)))
+    # A later try-write that went out whole: nothing left to the application.
+    done = dict(hung, events=hung["events"] + ["t4 c0 try-write#2 5 -> true offset=5"])
+    assert any("hung" in b for b in sweep.judge(CLEAN, done, sweep.Cell("EAGAIN", 1)))
+
+
+def test_a_scenario_with_a_matrix_is_swept_as_its_first_profile():
+    # chunked/try-rest-on-writable ends only when its refused first call
+    # makes try-write false: without its profile the clean run hangs.
+    path = REPO / "scenarios" / "chunked" / "try-rest-on-writable.wcs"
+    meta = {"matrix": [{"key": "refuse", "values": ["EAGAIN@1", "ENOBUFS@1"]},
+                       {"key": "clamp", "values": ["none", "7"]}]}
+    first = sweep.runner.profiles(meta)[0]
+    s = sweep.Sweep(str(path), binary=sys.executable, base_flags=first.flags)
+    assert s.command(sweep.Cell("EPIPE", 2))[2:] == [
+        str(path), "--refuse-write", "EAGAIN@1", "--fault", "write:errno=EPIPE,after=1"]
+    assert s.command(None)[2:] == [str(path), "--refuse-write", "EAGAIN@1"]
+
+
+def test_a_scenario_whose_clean_run_hangs_gets_no_cells():
+    # ws/queue-probe's legacy strategy hangs by itself: every cell would be
+    # judged against a timed-out run.
+    s = sweep.Sweep(str(SCENARIO), binary=sys.executable, n_bytes=2)
+    s.clean = dict(CLEAN, exit={"code": None, "timed_out": True})
+    assert s.cells() == []
+    s.clean = CLEAN
+    assert s.cells() != []

@@ -156,3 +156,10 @@ def test_the_section_alone_is_written_with_its_plots(saved, tmp_path):
     assert "[plot](sweep-batching-several-writes.svg)" in text
     assert (out / "sweep-batching-several-writes.svg").is_file()
     assert sweep_report.main(["--json", str(tmp_path / "none.json"), "--out", str(out)]) == 2
+
+
+def test_a_sweep_whose_clean_run_hung_says_so(saved):
+    data = sec.load(saved)
+    data["scenarios"][1].update(cells=0, outcomes={}, failures=[], clean_exit="timed out")
+    text = "\n".join(sec.markdown({"sweep": data, "files": []}))
+    assert "legacy batch=off: the clean run hung, not swept" in text

@@ -236,7 +236,9 @@ def markdown(report: dict) -> list[str]:
     L += ["", "### Per scenario", ""]
     table = []
     for path, sweeps in by_scenario(data):
-        per = "; ".join(f"{strategy(s)} {s.get('cells', 0)} runs, "
+        per = "; ".join(f"{strategy(s)}: the clean run hung, not swept"
+                        if s.get("clean_exit") == "timed out" else
+                        f"{strategy(s)} {s.get('cells', 0)} runs, "
                         f"{len(s.get('failures', []))} broken" for s in sweeps)
         plot = plot_name(path)
         link = f"[plot]({plot})" if plot in report.get("files", []) else "-"
