@@ -27,6 +27,8 @@ CPU_SIZES_FULL = "4,8,16,32,64"
 # The benchmarks, in the order they run; --benches picks some.
 BENCHES = ("bytes_moved", "sender_cpu", "gate_cost", "batching", "chat",
            "sender_instr", "subjects")
+# Issue 11: bench/ws_echo, the WebSocket servers against node + npm ws.
+BENCHES = BENCHES + ("ws",)
 
 # Issue 5: syscalls per connection, (count at TO - count at FROM) / (TO - FROM).
 # Issue 5: syscalls per connection, (count at TO - count at FROM) / (TO - FROM),
@@ -163,6 +165,10 @@ def run_benches(bench_dir: Path, opts, log) -> dict:
         # Issue 13: node and libuv against the reference goldens (docs/subjects.md).
         "subjects": ["/usr/bin/python3", str(REPO / "bench" / "subjects.py"), "--json", "-q",
                      "--wirecheck-bin", str(bench_dir / "wirecheck")],
+        # Issue 11: WebSocket echo and chat, reference against node + npm ws,
+        # with the callgrind figures of bench/ws_instructions.sh.
+        "ws": [str(bench_dir / "ws_echo"), *quick, "--json",
+               "--instructions", str(bench_dir / "ws_send")],
     }
     plan = [(name, argvs[name]) for name in selected_benches(opts)]
     for i, (name, argv) in enumerate(plan, 1):

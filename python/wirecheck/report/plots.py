@@ -396,4 +396,9 @@ def plot_jobs(report: dict, out: Path, extra: Sequence[str]) -> tuple[list[tuple
     if (batching_series(report["bench"].get("batching")) or {}).get("rows"):
         jobs.append((plot_batching, (report["bench"]["batching"], out / "batching.svg", extra)))
         files.append("batching.svg")
+    # Issue 11: the WebSocket servers (sections/bench_ws.py draws it).
+    from .sections import bench_ws
+    if bench_ws._cpu_rows(report["bench"].get("ws") or {}):
+        jobs.append((bench_ws.plot_ws, (report["bench"]["ws"], out / bench_ws.PLOT, extra)))
+        files.append(bench_ws.PLOT)
     return jobs, files

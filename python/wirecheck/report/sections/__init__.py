@@ -13,11 +13,14 @@ from ... import behaviours
 from . import (bench_batching, bench_bytes_moved, bench_chat, bench_gate_cost,
                bench_per_connection, bench_sender_cpu, generic)
 from . import bench_subjects
+from . import bench_ws
 
 # The benchmarks' sections, in the order report.md shows them and their
 # summary lines.
 BENCH_SECTIONS = (bench_bytes_moved, bench_sender_cpu, bench_batching, bench_chat,
                   bench_per_connection, bench_gate_cost, bench_subjects)
+# Issue 11: the WebSocket servers against node + npm ws.
+BENCH_SECTIONS = BENCH_SECTIONS + (bench_ws,)
 
 
 def behaviour_section(name: Optional[str]) -> ModuleType:
