@@ -68,6 +68,11 @@ done
 echo
 echo "== WebSocket: instructions of a 16-byte text send and echo, server socket (callgrind)"
 echo "   command: bench/ws_instructions.sh build/bin/ws_send"
-# The target (<= 150 per send) is not met yet: the exit status is reported,
-# not fatal, so that the other figures still print.
+# The exit status is reported, not fatal, so that the other figures still
+# print.
 bench/ws_instructions.sh build/bin/ws_send || echo "   (above the target)"
+
+echo
+echo "== WebSocket: echo and chat servers, reference against node + npm ws (medians of interleaved rounds)"
+echo "   command: build/bin/ws_echo $q"
+build/bin/ws_echo $q

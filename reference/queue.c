@@ -286,31 +286,39 @@ static void queue_seg_add(struct rs_queue *q, const char *owned, size_t len);
  * allocation must leave the queue unchanged, and the size it asks for is
  * already the size after the drop, so the order changes no figure.
  */
-int rs_queue_append(struct rs_queue *q, const void *data, size_t len)
+char *rs__queue_room_slow(struct rs_queue *q, size_t len)
 {
-	int compact;
-	size_t base;
-	int err;
+	int compact = queue_compaction_due(q);
+	size_t base = compact ? queue_buf_len(q) : q->tail;
+	char *p;
 
-	if (len == 0)
-		return 0;
-	compact = queue_compaction_due(q);
-	base = compact ? queue_buf_len(q) : q->tail;
 	if (base > QUEUE_MAX_CAP || len > QUEUE_MAX_CAP - base)
-		return -ENOMEM;
+		return NULL;
 	/* Room for the segment first: after the copy nothing may fail. */
-	if (q->segs && (err = rs__ring_reserve(q->segs)) < 0)
-		return err;
-	err = queue_reserve(q, base + len);
-	if (err < 0)
-		return err;
+	if (q->segs && rs__ring_reserve(q->segs) < 0)
+		return NULL;
+	if (queue_reserve(q, base + len) < 0)
+		return NULL;
 	if (compact)
 		queue_compact(q);
-	memcpy(q->buf + q->tail, data, len);
+	p = q->buf + q->tail;
 	q->tail += len;
 	q->bytes_copied += len;
 	if (q->segs)
 		queue_seg_add(q, NULL, len);
+	return p;
+}
+
+int rs_queue_append(struct rs_queue *q, const void *data, size_t len)
+{
+	char *p;
+
+	if (len == 0)
+		return 0;
+	p = rs__queue_room(q, len);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, data, len);
 	return 0;
 }
 

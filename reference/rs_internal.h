@@ -107,6 +107,35 @@ static inline void rs__queue_consume(struct rs_queue *q, size_t n)
 		rs_queue_consume(q, n);
 }
 
+/* rs_queue_len inline: the write path asks it of three queues per write. */
+static inline size_t rs__queue_len(const struct rs_queue *q)
+{
+	return q->tail - q->head + q->owned_len;
+}
+
+/*
+ * Room for len (> 0) more copied bytes at the end of q, as rs_queue_append
+ * of len bytes would make it (growth, compaction, counters, the copied run
+ * among owned ones): returns where the caller writes exactly len bytes,
+ * before any other call on q, or NULL with q unchanged (-ENOMEM). It is
+ * rs_queue_append without the copy, so that a caller that builds its bytes
+ * (a WebSocket frame's header and payload) builds them in place.
+ */
+char *rs__queue_room_slow(struct rs_queue *q, size_t len);
+/* rs__queue_room with the common case inline: a queue of copied bytes
+ * alone whose buffer has the room and nothing to compact (head 0). */
+static inline char *rs__queue_room(struct rs_queue *q, size_t len)
+{
+	char *p;
+
+	if (q->segs || q->head != 0 || len > q->cap - q->tail)
+		return rs__queue_room_slow(q, len);
+	p = q->buf + q->tail;
+	q->tail += len;
+	q->bytes_copied += len;
+	return p;
+}
+
 /* What an epoll registration points at: a socket or a listener, whose
  * struct begins with it. */
 enum rs__handle_kind { RS__SOCKET, RS__LISTENER };
@@ -156,6 +185,21 @@ int rs__socket_accepted(rs_loop *loop, int fd,
 void rs__socket_batch_flush(rs_socket *s);
 /* Frees the sockets of loop that closed during the iteration. */
 void rs__socket_reap(rs_loop *loop);
+/*
+ * A write of hlen (at most 4) header bytes, the first in the low byte of
+ * head, followed by len bytes of data, hlen + len at most RS__PAIR_MAX,
+ * without a callback: the same bytes, calls and syscalls as
+ * rs_socket_write(s, header and data in one buffer, NULL, NULL). When that
+ * write would be held in the batch, the bytes are built there in place (no
+ * buffer of the caller's, one copy) and it returns RS__WRITE_BATCHED: the
+ * write queued nothing (rs_socket_writable_length is unchanged, 0).
+ * Otherwise it returns what rs_socket_write returned (1, 0, or -errno),
+ * or -EINVAL for a header or payload over the limits.
+ */
+#define RS__PAIR_MAX 256
+#define RS__WRITE_BATCHED 2
+int rs__socket_write_pair(rs_socket *s, uint32_t head, size_t hlen,
+			  const void *data, size_t len);
 
 /* socket.c: optional writes, for chunked responses (issue 10). */
 /* Called on a writable event after rs__socket_want_writable, once nothing

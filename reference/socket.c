@@ -241,6 +241,12 @@ void rs__socket_batch_flush(rs_socket *s)
 	rs_queue_consume(&s->batch, len);
 }
 
+/* rs_loop_task, inline: the write path asks it twice per write. */
+static uint64_t sock_task(const rs_socket *s)
+{
+	return s->loop->in_task ? s->loop->task : 0;
+}
+
 /* Whether a write is held in the batch: the fixed strategy, a byte write of
  * at most RS_BATCH_MAX_WRITE without a callback, after the socket's first
  * write of this task, while the kernel takes every byte (nothing queued),
@@ -248,12 +254,12 @@ void rs__socket_batch_flush(rs_socket *s)
  * callback (its release), so it is never held. */
 static int sock_batchable(const rs_socket *s, size_t len, rs_write_cb cb)
 {
-	uint64_t task = rs_loop_task(s->loop);
+	uint64_t task = sock_task(s);
 
 	return rs_config.batch && !cb && len > 0 && len <= RS_BATCH_MAX_WRITE &&
 	       task != 0 && s->write_task == task && !s->connecting &&
-	       rs_queue_len(&s->queue) == 0 &&
-	       rs_queue_len(&s->batch) + len <= RS_BATCH_LIMIT;
+	       rs__queue_len(&s->queue) == 0 &&
+	       rs__queue_len(&s->batch) + len <= RS_BATCH_LIMIT;
 }
 
 /* Accounts n bytes the kernel took; schedules what that completes. */
@@ -393,7 +399,7 @@ static void sock_flush(rs_socket *s)
 
 size_t rs_socket_writable_length(const rs_socket *s)
 {
-	return rs_queue_len(&s->queue) + rs_queue_len(&s->cork);
+	return rs__queue_len(&s->queue) + rs__queue_len(&s->cork);
 }
 
 uint64_t rs_socket_bytes_written(const rs_socket *s)
@@ -476,7 +482,8 @@ static int sock_write(rs_socket *s, const void *data, size_t len,
 {
 	/* node:net: the return value compares the length including this
 	 * write with the high-water mark, before the kernel is tried. */
-	int keep_going = rs_socket_writable_length(s) + len < RS_HIGH_WATER_MARK;
+	int keep_going = rs__queue_len(&s->queue) + rs__queue_len(&s->cork) +
+			 len < RS_HIGH_WATER_MARK;
 
 	if (!keep_going)
 		s->need_drain = 1;
@@ -502,12 +509,117 @@ static int sock_write(rs_socket *s, const void *data, size_t len,
 		 * before it: send them now, not at the end of the task. */
 		rs__socket_batch_flush(s);
 	}
-	s->write_task = rs_loop_task(s->loop);
+	s->write_task = sock_task(s);
 	/* A write whose bytes are all taken (or that has none) completes in
 	 * this task's microtasks. */
 	if (cb && s->written >= s->seq)
 		sock_schedule_settle(s);
 	return keep_going;
+}
+
+/*
+ * Whether rs_socket_write(s, ..., len, NULL, NULL) would hold the write in
+ * the batch and return 1, its tests in one expression (those of
+ * sock_can_write, sock_batchable and keep_going). keep_going: the queue is
+ * empty, and so is the cork buffer of a socket that is not corked
+ * (uncorking sends or drops all of it), so it is len below the mark. The
+ * task: a loop in a task has started one, so its number is not 0.
+ */
+static inline __attribute__((always_inline)) int
+sock_batch_ok(const rs_socket *s, size_t len)
+{
+	return !(s->destroyed || s->ending || s->connecting ||
+		 (s->peer_ended && !s->opts.allow_half_open) || s->corked ||
+		 !rs_config.batch || len == 0 || len > RS_BATCH_MAX_WRITE ||
+		 len >= RS_HIGH_WATER_MARK || !s->loop->in_task ||
+		 s->write_task != s->loop->task ||
+		 rs__queue_len(&s->queue) != 0 ||
+		 rs__queue_len(&s->batch) + len > RS_BATCH_LIMIT);
+}
+
+/* The header bytes (hlen at most 4, the first in the low byte of head),
+ * then the payload, at p. */
+static void sock_fill_pair(char *p, uint32_t head, size_t hlen,
+			   const void *data, size_t len)
+{
+	for (size_t i = 0; i < hlen; i++)
+		p[i] = (char)(head >> (8 * i));
+	if (len > 0)
+		memcpy(p + hlen, data, len);
+}
+
+/* rs__socket_write_pair but for its common case: in the batch after
+ * growing it, or through rs_socket_write. Out of line, so that the common
+ * case calls nothing and saves no registers. */
+static RS__OUT_OF_LINE int sock_write_pair_slow(rs_socket *s, uint32_t head,
+						size_t hlen, const void *data,
+						size_t len)
+{
+	char buf[RS__PAIR_MAX];
+	char *p;
+
+	if (hlen > 4 || len > RS__PAIR_MAX - hlen)
+		return -EINVAL;
+	if (sock_batch_ok(s, hlen + len) &&
+	    (p = rs__queue_room(&s->batch, hlen + len))) {
+		s->seq += hlen + len;
+		rs__batch_list(&s->batch_link);
+		sock_fill_pair(p, head, hlen, data, len);
+		return RS__WRITE_BATCHED;
+	}
+	sock_fill_pair(buf, head, hlen, data, len);
+	return rs_socket_write(s, buf, hlen + len, NULL, NULL);
+}
+
+/*
+ * The common case: a 2-byte header and at most 16 bytes, for a batch that
+ * is listed and has the room (a task's later small writes), with no call:
+ * the two stores of the header and two overlapping moves of the payload
+ * (8 bytes each, or 4, or byte by byte below 4).
+ */
+int rs__socket_write_pair(rs_socket *s, uint32_t head, size_t hlen,
+			  const void *data, size_t len)
+{
+	struct rs_queue *b = &s->batch;
+	const char *src = data;
+	size_t n = hlen + len;
+	char *p;
+
+	/* sock_batch_ok's tests, the batch's limit read as tail + n: a batch
+	 * without owned bytes (segs NULL) and with head 0 holds tail bytes. */
+	if (hlen != 2 || len > 16 || b->segs || b->head != 0 ||
+	    n > b->cap - b->tail || b->tail + n > RS_BATCH_LIMIT ||
+	    !s->batch_link.listed || s->destroyed || s->ending ||
+	    s->connecting || (s->peer_ended && !s->opts.allow_half_open) ||
+	    s->corked || !rs_config.batch || !s->loop->in_task ||
+	    s->write_task != s->loop->task || rs__queue_len(&s->queue) != 0)
+		return sock_write_pair_slow(s, head, hlen, data, len);
+	p = b->buf + b->tail;
+	b->tail += n;
+	b->bytes_copied += n;
+	s->seq += n;
+	p[0] = (char)head;
+	p[1] = (char)(head >> 8);
+	p += 2;
+	if (len >= 8) {
+		uint64_t x, y;
+
+		memcpy(&x, src, 8);
+		memcpy(&y, src + len - 8, 8);
+		memcpy(p, &x, 8);
+		memcpy(p + len - 8, &y, 8);
+	} else if (len >= 4) {
+		uint32_t x, y;
+
+		memcpy(&x, src, 4);
+		memcpy(&y, src + len - 4, 4);
+		memcpy(p, &x, 4);
+		memcpy(p + len - 4, &y, 4);
+	} else {
+		for (size_t i = 0; i < len; i++)
+			p[i] = src[i];
+	}
+	return RS__WRITE_BATCHED;
 }
 
 int rs_socket_write(rs_socket *s, const void *data, size_t len,

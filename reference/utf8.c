@@ -45,6 +45,46 @@ static int ascii8(const uint8_t *p)
 	return (w & UINT64_C(0x8080808080808080)) == 0;
 }
 
+/*
+ * From a character boundary at i: skips ASCII and whole well-formed
+ * sequences while 4 bytes are left, in locals, without the state of the
+ * byte-by-byte path. Returns where it stopped: fewer than 4 bytes left, or
+ * a byte that does not begin a well-formed sequence there (the byte-by-byte
+ * path then finds what it is). The ranges are Table 3-7's, as lead_of's:
+ * C2..DF 80..BF; E0 A0..BF, E1..EC 80..BF, ED 80..9F, EE..EF 80..BF, then
+ * 80..BF; F0 90..BF, F1..F3 80..BF, F4 80..8F, then 80..BF twice.
+ */
+static size_t whole_run(const uint8_t *p, size_t i, size_t n)
+{
+	while (i + 4 <= n) {
+		uint8_t b = p[i], c1 = p[i + 1];
+
+		if (b < 0x80) {
+			i++;
+			while (i + 8 <= n && ascii8(p + i))
+				i += 8;
+		} else if (b >= 0xc2 && b <= 0xdf) {
+			if ((c1 & 0xc0) != 0x80)
+				break;
+			i += 2;
+		} else if (b >= 0xe0 && b <= 0xef) {
+			if ((c1 & 0xc0) != 0x80 || (p[i + 2] & 0xc0) != 0x80 ||
+			    (b == 0xe0 && c1 < 0xa0) || (b == 0xed && c1 > 0x9f))
+				break;
+			i += 3;
+		} else if (b >= 0xf0 && b <= 0xf4) {
+			if ((c1 & 0xc0) != 0x80 || (p[i + 2] & 0xc0) != 0x80 ||
+			    (p[i + 3] & 0xc0) != 0x80 || (b == 0xf0 && c1 < 0x90) ||
+			    (b == 0xf4 && c1 > 0x8f))
+				break;
+			i += 4;
+		} else {
+			break;
+		}
+	}
+	return i;
+}
+
 int rs_utf8_feed(struct rs_utf8 *v, const uint8_t *p, size_t n)
 {
 	size_t i = 0;
@@ -52,7 +92,15 @@ int rs_utf8_feed(struct rs_utf8 *v, const uint8_t *p, size_t n)
 	if (v->bad)
 		return -1;
 	while (i < n) {
-		uint8_t b = p[i];
+		uint8_t b;
+
+		/* At a character boundary: whole sequences at once. */
+		if (v->need == 0) {
+			i = whole_run(p, i, n);
+			if (i >= n)
+				break;
+		}
+		b = p[i];
 
 		if (v->need > 0) {
 			if (b < v->lo || b > v->hi) {

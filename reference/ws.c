@@ -15,6 +15,7 @@
  * never reaches the queue and never stalls it.
  */
 #include "rs.h"
+#include "rs_internal.h"
 #include "ws_deflate.h"
 #include "ws_frame.h"
 
@@ -58,11 +59,15 @@ struct rs_ws {
 	rs_socket *sock;
 	struct rs_ws_events ev;
 	void *arg;
-	int server;
-	int by_kind;       /* the legacy strategy */
+	/* The flags rs_ws_send's small path tests, bits of one word: one
+	 * load and one compare for all of them. */
+	unsigned server : 1;
+	unsigned by_kind : 1;        /* the legacy strategy */
+	unsigned close_sent : 1;
+	unsigned close_received : 1;
+	unsigned waiting : 1;        /* an empty write with a callback is out */
+	unsigned deflate : 1;        /* permessage-deflate agreed in the handshake */
 	enum ws_state state;
-	int close_sent;
-	int close_received;
 	int peer_code;
 	int ending;        /* rs_socket_end was called */
 	int close_queued;  /* our close frame waits in the queue */
@@ -79,11 +84,9 @@ struct rs_ws {
 	struct ws_msg **qtail;
 	size_t qcount;
 	size_t qbytes;     /* payload bytes of the waiting messages */
-	int waiting;       /* an empty write with a callback is out */
 	int sends;         /* rs_ws_send calls so far */
 	/* permessage-deflate: NULL when the options leave it off. */
 	struct ws_pmd *pmd;
-	int deflate;       /* agreed in the handshake */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -336,47 +339,80 @@ static void ws_flushed(rs_socket *s, int status, void *arg)
  * rs_ws_encode_send (test_ws_wire.py and the scenarios hold both against
  * npm ws): type is the frame type by npm ws's rule, already checked.
  */
+/* A small frame: a 2-byte header and the payload in one write, built in
+ * the stream socket's batch when the batch takes it
+ * (rs__socket_write_pair); nothing is queued then, so nothing for
+ * ws_watch to see. */
 static int ws_send_small(rs_ws *ws, const void *data, size_t len, int type,
 			 int fin)
 {
-	uint8_t buf[2 + RS_WS_MAX_CONTROL];
-	int opcode = ws->frag.open ? RS_WS_OP_CONT : type;
+	uint32_t head = (uint32_t)((fin ? 0x80 : 0) |
+				   (ws->frag.open ? RS_WS_OP_CONT : type)) |
+			(uint32_t)len << 8;
 	int r;
 
 	ws->frag.open = !fin;
-	buf[0] = (uint8_t)((fin ? 0x80 : 0) | opcode);
-	buf[1] = (uint8_t)len;
-	if (len)
-		memcpy(buf + 2, data, len);
-	r = rs_socket_write(ws->sock, buf, len + 2, NULL, NULL);
+	r = rs__socket_write_pair(ws->sock, head, 2, data, len);
+	if (r == RS__WRITE_BATCHED)
+		return 1;
 	if (r < 0)
 		return r;
 	ws_watch(ws);
 	return 1;
 }
 
+static int ws_send_any(rs_ws *ws, const void *data, size_t len, int kind,
+		       int binary, int fin);
+
+/* Whether a send can take the small path, but for its options: a server
+ * on the fixed strategy without permessage-deflate, open, nothing waiting, at most 125 bytes, kind 1
+ * or 2 (the opcodes of text and binary), data given. */
+static inline int ws_small_ok(const rs_ws *ws, const void *data, size_t len,
+			      int kind)
+{
+	return ws->server && !ws->by_kind && !ws->deflate && !ws->close_sent &&
+	       !ws->close_received && !ws->waiting && ws->state == WS_OPEN &&
+	       !ws->qhead && len <= RS_WS_MAX_CONTROL &&
+	       (unsigned)(kind - 1) <= 1 && (data || len == 0);
+}
+
 int rs_ws_send(rs_ws *ws, const void *data, size_t len, int kind,
 	       const struct rs_ws_send_options *o)
 {
-	int binary = o ? o->binary : RS_WS_BINARY_ABSENT;
-	int fin = o ? o->fin : 1;
-	int number, queued;
+	int binary, fin;
 
-	if (!ws->by_kind && ws->server && !ws->deflate &&
-	    len <= RS_WS_MAX_CONTROL &&
-	    ws->state == WS_OPEN && !ws->qhead && !ws->waiting &&
-	    !ws->close_sent && !ws->close_received) {
-		/* kind 1 or 2 (the opcodes of text and binary), binary -1,
-		 * 0 or 1, fin 0 or 1: the checks of rs_ws_message_type. */
-		if ((unsigned)(kind - 1) > 1 || (unsigned)(binary + 1) > 2 ||
-		    (unsigned)fin > 1 || (!data && len > 0))
-			return -EINVAL;
+	/* Without options: binary absent (the type is the kind), fin. */
+	if (!o) {
+		if (ws_small_ok(ws, data, len, kind)) {
+			ws->sends++;
+			return ws_send_small(ws, data, len, kind, 1);
+		}
+		return ws_send_any(ws, data, len, kind, RS_WS_BINARY_ABSENT, 1);
+	}
+	binary = o->binary;
+	fin = o->fin;
+	/* The small path takes valid calls alone (binary -1, 0 or 1, fin 0
+	 * or 1, as rs_ws_message_type checks); ws_send_any refuses the
+	 * others, with the same -EINVAL. */
+	if (ws_small_ok(ws, data, len, kind) && (unsigned)(binary + 1) <= 2 &&
+	    (unsigned)fin <= 1) {
 		ws->sends++;
 		return ws_send_small(ws, data, len,
 				     binary < 0 ? kind : binary ? RS_WS_OP_BINARY
 								: RS_WS_OP_TEXT,
 				     fin);
 	}
+	return ws_send_any(ws, data, len, kind, binary, fin);
+}
+
+/* Every other send, out of line: the small one above then saves no
+ * registers for it. */
+static RS__OUT_OF_LINE int ws_send_any(rs_ws *ws, const void *data,
+				       size_t len, int kind, int binary,
+				       int fin)
+{
+	int number, queued;
+
 	number = ++ws->sends;
 	queued = ws->qhead || ws->waiting || ws->state == WS_CONNECTING;
 
@@ -769,7 +805,7 @@ int rs_ws_attach(rs_socket *s, const struct rs_ws_options *o,
 	if (ev)
 		ws->ev = *ev;
 	ws->arg = arg;
-	ws->server = o->server;
+	ws->server = o->server != 0;
 	ws->by_kind = cfg->ws == RS_WS_BY_KIND;
 	ws->state = WS_CONNECTING;
 	ws->qtail = &ws->qhead;

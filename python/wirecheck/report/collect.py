@@ -28,6 +28,8 @@ CPU_SIZES_FULL = "4,8,16,32,64"
 BENCHES = ("bytes_moved", "sender_cpu", "gate_cost", "batching", "chat",
            "sender_instr", "subjects", "sender_subjects")
 BENCHES = BENCHES + ("chunked",)  # issue 10: bench/chunked.py (wrk, node)
+# Issue 11: bench/ws_echo, the WebSocket servers against node + npm ws.
+BENCHES = BENCHES + ("ws",)
 
 # Issue 5: syscalls per connection, (count at TO - count at FROM) / (TO - FROM).
 # Issue 5: syscalls per connection, (count at TO - count at FROM) / (TO - FROM),
@@ -170,6 +172,10 @@ def run_benches(bench_dir: Path, opts, log) -> dict:
                     "--bin-dir", str(bench_dir), *quick],
         # Issue 13: sender CPU of end(64 MiB), refstack, node, libuv, floor.
         "sender_subjects": [str(bench_dir / "sender_cpu"), "--subjects", "--json"],
+        # Issue 11: WebSocket echo and chat, reference against node + npm ws,
+        # with the callgrind figures of bench/ws_instructions.sh.
+        "ws": [str(bench_dir / "ws_echo"), *quick, "--json",
+               "--instructions", str(bench_dir / "ws_send")],
     }
     plan = [(name, argvs[name]) for name in selected_benches(opts)]
     for i, (name, argv) in enumerate(plan, 1):

@@ -407,4 +407,9 @@ def plot_jobs(report: dict, out: Path, extra: Sequence[str]) -> tuple[list[tuple
     sweep_jobs, sweep_files = sweep_section.plot_jobs(report, out, extra)
     jobs += sweep_jobs
     files += sweep_files
+    # Issue 11: the WebSocket servers (sections/bench_ws.py draws it).
+    from .sections import bench_ws
+    if bench_ws._cpu_rows(report["bench"].get("ws") or {}):
+        jobs.append((bench_ws.plot_ws, (report["bench"]["ws"], out / bench_ws.PLOT, extra)))
+        files.append(bench_ws.PLOT)
     return jobs, files

@@ -14,12 +14,13 @@ from . import (bench_batching, bench_bytes_moved, bench_chat, bench_gate_cost,
                bench_per_connection, bench_sender_cpu, generic)
 from . import bench_chunked, bench_subjects, fuzz, sweep
 from .. import compare_builds
+from . import bench_ws
 
 # The benchmarks' sections, in the order report.md shows them and their
 # summary lines: then the fault sweep (issue 14), fuzzing (issue 14) and the
 # comparison of two builds (issue 12 item 11, --base-bin).
 BENCH_SECTIONS = (bench_bytes_moved, bench_sender_cpu, bench_batching, bench_chat,
-                  bench_per_connection, bench_gate_cost, bench_subjects, bench_chunked,
+                  bench_per_connection, bench_gate_cost, bench_subjects, bench_chunked, bench_ws,
                   sweep, fuzz, compare_builds)
 
 

@@ -1,0 +1,662 @@
+/*
+ * ws_echo.c: WebSocket echo and chat servers, the reference stack's
+ * (reference/ws.c, forked from this program) against node 20 + npm ws
+ * 8.18.3 (bench/ws_server.js), in the same run (issue 11's benchmark).
+ *
+ * Echo rows: 16-byte text, 16-byte binary, 1 KiB and 16 KiB of non-ASCII
+ * text (UTF-8 of 2- and 3-byte characters). A round sends M messages on one
+ * connection, at most W in flight, and reads every echo back (checked byte
+ * for byte). The figure: server CPU per message, user + system, from the
+ * server's own getrusage (the reference server) or process.cpuUsage() (node,
+ * the same getrusage), read before and after the round through a "!cpu"
+ * text message the server answers to its sender alone.
+ * Chat: 32 connections; a round: each client sends 8 16-byte text
+ * messages, the server writes each message to all 32, the round ends when
+ * every client has read all 256. Figures: messages in per second (256 over
+ * the round's time), deliveries per second (x32), server CPU per message in.
+ *
+ * Sides run in interleaved rounds (ref, node, then node, ref, ...): the
+ * medians, min and max, and node / ref ratios are printed with the load
+ * average, as the machine is shared. The clients are this process: plain C,
+ * blocking unix sockets, frames masked with the zero key (masking is then a
+ * no-op for the client; the servers still unmask).
+ *
+ * usage: ws_echo [--quick] [--rounds N] [--json] [--instructions WS_SEND]
+ * --json prints the figures as JSON (the report's bench_ws section reads
+ * it); --instructions runs bench/ws_instructions.sh on WS_SEND too and adds
+ * its callgrind figures, which hold still where time does not.
+ * Exits 0 when the benchmark ran, 1 on a failure (a frame, a connection,
+ * node or npm ws missing), 2 on a usage error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench_common.h"
+#include "rs.h"
+#include "ws_frame.h"
+
+#define CHAT_CLIENTS 32
+#define CHAT_MSGS 8
+#define MAX_CONNS 64
+#define RBUF (1 << 20)
+
+/* ---- the reference server (a forked child) ----------------------------- */
+
+static struct {
+	int chat;
+	rs_ws *conns[MAX_CONNS];
+	int n;
+} S;
+
+static void srv_cpu(rs_ws *ws)
+{
+	struct rusage ru;
+	char msg[64];
+	int n;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		bc_die("getrusage: %s", strerror(errno));
+	n = snprintf(msg, sizeof(msg), "cpu %lld %lld",
+		     (long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
+		     (long long)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec);
+	(void)rs_ws_send(ws, msg, (size_t)n, RS_WS_KIND_TEXT, NULL);
+}
+
+static void srv_message(rs_ws *ws, const struct rs_ws_message *m, void *arg)
+{
+	int kind = m->opcode == RS_WS_OP_TEXT ? RS_WS_KIND_TEXT
+					      : RS_WS_KIND_BYTES;
+
+	(void)arg;
+	if (kind == RS_WS_KIND_TEXT && m->len <= 5 && m->len > 0 &&
+	    m->data[0] == '!') {
+		if (m->len == 4 && memcmp(m->data, "!cpu", 4) == 0) {
+			srv_cpu(ws);
+			return;
+		}
+		/* _exit: the socket directory is the parent's to remove. */
+		if (m->len == 5 && memcmp(m->data, "!quit", 5) == 0)
+			_exit(0);
+	}
+	if (!S.chat) {
+		(void)rs_ws_send(ws, m->data, m->len, kind, NULL);
+		return;
+	}
+	for (int i = 0; i < S.n; i++)
+		(void)rs_ws_send(S.conns[i], m->data, m->len, kind, NULL);
+}
+
+static void srv_close(rs_ws *ws, int code, size_t dropped, void *arg)
+{
+	(void)code;
+	(void)dropped;
+	(void)arg;
+	for (int i = 0; i < S.n; i++)
+		if (S.conns[i] == ws)
+			S.conns[i] = S.conns[--S.n];
+}
+
+static const struct rs_ws_events srv_events = { .on_message = srv_message,
+						.on_close = srv_close };
+
+static void srv_connection(rs_listener *l, rs_socket *s, void *arg)
+{
+	struct rs_ws_options o = { .server = 1 };
+	rs_ws *ws;
+
+	(void)l;
+	(void)arg;
+	if (S.n == MAX_CONNS || rs_ws_attach(s, &o, &srv_events, NULL, &ws) < 0) {
+		rs_socket_destroy(s, 0);
+		return;
+	}
+	S.conns[S.n++] = ws;
+}
+
+static pid_t start_ref(int chat, const char *path)
+{
+	pid_t pid = bc_fork();
+
+	if (pid == 0) {
+		rs_loop *loop = bc_loop_new();
+		rs_listener *l;
+
+		S.chat = chat;
+		if (rs_listen_unix(loop, path, NULL, srv_connection, NULL, &l) < 0)
+			bc_die("rs_listen_unix %s failed", path);
+		bc_loop_run_free(loop);
+		_exit(0);
+	}
+	return pid;
+}
+
+static pid_t start_node(int chat, const char *path)
+{
+	int p[2];
+	char ready[8];
+	pid_t pid;
+
+	bc_pipe(p);
+	pid = bc_fork();
+	if (pid == 0) {
+		if (dup2(p[1], 1) < 0)
+			_exit(127);
+		close(p[0]);
+		execlp("node", "node", WS_SERVER_JS, chat ? "chat" : "echo",
+		       path, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	if (bc_read_full(p[0], ready, 6) < 0 || memcmp(ready, "ready\n", 6))
+		bc_die("node %s did not start (node and npm ws: scripts/setup.sh)",
+		       WS_SERVER_JS);
+	close(p[0]);
+	return pid;
+}
+
+/* ---- the client ------------------------------------------------------- */
+
+struct conn {
+	int fd;
+	char *buf;
+	size_t head, tail;
+};
+
+static void conn_fill(struct conn *c)
+{
+	ssize_t n;
+
+	if (c->head > 0 && c->head == c->tail)
+		c->head = c->tail = 0;
+	if (c->tail == RBUF) {
+		memmove(c->buf, c->buf + c->head, c->tail - c->head);
+		c->tail -= c->head;
+		c->head = 0;
+	}
+	n = read(c->fd, c->buf + c->tail, RBUF - c->tail);
+	if (n <= 0)
+		bc_die("read: %s", n == 0 ? "the server closed" : strerror(errno));
+	c->tail += (size_t)n;
+}
+
+static struct conn conn_open(const char *path)
+{
+	static const char req[] =
+		"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+		"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+		"Sec-WebSocket-Version: 13\r\n\r\n";
+	struct conn c = { -1, malloc(RBUF), 0, 0 };
+	char *end = NULL;
+
+	if (!c.buf)
+		bc_die("out of memory");
+	for (int i = 0; i < 200 && c.fd < 0; i++) {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+			c.fd = fd;
+			break;
+		}
+		if (fd >= 0)
+			close(fd);
+		usleep(10000); /* the server is starting: a retry, not a sync */
+	}
+	if (c.fd < 0)
+		bc_die("cannot connect to %s", path);
+	if (bc_write_full(c.fd, req, sizeof(req) - 1) < 0)
+		bc_die("cannot send the Upgrade request");
+	while (!end) {
+		conn_fill(&c);
+		c.buf[c.tail < RBUF ? c.tail : RBUF - 1] = '\0';
+		end = strstr(c.buf, "\r\n\r\n");
+	}
+	if (strncmp(c.buf, "HTTP/1.1 101", 12))
+		bc_die("no 101 answer");
+	c.head = (size_t)(end + 4 - c.buf);
+	return c;
+}
+
+/* One message from the server (unfragmented, unmasked): its opcode, and
+ * its payload, valid until the next call. */
+static const uint8_t *conn_frame(struct conn *c, int *op, size_t *len)
+{
+	for (;;) {
+		const uint8_t *p = (const uint8_t *)c->buf + c->head;
+		size_t have = c->tail - c->head, h = 2, n;
+
+		if (have >= 2) {
+			n = p[1] & 0x7f;
+			if (n == 126)
+				h = 4;
+			else if (n == 127)
+				h = 10;
+			if (have >= h) {
+				if (n == 126)
+					n = (size_t)p[2] << 8 | p[3];
+				else if (n == 127)
+					n = (size_t)p[6] << 24 | (size_t)p[7] << 16 |
+					    (size_t)p[8] << 8 | p[9];
+				if (h + n > RBUF)
+					bc_die("a frame over the buffer");
+				if (have >= h + n) {
+					if ((p[0] & 0x80) == 0 || (p[1] & 0x80))
+						bc_die("a fragmented or masked frame");
+					*op = p[0] & 0x0f;
+					*len = n;
+					c->head += h + n;
+					return p + h;
+				}
+			}
+		}
+		conn_fill(c);
+	}
+}
+
+/* A masked frame with the zero key (masking is then the identity). */
+static void conn_send(struct conn *c, int op, const void *data, size_t len)
+{
+	static uint8_t frame[14 + 65536];
+	static const uint8_t zero[4];
+	size_t h = rs_ws_header(frame, 1, 0, op, len, zero);
+
+	if (len > 65536)
+		bc_die("a message over 64 KiB");
+	memcpy(frame + h, data, len);
+	if (bc_write_full(c->fd, frame, h + len) < 0)
+		bc_die("write: %s", strerror(errno));
+}
+
+/* The server's CPU so far, in microseconds. */
+static double conn_cpu(struct conn *c)
+{
+	long long u, s;
+	char text[64];
+	int op;
+	size_t len;
+	const uint8_t *p;
+
+	conn_send(c, RS_WS_OP_TEXT, "!cpu", 4);
+	p = conn_frame(c, &op, &len);
+	if (op != RS_WS_OP_TEXT || len >= sizeof(text))
+		bc_die("no cpu answer");
+	memcpy(text, p, len);
+	text[len] = '\0';
+	if (sscanf(text, "cpu %lld %lld", &u, &s) != 2)
+		bc_die("a bad cpu answer: %s", text);
+	return (double)(u + s);
+}
+
+/* ---- rounds ----------------------------------------------------------- */
+
+struct row {
+	const char *name;
+	int op;
+	size_t size;
+	int msgs;     /* per round */
+	uint8_t *payload;
+};
+
+static uint8_t *payload_of(int op, size_t size)
+{
+	uint8_t *p = malloc(size);
+	size_t i = 0;
+
+	if (!p)
+		bc_die("out of memory");
+	if (op == RS_WS_OP_BINARY || size <= 16) {
+		for (; i < size; i++)
+			p[i] = (uint8_t)(op == RS_WS_OP_BINARY ? i * 37 + 200 : 'a' + i % 26);
+		return p;
+	}
+	/* Non-ASCII text: "é" (2 bytes) and "€" (3 bytes), in turn. */
+	while (i + 5 <= size) {
+		memcpy(p + i, "\xc3\xa9\xe2\x82\xac", 5);
+		i += 5;
+	}
+	for (; i < size; i++)
+		p[i] = 'x';
+	return p;
+}
+
+/* One echo round: CPU per message (us); *rate gets messages per second. */
+static double echo_round(struct conn *c, const struct row *r, double *rate)
+{
+	int window = (int)(65536 / r->size) < 32 ? (int)(65536 / r->size) : 32;
+	int sent = 0, got = 0;
+	double cpu0 = conn_cpu(c), t0 = bc_clock_us(CLOCK_MONOTONIC), cpu1, t1;
+
+	if (window < 1)
+		window = 1;
+	while (got < r->msgs) {
+		int op;
+		size_t len;
+		const uint8_t *p;
+
+		while (sent < r->msgs && sent - got < window) {
+			conn_send(c, r->op, r->payload, r->size);
+			sent++;
+		}
+		p = conn_frame(c, &op, &len);
+		if (op != r->op || len != r->size || memcmp(p, r->payload, len))
+			bc_die("echo %d of %s differs", got, r->name);
+		got++;
+	}
+	t1 = bc_clock_us(CLOCK_MONOTONIC);
+	cpu1 = conn_cpu(c);
+	*rate = r->msgs / ((t1 - t0) / 1e6);
+	return (cpu1 - cpu0) / r->msgs;
+}
+
+/* One chat round: CPU per message in (us); *rate gets messages in per
+ * second. */
+static double chat_round(struct conn *c, int n, double *rate)
+{
+	static const char msg[16] = "chat message 16b";
+	double cpu0 = conn_cpu(&c[0]), t0 = bc_clock_us(CLOCK_MONOTONIC), cpu1, t1;
+
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < CHAT_MSGS; k++)
+			conn_send(&c[i], RS_WS_OP_TEXT, msg, sizeof(msg));
+	for (int i = 0; i < n; i++) {
+		for (int k = 0; k < n * CHAT_MSGS; k++) {
+			int op;
+			size_t len;
+			const uint8_t *p = conn_frame(&c[i], &op, &len);
+
+			if (op != RS_WS_OP_TEXT || len != sizeof(msg) ||
+			    memcmp(p, msg, len))
+				bc_die("chat message %d at client %d differs", k, i);
+		}
+	}
+	t1 = bc_clock_us(CLOCK_MONOTONIC);
+	cpu1 = conn_cpu(&c[0]);
+	*rate = n * CHAT_MSGS / ((t1 - t0) / 1e6);
+	return (cpu1 - cpu0) / (n * CHAT_MSGS);
+}
+
+struct stats {
+	double med, lo, hi;
+};
+
+static struct stats stats_of(double *v, int n)
+{
+	struct stats s;
+
+	bc_sort_doubles(v, (size_t)n);
+	s.lo = v[0];
+	s.hi = v[n - 1];
+	s.med = bc_median(v, (size_t)n);
+	return s;
+}
+
+static char paths[4][128];
+
+/* The servers' socket files, before bc_socket_dir's removal of their
+ * directory (atexit runs this first: it is registered after). */
+static void unlink_paths(void)
+{
+	for (int i = 0; i < 4; i++)
+		if (paths[i][0])
+			(void)unlink(paths[i]);
+}
+
+/* One line of the results: a figure of both sides. */
+struct result {
+	char name[64];
+	const char *unit;
+	int higher_better;
+	struct stats ref, node;
+	double ahead; /* how far ref is ahead: node/ref (CPU), ref/node (rates) */
+};
+
+static struct result results[16];
+static int nresults;
+
+static void add_result(const char *name, const char *unit, double *ref,
+		       double *node, int n, int higher_better)
+{
+	struct result *r = &results[nresults++];
+
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	r->unit = unit;
+	r->higher_better = higher_better;
+	r->ref = stats_of(ref, n);
+	r->node = stats_of(node, n);
+	r->ahead = higher_better ? r->ref.med / r->node.med
+				 : r->node.med / r->ref.med;
+}
+
+static void print_table(void)
+{
+	printf("| %-38s | %-9s | %-30s | %-30s | ref ahead by |\n", "row",
+	       "unit", "reference: median (min-max)", "node + ws: median (min-max)");
+	for (int i = 0; i < nresults; i++) {
+		const struct result *r = &results[i];
+
+		printf("| %-38s | %-9s | %10.2f (%.2f-%.2f) | %10.2f (%.2f-%.2f) | %.2fx |\n",
+		       r->name, r->unit, r->ref.med, r->ref.lo, r->ref.hi,
+		       r->node.med, r->node.lo, r->node.hi, r->ahead);
+	}
+}
+
+static void print_json(int argc, char **argv, const struct bc_machine *m,
+		       int rounds, int chat_rounds, const double *instr)
+{
+	int met = 0;
+
+	bc_json_begin(argc, argv);
+	printf(",\n  \"bench\": \"ws\",\n");
+	bc_json_machine(m);
+	printf("  \"rounds\": %d,\n  \"chat_rounds_per_round\": %d,\n"
+	       "  \"chat_clients\": %d,\n  \"chat_messages_per_client\": %d,\n"
+	       "  \"transport\": \"unix\",\n  \"ws_version\": \"8.18.3\",\n",
+	       rounds, chat_rounds, CHAT_CLIENTS, CHAT_MSGS);
+	if (instr)
+		printf("  \"instructions\": {\"send_16_text\": %.1f, "
+		       "\"echo_16_text\": %.1f},\n", instr[0], instr[1]);
+	else
+		printf("  \"instructions\": null,\n");
+	printf("  \"rows\": [\n");
+	for (int i = 0; i < nresults; i++) {
+		const struct result *r = &results[i];
+
+		printf("    {\"row\": ");
+		bc_json_string(r->name);
+		printf(", \"unit\": ");
+		bc_json_string(r->unit);
+		printf(", \"higher_is_better\": %s, "
+		       "\"ref\": {\"median\": %.4f, \"min\": %.4f, \"max\": %.4f}, "
+		       "\"node\": {\"median\": %.4f, \"min\": %.4f, \"max\": %.4f}, "
+		       "\"ref_ahead_by\": %.4f}%s\n",
+		       r->higher_better ? "true" : "false", r->ref.med, r->ref.lo,
+		       r->ref.hi, r->node.med, r->node.lo, r->node.hi, r->ahead,
+		       i + 1 < nresults ? "," : "");
+	}
+	printf("  ],\n  \"targets\": [\n");
+	for (int i = 0; i < nresults; i++) {
+		printf("    {\"target\": ");
+		bc_json_string(results[i].name);
+		printf(", \"pass\": %s}%s\n", results[i].ahead > 1 ? "true" : "false",
+		       i + 1 < nresults ? "," : "");
+		met += results[i].ahead > 1;
+	}
+	printf("  ],\n");
+	bc_json_end_targets(met, nresults);
+}
+
+/* bench/ws_instructions.sh on ws_send: the send's and the echo's
+ * instructions (callgrind). Returns 0, or -1 when it did not run. */
+static int run_instructions(const char *ws_send, double out[2])
+{
+	char cmd[512], line[256];
+	int got = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "bash '%s' '%s' 100000 2>&1", WS_INSTRUCTIONS_SH,
+		 ws_send);
+	if (!(f = popen(cmd, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "ws send, 16-byte text, server socket: %lf", &out[0]) == 1)
+			got |= 1;
+		if (sscanf(line, "ws echo, 16-byte text, server socket: %lf", &out[1]) == 1)
+			got |= 2;
+	}
+	(void)pclose(f);
+	return got == 3 ? 0 : -1;
+}
+
+static void quit(struct conn *c, pid_t pid, const char *what)
+{
+	conn_send(c, RS_WS_OP_TEXT, "!quit", 5);
+	bc_wait_child(pid, what);
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = 9, quick = 0, as_json = 0;
+	const char *ws_send = NULL;
+	struct bc_machine machine = { bc_cpus_online(), 0, 0 };
+	double instr[2];
+	int have_instr = 0;
+	char dir[128];
+	char *ref_echo = paths[0], *node_echo = paths[1], *ref_chat = paths[2],
+	     *node_chat = paths[3];
+	struct row rows[4] = {
+		{ "echo 16 B text", RS_WS_OP_TEXT, 16, 20000, NULL },
+		{ "echo 16 B binary", RS_WS_OP_BINARY, 16, 20000, NULL },
+		{ "echo 1 KiB non-ASCII text", RS_WS_OP_TEXT, 1024, 10000, NULL },
+		{ "echo 16 KiB non-ASCII text", RS_WS_OP_TEXT, 16384, 2000, NULL },
+	};
+	double cpu[2][64], rate[2][64];
+	struct conn ce[2], cc[2][CHAT_CLIENTS];
+	pid_t pe[2], pc[2];
+	int chat_rounds;
+
+	bc_set_prog("ws_echo");
+	bc_ignore_sigpipe();
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick")) {
+			quick = 1;
+		} else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
+			if (bc_parse_int(argv[++i], 1, 64, &rounds) < 0)
+				bc_die("--rounds: a number from 1 to 64");
+		} else if (!strcmp(argv[i], "--json")) {
+			as_json = 1;
+		} else if (!strcmp(argv[i], "--instructions") && i + 1 < argc) {
+			ws_send = argv[++i];
+		} else {
+			fprintf(stderr, "usage: ws_echo [--quick] [--rounds N] [--json] "
+				"[--instructions WS_SEND]\n");
+			return 2;
+		}
+	}
+	if (quick) {
+		rounds = rounds > 3 ? 3 : rounds;
+		for (int i = 0; i < 4; i++)
+			rows[i].msgs /= 10;
+	}
+	chat_rounds = quick ? 20 : 100;
+	/* bc_socket_dir gives DIR/sock; the four servers' sockets go in DIR. */
+	snprintf(dir, sizeof(dir), "%s", bc_socket_dir("/tmp/ws_echo.XXXXXX"));
+	if (strlen(dir) > 5)
+		dir[strlen(dir) - 5] = '\0';
+	snprintf(ref_echo, sizeof(paths[0]), "%s/ref-echo", dir);
+	snprintf(node_echo, sizeof(paths[1]), "%s/node-echo", dir);
+	snprintf(ref_chat, sizeof(paths[2]), "%s/ref-chat", dir);
+	snprintf(node_chat, sizeof(paths[3]), "%s/node-chat", dir);
+	if (atexit(unlink_paths) != 0)
+		bc_die("atexit failed");
+	pe[0] = start_ref(0, ref_echo);
+	pe[1] = start_node(0, node_echo);
+	pc[0] = start_ref(1, ref_chat);
+	pc[1] = start_node(1, node_chat);
+	ce[0] = conn_open(ref_echo);
+	ce[1] = conn_open(node_echo);
+	for (int i = 0; i < CHAT_CLIENTS; i++) {
+		cc[0][i] = conn_open(ref_chat);
+		cc[1][i] = conn_open(node_chat);
+	}
+	for (int i = 0; i < 4; i++)
+		rows[i].payload = payload_of(rows[i].op, rows[i].size);
+	machine.load_start = bc_load_average();
+	/* A warm-up round of every row on both sides (node's JIT). */
+	for (int i = 0; i < 4; i++)
+		for (int side = 0; side < 2; side++)
+			(void)echo_round(&ce[side], &rows[i], &rate[side][0]);
+	for (int i = 0; i < 4; i++) {
+		char name[64];
+
+		for (int r = 0; r < rounds; r++)
+			for (int k = 0; k < 2; k++) {
+				int side = (r + k) % 2;
+
+				cpu[side][r] = echo_round(&ce[side], &rows[i],
+							  &rate[side][r]);
+			}
+		snprintf(name, sizeof(name), "%s: server CPU", rows[i].name);
+		add_result(name, "us/msg", cpu[0], cpu[1], rounds, 0);
+		snprintf(name, sizeof(name), "%s: rate", rows[i].name);
+		add_result(name, "msg/s", rate[0], rate[1], rounds, 1);
+	}
+	for (int w = 0; w < 2; w++)
+		(void)chat_round(cc[w], CHAT_CLIENTS, &rate[w][0]);
+	{
+		double c2[2][64], r2[2][64];
+		int per = chat_rounds / rounds > 0 ? chat_rounds / rounds : 1;
+
+		for (int r = 0; r < rounds; r++)
+			for (int k = 0; k < 2; k++) {
+				int side = (r + k) % 2;
+				double sc = 0, sr = 0, rr;
+
+				for (int j = 0; j < per; j++) {
+					sc += chat_round(cc[side], CHAT_CLIENTS, &rr);
+					sr += rr;
+				}
+				c2[side][r] = sc / per;
+				r2[side][r] = sr / per;
+			}
+		add_result("chat, 32 clients: server CPU", "us/msg in", c2[0],
+			   c2[1], rounds, 0);
+		add_result("chat, 32 clients: messages in", "msg/s", r2[0], r2[1],
+			   rounds, 1);
+		chat_rounds = per;
+	}
+	machine.load_end = bc_load_average();
+	if (ws_send)
+		have_instr = run_instructions(ws_send, instr) == 0;
+	if (as_json) {
+		print_json(argc, argv, &machine, rounds, chat_rounds,
+			   have_instr ? instr : NULL);
+	} else {
+		printf("ws_echo: reference stack vs node + npm ws 8.18.3, unix "
+		       "sockets, %d interleaved rounds per row; %ld CPUs, load "
+		       "average %.2f before, %.2f after\n", rounds, machine.cpus,
+		       machine.load_start, machine.load_end);
+		print_table();
+		if (have_instr)
+			printf("callgrind, reference server: %.1f instructions per "
+			       "16-byte text send, %.1f per 16-byte text echo\n",
+			       instr[0], instr[1]);
+	}
+	quit(&ce[0], pe[0], "the reference echo server");
+	quit(&ce[1], pe[1], "node's echo server");
+	quit(&cc[0][0], pc[0], "the reference chat server");
+	quit(&cc[1][0], pc[1], "node's chat server");
+	bc_finish_output();
+	return 0;
+}
