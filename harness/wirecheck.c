@@ -307,9 +307,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 			} else if (strcmp(a, "--strace") == 0) {
 				cli->strace = argv[i + 1];
 			} else if (strcmp(a, "--subject-handoff") == 0) {
-				if (strcmp(argv[i + 1], "upgrade") != 0)
-					return usage_error("--subject-handoff '%s': expected upgrade%s", argv[i + 1], "");
-				cli->handoff = argv[i + 1];
+				cli->handoff = argv[i + 1]; /* checked once the file is read */
 			} else if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0) {
 				char *end;
 				long n = strtol(argv[i + 1], &end, 10);
@@ -460,6 +458,10 @@ static int prepare(int argc, char **argv, struct cli *cli, struct scenario *sc,
 		fprintf(stderr, "wirecheck: %s\n", err);
 		sc_free(sc);
 		return 2;
+	}
+	if (cli->handoff && strcmp(cli->handoff, "upgrade") != 0) {
+		sc_free(sc);
+		return usage_error("--subject-handoff '%s': expected upgrade%s", cli->handoff, "");
 	}
 	if ((cli->subject && named_subject(cli->subject, subject, &cli->subject_preload)) ||
 	    (!cli->subject && !(*subject = default_subject()))) {
