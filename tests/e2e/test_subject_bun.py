@@ -189,3 +189,44 @@ def test_bundled_scenarios_pass_with_the_reviewed_differences(name, wirecheck, t
                       *[REPO / s for s in BUNDLED])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "4 passed" in proc.stdout, proc.stdout
+
+
+# ----------------------------------------------------------- the report
+
+
+def test_the_report_states_the_seeds_claims_with_their_scenarios():
+    import sys
+    sys.path.insert(0, str(REPO / "python"))
+    from wirecheck.report.sections import bench_subjects
+
+    row = {"scenario": "batching/several-writes", "behaviour": "batching", "subject": "bun",
+           "skipped": None, "bytes_equal": True, "reads_equal": False, "events_equal": False,
+           "golden_writes": 2, "writes": 3, "golden_syscalls": 9, "syscalls": 11,
+           "differs": ["events", "peer"], "reasons": {}, "unexplained": []}
+    claims = {
+        "batching": {"scenario": "scenarios/batching/several-writes.wcs", "golden_reads": [6, 13],
+                     "subjects": {"bun-upgrade": {"reads": [19, 0], "writing_calls": 4,
+                                                  "handoff": True, "batches": False}}},
+        "half_open": {"scenario": "scenarios/half-open/per-connection.wcs", "subjects": {
+            "refstack": {"mod_per_connection": 0.0, "order": {"calls": ["shutdown"],
+                                                              "end_first": True}},
+            "refstack poll-first": {"mod_per_connection": 1.0, "order": {}},
+            "bun": {"mod_per_connection": 2.0,
+                    "order": {"calls": ["epoll_ctl MOD EPOLLOUT", "shutdown"],
+                              "end_first": False}}}}}
+    sub = {"subjects": ["bun"], "missing": [], "rows": [row], "runtimes": {"bun": "1.4.5"},
+           "totals": {"bun": {"runs": 1, "bytes_equal": 1, "reads_equal": 0, "events_equal": 0,
+                              "skipped": 0, "unexplained": 0}},
+           "sends": [], "claims": claims}
+    report = {"bench": {"ran": True, "runs": {}, "errors": [], "subjects": sub}}
+    text = "\n".join(bench_subjects.markdown(report))
+    assert "the installed Bun 1.4.5 **does not batch** them" in text
+    assert "`scenarios/batching/several-writes.wcs` with `--subject bun-upgrade`" in text
+    assert "**changes the poll before it dispatches end**" in text
+    assert "`epoll_ctl MOD EPOLLOUT -> shutdown`" in text
+    # the side-by-side table: one column per subject
+    assert "| `batching/several-writes` | 2 | 3, bytes =, events ≠ |" in text
+    claims["batching"]["subjects"]["bun-upgrade"].update(reads=[6, 13], batches=True)
+    claims["half_open"]["subjects"]["bun"]["order"] = {"calls": ["shutdown"], "end_first": True}
+    text = "\n".join(bench_subjects.markdown(report))
+    assert "**batches** them" in text and "**dispatches end before the poll change**" in text
