@@ -1,5 +1,5 @@
 /*
- * batching.c: what write batching (reference-prs/000) changes for a task
+ * batching.c: what write batching (oven-sh/bun#45246) changes for a task
  * that makes N writes on one socket: the PR's "Numbers" table, rows for
  * rows, on the reference stack.
  *

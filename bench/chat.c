@@ -1,6 +1,6 @@
 /*
  * chat.c: a broadcast chat server on the reference stack, the application
- * of reference-prs/000's "Numbers": 8 clients, every message a client sends
+ * of oven-sh/bun#45246's "Numbers": 8 clients, every message a client sends
  * is written by the server to all 8 of them.
  *
  * Server: the parent process, on the stack's loop. A client socket's

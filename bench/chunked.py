@@ -5,17 +5,27 @@
    1 MiB sent as one try_write(data, final) by build/bin/chunked_server:
    the gate's send + sendmsg counts (read from its /stats) over R requests,
    divided by R. Target: a 128 KiB final chunk in 2 syscalls (fixed), where
-   chunked=separate makes 3. Counts, not times: they hold still on a shared
-   machine.
-2. Requests per second with wrk (-t1 -c16, keep-alive) against the server
-   pinned to CPU 0 (wrk on CPU 1): fixed, separate, and node's http server
-   doing res.write(buf) + res.end() of the same bytes (chunked), medians of
-   ROUNDS interleaved runs with their min and max. node's syscalls per
-   response come from the preload gate (`wirecheck exec`): write + writev.
+   chunked=separate makes 3. node 20's (bench/chunked_node.js: res.write(body)
+   + res.end()) come from the preload gate (`wirecheck exec`): write + writev
+   on its accepted TCP sockets over R requests, divided by R. Counts, not
+   times: they hold still on a shared machine.
+2. Requests per second with wrk (-t1 -c16, keep-alive) against each server
+   pinned to CPU 0 (wrk on CPU 1): fixed, separate, and node, the same bytes.
+   Each round runs the three once, in an order rotated from round to round
+   (so that none is always first after a quiet spell); the table gives the
+   medians of ROUNDS rounds with their min and max, the ratios of the
+   medians, and the load average (/proc/loadavg, 1 minute) before and after
+   each payload's rounds. Targets: fixed ahead of separate on every payload
+   of 16 KiB or more, and ahead of node on every row; on a loaded machine a
+   ratio whose runs overlap is noise, and the table says so.
 
-    bench/chunked.py [--rounds N] [--seconds S] [--quick]
+    bench/chunked.py [--rounds N] [--seconds S] [--requests R] [--quick]
+                     [--no-wrk] [--no-node] [--sizes B,B,...] [--bin-dir DIR]
+                     [--json FILE|-]
 
-Prints Markdown tables; --json FILE also writes the figures.
+Prints Markdown tables (on stderr with --json -, whose JSON goes to stdout,
+as the report's collector reads it: python/wirecheck/report/sections/
+bench_chunked.py). --quick: 1 round of 1 s, 10 requests.
 """
 import argparse
 import json
@@ -31,29 +41,42 @@ import urllib.request
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 BIN = REPO / "build" / "bin"
+NODE_JS = REPO / "bench" / "chunked_node.js"
 SIZES = [8 * 1024, 16 * 1024, 64 * 1024, 128 * 1024, 1024 * 1024]
-NODE_SERVER = r"""
-const http = require('http');
-const size = +process.argv[2];
-const buf = Buffer.alloc(size, 0x61);
-const server = http.createServer((req, res) => { res.write(buf); res.end(); });
-server.keepAliveTimeout = 60000;
-server.listen(0, '127.0.0.1', () => console.log('listening ' + server.address().port));
-process.on('SIGINT', () => process.exit(0));
-"""
+SIDES = ("fixed", "separate", "node")
+SERVER_CPU, WRK_CPU = 0, 1
+WRK_THREADS, WRK_CONNECTIONS = 1, 16
+
+out = sys.stdout
+
+
+def say(*args):
+    print(*args, file=out, flush=True)
 
 
 def label(n):
     return f"{n // 1024} KiB" if n < 1024 * 1024 else f"{n // (1024 * 1024)} MiB"
 
 
+def loadavg():
+    try:
+        return float(pathlib.Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def pinned(cmd, cpu):
+    if cpu is not None and shutil.which("taskset") and (os.cpu_count() or 1) > cpu:
+        return ["taskset", "-c", str(cpu)] + cmd
+    return cmd
+
+
 def start(cmd, cpu=None):
-    if cpu is not None and shutil.which("taskset"):
-        cmd = ["taskset", "-c", str(cpu)] + cmd
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(pinned(cmd, cpu), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     line = p.stdout.readline().decode()
     if not line.startswith("listening "):
         p.kill()
+        p.wait()
         raise SystemExit(f"chunked.py: {cmd[0]} did not start: {line!r}")
     return p, int(line.split()[1])
 
@@ -61,6 +84,7 @@ def start(cmd, cpu=None):
 def stop(p):
     p.kill()
     p.wait(timeout=10)
+    p.stdout.close()
 
 
 def stats(port):
@@ -73,123 +97,266 @@ def get(port, path):
         return len(r.read())
 
 
+def server_cmd(side, size):
+    """(argv, the path wrk asks for) of one side's server."""
+    if side == "node":
+        return ["node", str(NODE_JS), str(size)], "/"
+    return [str(BIN / "chunked_server"), "--variant", f"chunked={side}"], f"/tryfinal/{size}"
+
+
 def syscalls_per_response(variant, size, requests):
-    p, port = start([str(BIN / "chunked_server"), "--variant", f"chunked={variant}"])
+    """send and sendmsg per response of chunked_server (its own gate's
+    counters, read through /stats), one connection per request."""
+    p, port = start(server_cmd(variant, size)[0])
     try:
         get(port, f"/tryfinal/{size}")  # warm: the body buffer is made once
         s0 = stats(port)
         s1 = stats(port)   # s1 - s0: what one /stats answer costs
         for _ in range(requests):
-            assert get(port, f"/tryfinal/{size}") == size
+            if get(port, f"/tryfinal/{size}") != size:
+                raise SystemExit(f"chunked.py: {variant} {size}: a short body")
         s2 = stats(port)
     finally:
         stop(p)
     cost = {k: 2 * int(s1[k]) - int(s0[k]) for k in ("send", "sendmsg")}
     sends = int(s2["send"]) - cost["send"]
     msgs = int(s2["sendmsg"]) - cost["sendmsg"]
-    return (sends + msgs) / requests, sends / requests, msgs / requests
+    return {"per_response": (sends + msgs) / requests, "send": sends / requests,
+            "sendmsg": msgs / requests}
 
 
 def node_syscalls(size, requests):
-    """write + writev per response of node 20, counted by the preload gate."""
+    """write + writev per response of node 20 on its accepted TCP sockets,
+    counted by the preload gate (`wirecheck exec`); curl makes the requests,
+    one connection each, and node gets SIGINT when they are done."""
     wc = BIN / "wirecheck"
     with tempfile.TemporaryDirectory() as d:
-        js = pathlib.Path(d) / "server.js"
-        js.write_text(NODE_SERVER)
-        out = pathlib.Path(d) / "report.json"
-        until = (f"sh -c 'sleep 1; for i in $(seq {requests}); do curl -s -o /dev/null "
-                 f"http://127.0.0.1:$(cat {d}/port)/; done'")
-        # The port is learnt from node's first line: a wrapper writes it.
-        wrapper = pathlib.Path(d) / "run.sh"
-        wrapper.write_text(f"#!/bin/sh\nexec node {js} {size} | (read a p; echo $p > {d}/port; cat)\n")
-        wrapper.chmod(0o755)
-        subprocess.run([str(wc), "exec", "--output", str(out), "--until", until,
-                        "--stop-signal", "SIGINT", "--", "sh", str(wrapper)],
-                       capture_output=True, timeout=300)
-        rep = json.loads(out.read_text())
-    writes = 0
+        port_file = pathlib.Path(d) / "port"
+        report = pathlib.Path(d) / "report.json"
+        # The loop polls for the port file node writes once it listens.
+        until = (f"while [ ! -s {port_file} ]; do sleep 0.05; done; "
+                 f"port=$(cat {port_file}); "
+                 f"for i in $(seq {requests}); do curl -sf -o /dev/null "
+                 f"http://127.0.0.1:$port/ || exit 1; done")
+        proc = subprocess.run([str(wc), "exec", "--output", str(report), "--until", until,
+                               "--stop-signal", "SIGINT", "--timeout", "120", "--",
+                               "node", str(NODE_JS), str(size), str(port_file)],
+                              capture_output=True, text=True, timeout=300)
+        if proc.returncode != 0:
+            raise SystemExit(f"chunked.py: wirecheck exec node ({size} B) exited "
+                             f"{proc.returncode}: {proc.stderr.strip()[-400:]}")
+        rep = json.loads(report.read_text())
+    kinds = {"write": 0, "writev": 0}
     for c in [rep.get("counts")] + rep.get("children", []):
         for f in (c or {}).get("fds", []):
             what = f.get("what") or []
             what = what if isinstance(what, list) else [what]
             if any(w.startswith("tcp ") and "listening" not in w for w in what):
-                writes += f["calls"].get("write", 0) + f["calls"].get("writev", 0)
-    return writes / requests
+                for k in kinds:
+                    kinds[k] += f["calls"].get(k, 0)
+    return {"per_response": (kinds["write"] + kinds["writev"]) / requests,
+            "write": kinds["write"] / requests, "writev": kinds["writev"] / requests}
+
+
+def cpu_ns(pid):
+    """CPU time of every thread of pid so far, ns (the first field of each
+    /proc/PID/task/TID/schedstat: time on a CPU, user and kernel)."""
+    total = 0
+    for t in pathlib.Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((t / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that ended between the listing and the read
+    return total
 
 
 def wrk(port, path, seconds):
-    cmd = ["wrk", "-t1", "-c16", f"-d{seconds}s", f"http://127.0.0.1:{port}{path}"]
-    if shutil.which("taskset"):
-        cmd = ["taskset", "-c", "1"] + cmd
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60).stdout
-    for line in out.splitlines():
+    """(requests per second, requests) of one wrk run; errors (non-2xx,
+    socket errors) end the bench, since a fast failure is no throughput."""
+    cmd = pinned(["wrk", f"-t{WRK_THREADS}", f"-c{WRK_CONNECTIONS}", f"-d{seconds}s",
+                  f"http://127.0.0.1:{port}{path}"], WRK_CPU)
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60).stdout
+    bad = [ln.strip() for ln in res.splitlines()
+           if ln.strip().startswith(("Non-2xx", "Socket errors"))]
+    if bad:
+        raise SystemExit(f"chunked.py: wrk {path}: {'; '.join(bad)}")
+    rate = count = None
+    for line in res.splitlines():
         if line.startswith("Requests/sec:"):
-            return float(line.split()[1])
-    raise SystemExit(f"chunked.py: wrk said:\n{out}")
+            rate = float(line.split()[1])
+        elif " requests in " in line:
+            count = int(line.split()[0])
+    if rate is None or not count:
+        raise SystemExit(f"chunked.py: wrk said:\n{res}")
+    return rate, count
 
 
-def throughput(size, rounds, seconds):
-    runs = {"fixed": [], "separate": [], "node": []}
-    for _ in range(rounds):
-        for who in ("fixed", "separate", "node"):
-            if who == "node":
-                with tempfile.NamedTemporaryFile("w", suffix=".js", delete=False) as f:
-                    f.write(NODE_SERVER)
-                p, port = start(["node", f.name, str(size)], cpu=0)
-                path = "/"
-            else:
-                p, port = start([str(BIN / "chunked_server"), "--variant", f"chunked={who}"], cpu=0)
-                path = f"/tryfinal/{size}"
-                get(port, path)
+def throughput(size, rounds, seconds, sides):
+    """wrk's requests per second of each side, rounds interleaved, the
+    order rotated by one each round; and the server's CPU µs per response
+    in each run (its threads' time on a CPU while wrk ran, over wrk's
+    request count): a figure the load moves less, since the time the
+    server waits for a CPU is not in it."""
+    runs = {s: [] for s in sides}
+    cpu = {s: [] for s in sides}
+    for r in range(rounds):
+        order = sides[r % len(sides):] + sides[:r % len(sides)]
+        for side in order:
+            cmd, path = server_cmd(side, size)
+            p, port = start(cmd, cpu=SERVER_CPU)
             try:
-                runs[who].append(wrk(port, path, seconds))
+                if side != "node":
+                    get(port, path)  # the body buffer is made once
+                before = cpu_ns(p.pid)
+                rate, count = wrk(port, path, seconds)
+                cpu[side].append((cpu_ns(p.pid) - before) / 1e3 / count)
+                runs[side].append(rate)
             finally:
                 stop(p)
-                if who == "node":
-                    os.unlink(f.name)
-    return runs
+    return runs, cpu
+
+
+def spread(v):
+    """(max - min) / median, a run's noise as a fraction."""
+    m = statistics.median(v)
+    return (max(v) - min(v)) / m if m else None
+
+
+def rps_row(runs, cpu=None):
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    row = {"runs": runs, "median": med,
+           "min": {k: min(v) for k, v in runs.items()},
+           "max": {k: max(v) for k, v in runs.items()},
+           "spread": {k: spread(v) for k, v in runs.items()}}
+    for other in ("separate", "node"):
+        if other in med and med[other]:
+            row[f"fixed_over_{other}"] = med["fixed"] / med[other]
+            # The runs do not overlap: every fixed run above every other one.
+            row[f"clear_over_{other}"] = min(runs["fixed"]) > max(runs[other])
+    if cpu:
+        row["cpu_us"] = {"runs": cpu, "median": {k: statistics.median(v) for k, v in cpu.items()},
+                         "min": {k: min(v) for k, v in cpu.items()},
+                         "max": {k: max(v) for k, v in cpu.items()}}
+    return row
+
+
+def targets(result):
+    t = []
+    s128 = result["syscalls"].get(str(128 * 1024))
+    if s128:
+        m = s128["fixed"]["per_response"]
+        t.append({"target": "128 KiB final chunk in 2 syscalls (fixed)",
+                  "measured": f"{m:.2f} (separate {s128['separate']['per_response']:.2f})",
+                  "pass": m <= 2.0})
+    for size_s, row in result["rps"].items():
+        size = int(size_s)
+        if size >= 16 * 1024 and "fixed_over_separate" in row:
+            t.append({"target": f"{label(size)}: fixed ahead of separate (req/s)",
+                      "measured": f"x{row['fixed_over_separate']:.2f}"
+                                  + ("" if row["clear_over_separate"] else ", runs overlap"),
+                      "pass": row["fixed_over_separate"] > 1.0})
+        if "fixed_over_node" in row:
+            t.append({"target": f"{label(size)}: fixed ahead of node (req/s)",
+                      "measured": f"x{row['fixed_over_node']:.2f}"
+                                  + ("" if row["clear_over_node"] else ", runs overlap"),
+                      "pass": row["fixed_over_node"] > 1.0})
+    return t
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    global out, BIN
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=3)
     ap.add_argument("--requests", type=int, default=50)
-    ap.add_argument("--quick", action="store_true", help="1 round of 1 s, syscalls only for node")
+    ap.add_argument("--sizes", help="payloads in bytes, comma-separated (default: "
+                    + ",".join(map(str, SIZES)) + ")")
+    ap.add_argument("--quick", action="store_true", help="1 round of 1 s, 10 requests")
     ap.add_argument("--no-wrk", action="store_true")
-    ap.add_argument("--json")
+    ap.add_argument("--no-node", action="store_true")
+    ap.add_argument("--bin-dir", metavar="DIR", help="where chunked_server and wirecheck are "
+                    "(default: build/bin)")
+    ap.add_argument("--json", metavar="FILE", help="also write the figures; - for stdout "
+                    "(the tables then go to stderr)")
     a = ap.parse_args()
     if a.quick:
         a.rounds, a.seconds, a.requests = 1, 1, 10
-    result = {"syscalls": {}, "rps": {}}
-    print("## Syscalls per response (send + sendmsg; try_write(body, final))\n")
-    print("| payload | fixed | separate | node (write + writev) |")
-    print("|---|---:|---:|---:|")
-    for size in SIZES:
-        f = syscalls_per_response("fixed", size, a.requests)
-        s = syscalls_per_response("separate", size, a.requests)
-        n = node_syscalls(size, a.requests) if shutil.which("node") else None
-        result["syscalls"][size] = {"fixed": f, "separate": s, "node": n}
-        print(f"| {label(size)} | {f[0]:.2f} ({f[1]:.2f} + {f[2]:.2f}) | {s[0]:.2f} ({s[1]:.2f} + {s[2]:.2f}) | "
-              f"{'-' if n is None else f'{n:.2f}'} |")
-    sys.stdout.flush()
+    if a.json == "-":
+        out = sys.stderr
+    if a.bin_dir:
+        BIN = pathlib.Path(a.bin_dir).resolve()
+    sizes = [int(s) for s in a.sizes.split(",")] if a.sizes else SIZES
+    node = shutil.which("node") is not None and not a.no_node
+    sides = SIDES if node else SIDES[:2]
+    result = {"command": ["bench/chunked.py", *sys.argv[1:]], "sizes": sizes,
+              "cpus": os.cpu_count(), "sides": list(sides),
+              "syscalls": {}, "rps": {}, "wrk": None,
+              "load_average_start": loadavg()}
+
+    say("## Syscalls per response (try_write(body, final); chunked_server: send + sendmsg; "
+        f"node: write + writev; {a.requests} requests, one connection each)\n")
+    say("| payload | fixed | separate | node 20 |")
+    say("|---|---:|---:|---:|")
+    for size in sizes:
+        row = {s: syscalls_per_response(s, size, a.requests) for s in ("fixed", "separate")}
+        row["node"] = node_syscalls(size, a.requests) if node else None
+        result["syscalls"][str(size)] = row
+        f, s, n = row["fixed"], row["separate"], row["node"]
+        say(f"| {label(size)} | {f['per_response']:.2f} ({f['send']:.2f} + {f['sendmsg']:.2f}) | "
+            f"{s['per_response']:.2f} ({s['send']:.2f} + {s['sendmsg']:.2f}) | "
+            + ("-" if n is None else f"{n['per_response']:.2f} ({n['write']:.2f} + {n['writev']:.2f})")
+            + " |")
+
     if a.no_wrk or not shutil.which("wrk"):
-        print("\n(wrk: skipped)")
+        say("\n(wrk: skipped)")
     else:
-        print(f"\n## Requests per second (wrk -t1 -c16 -d{a.seconds}s; medians of {a.rounds} "
-              "interleaved runs, [min, max])\n")
-        print("| payload | fixed | separate | node 20 | fixed/separate | fixed/node |")
-        print("|---|---:|---:|---:|---:|---:|")
-        for size in SIZES:
-            r = throughput(size, a.rounds, a.seconds)
-            med = {k: statistics.median(v) for k, v in r.items()}
-            result["rps"][size] = r
-            cell = lambda k: f"{med[k]:,.0f} [{min(r[k]):,.0f}, {max(r[k]):,.0f}]"
-            print(f"| {label(size)} | {cell('fixed')} | {cell('separate')} | {cell('node')} | "
-                  f"{med['fixed'] / med['separate']:.2f} | {med['fixed'] / med['node']:.2f} |")
-            sys.stdout.flush()
-    if a.json:
-        pathlib.Path(a.json).write_text(json.dumps(result, indent=1, sort_keys=True))
+        result["wrk"] = {"threads": WRK_THREADS, "connections": WRK_CONNECTIONS,
+                         "seconds": a.seconds, "rounds": a.rounds,
+                         "server_cpu": SERVER_CPU, "wrk_cpu": WRK_CPU}
+        say(f"\n## Requests per second (wrk -t{WRK_THREADS} -c{WRK_CONNECTIONS} -d{a.seconds}s; "
+            f"servers on CPU {SERVER_CPU}, wrk on CPU {WRK_CPU}; medians of {a.rounds} "
+            "interleaved rounds [min, max]; load average before -> after)\n")
+        say("| payload | " + " | ".join(("node 20" if s == "node" else s) for s in sides)
+            + " | fixed/separate | " + ("fixed/node | " if node else "") + "load |")
+        say("|---|" + "---:|" * (len(sides) + 1 + node) + "---|")
+        for size in sizes:
+            before = loadavg()
+            row = rps_row(*throughput(size, a.rounds, a.seconds, sides))
+            row["load_average"] = [before, loadavg()]
+            result["rps"][str(size)] = row
+
+            def cell(k):
+                return f"{row['median'][k]:,.0f} [{row['min'][k]:,.0f}, {row['max'][k]:,.0f}]"
+
+            def ratio(k):
+                return (f"{row['fixed_over_' + k]:.2f}"
+                        + ("" if row["clear_over_" + k] or a.rounds < 2 else " (overlap)"))
+            say(f"| {label(size)} | " + " | ".join(cell(s) for s in sides)
+                + f" | {ratio('separate')} | " + (f"{ratio('node')} | " if node else "")
+                + f"{before:.2f} -> {row['load_average'][1]:.2f} |")
+        say("\n## Server CPU µs per response (its threads' CPU time while wrk ran / wrk's "
+            "requests; medians [min, max] of the same runs)\n")
+        say("| payload | " + " | ".join(("node 20" if s == "node" else s) for s in sides)
+            + " | separate/fixed |" + (" node/fixed |" if node else ""))
+        say("|---|" + "---:|" * (len(sides) + 1 + node))
+        for size in sizes:
+            c = result["rps"][str(size)]["cpu_us"]
+            m = c["median"]
+            say(f"| {label(size)} | " + " | ".join(
+                f"{m[s]:.1f} [{c['min'][s]:.1f}, {c['max'][s]:.1f}]" for s in sides)
+                + f" | {m['separate'] / m['fixed']:.2f} |"
+                + (f" {m['node'] / m['fixed']:.2f} |" if node else ""))
+    result["load_average_end"] = loadavg()
+    result["targets"] = targets(result)
+    result["targets_met"] = sum(t["pass"] for t in result["targets"])
+    result["targets_total"] = len(result["targets"])
+    say(f"\n## Targets: {result['targets_met']} of {result['targets_total']} met\n")
+    for t in result["targets"]:
+        say(f"- {t['target']}: {t['measured']}: {'PASS' if t['pass'] else 'FAIL'}")
+    if a.json == "-":
+        print(json.dumps(result, indent=1, sort_keys=True))
+    elif a.json:
+        pathlib.Path(a.json).write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

@@ -21,9 +21,17 @@
  *            every transport and mode, only so that each is measured in
  *            the same rounds as its neighbours.
  *   node     node 20's socket.end(buf) of the same bytes to the same
- *            reader (bench/sender_node.js), unclamped only: node's sends
- *            cannot be clamped. Its time is process.cpuUsage() of the node
- *            process, from the connection to end()'s callback.
+ *            reader (bench/sender_node.js). Its time is process.cpuUsage()
+ *            of the node process, from the connection to end()'s callback.
+ *   libuv    libuv's uv_write of the whole payload (one buffer, held by
+ *            reference: no copy), then uv_shutdown (bench/sender_libuv.c):
+ *            the thread's CPU from the connection to the shutdown callback.
+ *   node and libuv run as child processes; their clamped runs are second
+ *   processes with the gate preloaded (LD_PRELOAD=libwirecheck-preload.so,
+ *   WIRECHECK_FAULTS=write:short=4096,repeat=forever), whose interposition
+ *   of every call is in their clamped figures, as the linked gate's is in
+ *   the stack's. Without the preload library (a sanitizer build) they run
+ *   unclamped only.
  * Transports: a unix socket and TCP over 127.0.0.1. Modes: unclamped, and
  * every send clamped to 4 KiB (the gate's write:short=4096,repeat=forever for
  * the stack; the floor clamps its own send length, so that both make the
@@ -65,8 +73,14 @@
  * and faults it in before the rounds, so that the figures show the queue's
  * work without the faults of a fresh allocation.
  *
+ * --subjects is issue 13's figure: end(64 MiB) over the unix socket,
+ * unclamped and at the 4 KiB clamp, for the reference stack (cursor), node,
+ * libuv and the floor, in one run, with a table of its own.
+ *
  * usage: sender_cpu [--sizes 16,64] [--rounds N] [--quick] [--warm-heap]
- *                   [--no-node] [--node-script FILE] [--json]
+ *                   [--no-node] [--node-script FILE] [--no-libuv]
+ *                   [--libuv-sender FILE] [--preload FILE] [--subjects]
+ *                   [--json | --json-out FILE]
  * Exits 0 when the benchmark ran, 1 when a run failed or a byte count was
  * wrong, 2 on a usage error.
  */
@@ -101,6 +115,14 @@
 
 #ifndef SENDER_NODE_JS
 #define SENDER_NODE_JS "bench/sender_node.js"
+#endif
+/* bench/sender_libuv and the preload library, as the build knows them; ""
+ * when they are not built. */
+#ifndef SENDER_LIBUV
+#define SENDER_LIBUV ""
+#endif
+#ifndef WIRECHECK_PRELOAD
+#define WIRECHECK_PRELOAD ""
 #endif
 
 /* The reader's recv size: large, so that the reader keeps up. */
@@ -620,7 +642,9 @@ struct bench {
 	const struct reader *rd;
 	const char *payload;
 	struct fi_rule rule;
-	struct node_sender *node; /* NULL when node does not run */
+	/* node's and libuv's sender processes per mode (S_NODE, S_LIBUV),
+	 * NULL where they do not run. */
+	struct node_sender *child[NSENDERS][NMODES];
 };
 
 /* The copy alone (see the top): timed from the append to the free, as
@@ -649,9 +673,9 @@ static void run_one(const struct bench *b, enum transport t, enum mode m,
 		copy_run(b->payload, size, out);
 		return; /* no connection, so nothing for the reader */
 	}
-	if (s == S_NODE) {
+	if (s == S_NODE || s == S_LIBUV) {
 		*out = (struct sample){ 0 };
-		node_run(b->node, t == T_UNIX ? b->rd->path : NULL,
+		node_run(b->child[s][m], t == T_UNIX ? b->rd->path : NULL,
 			 b->rd->port, size, &out->cpu_ms);
 	} else if (s == S_FLOOR)
 		floor_run(b->rd, t, m, b->payload, size, out);
@@ -662,7 +686,7 @@ static void run_one(const struct bench *b, enum transport t, enum mode m,
 	reader_expect(b->rd, size);
 }
 
-static void cells_plan(const struct options *o)
+static void cells_plan(const struct options *o, const struct bench *b)
 {
 	for (int t = 0; t < NTRANSPORTS; t++)
 	for (int m = 0; m < NMODES; m++)
@@ -671,10 +695,9 @@ static void cells_plan(const struct options *o)
 		struct cell *c = &cells[t][m][i][s];
 
 		*c = (struct cell){ 0 };
-		/* node's sends cannot be clamped: it runs unclamped only. */
-		c->na = (s == S_NODE &&
-			 (m == M_CLAMPED || o->node_version == NULL)) ||
-			(s == S_OWNED && !OWNED_BUILT);
+		c->na = ((s == S_NODE || s == S_LIBUV) && b->child[s][m] == NULL) ||
+			(s == S_OWNED && !OWNED_BUILT) ||
+			!o->want_sender[s] || !o->want_transport[t];
 		if (s == S_MEMMOVE && m == M_CLAMPED) {
 			c->predicted = predicted_moves(o->sizes[i], CLAMP);
 			c->skipped = c->predicted > SKIP_BYTES;
@@ -750,6 +773,7 @@ static void cells_reduce(const struct options *o)
 			v[k] = c->samples[k].cpu_ms;
 		c->cpu_ms = bc_median(v, c->n);
 		c->min_ms = v[0]; /* bc_median sorted v */
+		c->max_ms = v[c->n - 1];
 		for (size_t k = 0; k < c->n; k++)
 			v[k] = (double)c->samples[k].sends;
 		c->sends = bc_median(v, c->n);
@@ -771,7 +795,9 @@ static int usage(void)
 	fprintf(stderr,
 		"usage: sender_cpu [--sizes 16,64] [--rounds N] [--quick] "
 		"[--warm-heap] [--no-node]\n"
-		"                  [--node-script FILE] [--json]\n"
+		"                  [--node-script FILE] [--no-libuv] "
+		"[--libuv-sender FILE]\n"
+		"                  [--preload FILE] [--subjects] [--json | --json-out FILE]\n"
 		"  --sizes LIST  payloads in MiB, comma-separated "
 		"(default 16,64)\n"
 		"  --rounds N    interleaved rounds per cell (default %d)\n"
@@ -779,11 +805,23 @@ static int usage(void)
 		"(--sizes and --rounds still override)\n"
 		"  --no-node     no node column\n"
 		"  --node-script FILE  node's sender (default %s)\n"
+		"  --no-libuv    no libuv column\n"
+		"  --libuv-sender FILE  libuv's sender (default %s)\n"
+		"  --preload FILE  the gate preloaded into node's and libuv's "
+		"clamped senders\n"
+		"                (default %s)\n"
+		"  --subjects    issue 13's figure: 64 MiB over the unix socket, "
+		"cursor, floor,\n"
+		"                node and libuv only (--sizes and --rounds still "
+		"apply)\n"
 		"  --warm-heap   reuse faulted-in heap memory for the queue "
 		"instead of a fresh\n"
 		"                mapping per run\n"
-		"  --json        print JSON instead of Markdown\n",
-		DEFAULT_ROUNDS, QUICK_ROUNDS, SENDER_NODE_JS);
+		"  --json        print JSON instead of Markdown\n"
+		"  --json-out FILE  print Markdown, and write the JSON to FILE\n",
+		DEFAULT_ROUNDS, QUICK_ROUNDS, SENDER_NODE_JS,
+		SENDER_LIBUV[0] ? SENDER_LIBUV : "not built",
+		WIRECHECK_PRELOAD[0] ? WIRECHECK_PRELOAD : "not built");
 	return 2;
 }
 
@@ -829,7 +867,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	int quick = 0, sizes_given = 0, rounds_given = 0;
 
-	*o = (struct options){ .node_script = SENDER_NODE_JS };
+	*o = (struct options){ .node_script = SENDER_NODE_JS,
+			       .libuv_sender = SENDER_LIBUV[0] ? SENDER_LIBUV : NULL,
+			       .preload = WIRECHECK_PRELOAD[0] ? WIRECHECK_PRELOAD : NULL };
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0) {
 			o->json = 1;
@@ -840,6 +880,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 		} else if (strcmp(argv[i], "--node-script") == 0 &&
 			   i + 1 < argc) {
 			o->node_script = argv[++i];
+		} else if (strcmp(argv[i], "--no-libuv") == 0) {
+			o->no_libuv = 1;
+		} else if (strcmp(argv[i], "--libuv-sender") == 0 &&
+			   i + 1 < argc) {
+			o->libuv_sender = argv[++i];
+		} else if (strcmp(argv[i], "--preload") == 0 && i + 1 < argc) {
+			o->preload = argv[++i];
+		} else if (strcmp(argv[i], "--json-out") == 0 && i + 1 < argc) {
+			o->json_out = argv[++i];
+		} else if (strcmp(argv[i], "--subjects") == 0) {
+			o->subjects = 1;
 		} else if (strcmp(argv[i], "--quick") == 0) {
 			quick = 1;
 		} else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
@@ -857,7 +908,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 	}
 	/* --quick only changes defaults, so that it combines with explicit
 	 * flags in any order. */
-	if (!sizes_given) {
+	for (int s = 0; s < NSENDERS; s++)
+		o->want_sender[s] = !o->subjects || s == S_CURSOR ||
+				    s == S_FLOOR || s == S_NODE || s == S_LIBUV;
+	o->want_transport[T_UNIX] = 1;
+	o->want_transport[T_TCP] = !o->subjects;
+	if (o->subjects && !sizes_given) {
+		o->sizes[0] = 64 * MIB;
+		o->nsizes = 1;
+	} else if (!sizes_given) {
 		const size_t *d = quick ? quick_sizes : default_sizes;
 		size_t n = quick ? sizeof(quick_sizes) / sizeof(quick_sizes[0])
 				 : sizeof(default_sizes) /
@@ -872,9 +931,91 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* --json-out: the JSON report into o->json_out, with stdout (where the
+ * report functions print) pointed at the file meanwhile. */
+static void json_to_file(const struct options *o, int argc, char **argv,
+			 const struct bc_machine *m)
+{
+	int saved, fd;
+
+	if (fflush(stdout) != 0)
+		bc_die("cannot write the output");
+	fd = open(o->json_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		bc_die("%s: %s", o->json_out, strerror(errno));
+	saved = dup(STDOUT_FILENO);
+	if (saved < 0 || dup2(fd, STDOUT_FILENO) < 0 || close(fd) != 0)
+		bc_die("dup2: %s", strerror(errno));
+	sender_cpu_json(o, argc, argv, m);
+	if (fflush(stdout) != 0 || ferror(stdout))
+		bc_die("%s: cannot write the JSON", o->json_out);
+	if (dup2(saved, STDOUT_FILENO) < 0 || close(saved) != 0)
+		bc_die("dup2: %s", strerror(errno));
+}
+
+/* Starts one child sender (S_NODE or S_LIBUV) for mode m: clamped, with the
+ * gate preloaded and the clamp rule. Returns it, or NULL when it did not
+ * start (the cells then say "-"). */
+static struct node_sender *child_start(struct node_sender *n, const struct options *o,
+				       int s, enum mode m)
+{
+	const char *preload = m == M_CLAMPED ? o->preload : NULL;
+	int rc;
+
+	if (m == M_CLAMPED && preload == NULL)
+		return NULL;
+	if (s == S_NODE)
+		rc = sender_child_start(n, "node", "/usr/bin/node", o->node_script,
+					preload, CLAMP_RULE);
+	else
+		rc = sender_child_start(n, o->libuv_sender, NULL, NULL, preload,
+					CLAMP_RULE);
+	if (rc < 0) {
+		fprintf(stderr, "sender_cpu: %s's sender did not start%s: no %s "
+				"%s column\n",
+			sender_names[s], m == M_CLAMPED ? " with the preload" : "",
+			mode_names[m], sender_names[s]);
+		return NULL;
+	}
+	return n;
+}
+
+/* node's and libuv's senders, each unclamped and clamped, unless left out. */
+static void children_start(struct bench *b, struct options *o,
+			   struct node_sender n[NSENDERS][NMODES])
+{
+	for (int m = 0; m < NMODES; m++) {
+		b->child[S_NODE][m] = NULL;
+		b->child[S_LIBUV][m] = NULL;
+		if (!o->no_node && o->want_sender[S_NODE])
+			b->child[S_NODE][m] = child_start(&n[S_NODE][m], o, S_NODE, m);
+		if (!o->no_libuv && o->want_sender[S_LIBUV] && o->libuv_sender != NULL)
+			b->child[S_LIBUV][m] = child_start(&n[S_LIBUV][m], o, S_LIBUV, m);
+	}
+	for (int s = S_NODE; s <= S_LIBUV; s++) {
+		for (int m = 0; m < NMODES; m++) {
+			if (b->child[s][m] == NULL)
+				continue;
+			if (s == S_NODE)
+				o->node_version = b->child[s][m]->version;
+			else
+				o->libuv_version = b->child[s][m]->version;
+		}
+		o->child_clamped[s] = b->child[s][M_CLAMPED] != NULL;
+	}
+}
+
+static void children_stop(struct bench *b)
+{
+	for (int s = S_NODE; s <= S_LIBUV; s++)
+		for (int m = 0; m < NMODES; m++)
+			if (b->child[s][m] != NULL)
+				node_stop(b->child[s][m]);
+}
+
 int main(int argc, char **argv)
 {
-	struct node_sender node;
+	struct node_sender children[NSENDERS][NMODES];
 	struct options o;
 	struct bench b;
 	char err[256];
@@ -894,15 +1035,7 @@ int main(int argc, char **argv)
 	if (cpus_pick(&o.sender_cpu, &o.reader_cpu) == 0)
 		pin_to(o.sender_cpu);
 	reader_start(&the_reader, o.reader_cpu);
-	b.node = NULL;
-	if (!o.no_node && node_start(&node, o.node_script) == 0) {
-		b.node = &node;
-		o.node_version = node.version;
-	} else if (!o.no_node) {
-		fprintf(stderr, "sender_cpu: node did not start with %s: no "
-				"node column\n",
-			o.node_script);
-	}
+	children_start(&b, &o, children);
 	o.heap = heap_setup(&o);
 	/* The payload of the PR's sender: Buffer.alloc(N, 0x61). Written
 	 * once here, so that its pages are resident before any run. */
@@ -918,18 +1051,19 @@ int main(int argc, char **argv)
 	b.rd = &the_reader;
 	b.payload = payload;
 	m.load_start = bc_load_average();
-	cells_plan(&o);
+	cells_plan(&o, &b);
 	warm_up(&b);
 	rounds_run(&b);
 	m.load_end = bc_load_average();
-	if (b.node != NULL)
-		node_stop(b.node);
+	children_stop(&b);
 	reader_stop(&the_reader);
 	cells_reduce(&o);
 	if (o.json)
 		sender_cpu_json(&o, argc, argv, &m);
 	else
 		sender_cpu_markdown(&o, argc, argv, &m);
+	if (o.json_out != NULL)
+		json_to_file(&o, argc, argv, &m);
 	free(payload);
 	bc_finish_output();
 	return 0;

@@ -31,6 +31,7 @@ enum sender {
 	S_FLOOR,
 	S_COPY,
 	S_NODE,
+	S_LIBUV,
 	NSENDERS
 };
 
@@ -60,14 +61,17 @@ struct sample {
 /* One sender at one size, transport and mode, over the rounds. */
 struct cell {
 	int skipped;        /* memmove predicted above SKIP_BYTES */
-	int na;             /* the sender does not run here (node clamped,
-			     * node not found, or the owned write not built) */
+	int na;             /* the sender does not run here (left out by
+			     * --subjects, node or libuv's sender not found,
+			     * no preload library for their clamp, or the
+			     * owned write not built) */
 	uint64_t predicted; /* memmove's bytes moved, C(n-1)(n-2)/2; 0 if none */
 	size_t n;
 	struct sample *samples;
 	/* Filled once the rounds are done: medians, and the least CPU. */
 	double cpu_ms;
 	double min_ms;
+	double max_ms;
 	double sends;
 	double waits;
 	double moved;
@@ -78,14 +82,26 @@ struct options {
 	size_t nsizes;
 	int rounds;
 	int json;
+	const char *json_out; /* --json-out FILE, or NULL */
 	int warm_heap;
 	int no_node;
+	int no_libuv;
 	const char *node_script;
+	const char *libuv_sender; /* bench/sender_libuv, or NULL: not built */
+	const char *preload;      /* the gate as a preload library, or NULL */
+	/* --subjects: 64 MiB over the unix socket, the senders of issue 13's
+	 * figure only (cursor, floor, node, libuv), and its own table. */
+	int subjects;
+	int want_sender[NSENDERS];
+	int want_transport[NTRANSPORTS];
 	const char *heap; /* "fresh", "warm", or "default" when mallopt failed */
 	/* Filled by the run. */
 	int sender_cpu;   /* the CPU the senders are pinned to, or -1 */
 	int reader_cpu;   /* the reader's, or -1 */
 	const char *node_version; /* NULL when node did not run */
+	const char *libuv_version; /* NULL when libuv's sender did not run */
+	/* Whether node's and libuv's clamped senders ran (under the preload). */
+	int child_clamped[NSENDERS];
 };
 
 extern struct cell cells[NTRANSPORTS][NMODES][MAX_SIZES][NSENDERS];

@@ -22,11 +22,25 @@ const char *const mode_names[NMODES] = { "unclamped", "clamp_4k" };
 const char *const mode_titles[NMODES] = { "Unclamped",
 					  "Every send clamped to 4 KiB" };
 const char *const sender_names[NSENDERS] = { "cursor", "owned", "memmove",
-					     "floor", "copy", "node" };
+					     "floor", "copy", "node", "libuv" };
 const char *const sender_labels[NSENDERS] = {
 	"refstack queue=cursor", "refstack owned write",
 	"refstack queue=memmove", "floor (send + epoll)",
-	"copy alone (no socket)", "node socket.end(buf)" };
+	"copy alone (no socket)", "node socket.end(buf)",
+	"libuv uv_write + uv_shutdown" };
+
+/* Whether a row of the tables is printed: --subjects leaves senders and
+ * transports out. */
+static int row_wanted(const struct options *o, int t, int s)
+{
+	return o->want_sender[s] && o->want_transport[t];
+}
+
+/* The senders that are other processes, whose calls are not counted. */
+static int is_child(int s)
+{
+	return s == S_NODE || s == S_LIBUV;
+}
 
 /* Writes ms with one decimal and thousands separators ("1,107.1"). */
 static const char *fmt_ms(char *buf, size_t len, double ms)
@@ -81,10 +95,10 @@ static void md_size_header(const struct options *o, const char *lead)
 		printf(" | %zu MiB", o->sizes[i] / MIB);
 }
 
-/* Prints " | median (min min)" or why the cell has none. */
+/* Prints " | median (min-max)" or why the cell has none. */
 static void md_cpu_cell(const struct cell *c)
 {
-	char a[64], b[64], p[BC_COMMAS_LEN];
+	char a[64], b[64], x[64], p[BC_COMMAS_LEN];
 
 	if (c->skipped)
 		printf(" | skipped (predicted %s bytes moved)",
@@ -92,13 +106,14 @@ static void md_cpu_cell(const struct cell *c)
 	else if (c->na)
 		printf(" | -");
 	else
-		printf(" | %s (min %s)", fmt_ms(a, sizeof(a), c->cpu_ms),
-		       fmt_ms(b, sizeof(b), c->min_ms));
+		printf(" | %s (%s-%s)", fmt_ms(a, sizeof(a), c->cpu_ms),
+		       fmt_ms(b, sizeof(b), c->min_ms),
+		       fmt_ms(x, sizeof(x), c->max_ms));
 }
 
 static void md_cpu_table(const struct options *o, int m)
 {
-	printf("### %s: median (min) ms\n\n", mode_titles[m]);
+	printf("### %s: median (min-max) ms\n\n", mode_titles[m]);
 	md_size_header(o, "Transport | Sender");
 	printf(" | Per doubling (medians) |\n|---|---");
 	for (size_t i = 0; i < o->nsizes; i++)
@@ -108,8 +123,8 @@ static void md_cpu_table(const struct options *o, int m)
 	for (int s = 0; s < NSENDERS; s++) {
 		int any = 0;
 
-		if (s == S_NODE && m == M_CLAMPED)
-			continue; /* node's sends cannot be clamped */
+		if (!row_wanted(o, t, s))
+			continue;
 		if (s == S_OWNED && !OWNED_BUILT) {
 			printf("| %s | %s | not built yet", transport_labels[t],
 			       sender_labels[s]);
@@ -153,7 +168,7 @@ static void md_ratio_table(const struct options *o)
 	for (int m = 0; m < NMODES; m++)
 	for (int t = 0; t < NTRANSPORTS; t++)
 	for (int s = 0; s < NSENDERS; s++) {
-		if (s == S_FLOOR || (s == S_NODE && m == M_CLAMPED))
+		if (s == S_FLOOR || !row_wanted(o, t, s))
 			continue;
 		printf("| %s | %s | %s/floor", mode_names[m],
 		       transport_labels[t], sender_names[s]);
@@ -184,8 +199,8 @@ static void md_calls_table(const struct options *o)
 	for (int m = 0; m < NMODES; m++)
 	for (int t = 0; t < NTRANSPORTS; t++)
 	for (int s = 0; s < NSENDERS; s++) {
-		if (s == S_NODE)
-			continue; /* node's calls are not counted */
+		if (is_child(s) || !row_wanted(o, t, s))
+			continue; /* node's and libuv's calls are not counted */
 		printf("| %s | %s | %s", mode_names[m], transport_labels[t],
 		       sender_names[s]);
 		for (size_t i = 0; i < o->nsizes; i++) {
@@ -225,15 +240,17 @@ static void md_bounds(const struct options *o)
 	       "(bench/sender_instr), which do not move between runs; these "
 	       "times are the secondary figure.\n\n"
 	       "| Mode | Transport | Size | cursor/floor | 1 + copy/floor "
-	       "| owned/floor | node/floor |\n|---|---|---:|---:|---:|---:|"
-	       "---:|\n");
+	       "| owned/floor | node/floor | libuv/floor |\n"
+	       "|---|---|---:|---:|---:|---:|---:|---:|\n");
 	for (int m = 0; m < NMODES; m++)
 	for (int t = 0; t < NTRANSPORTS; t++)
 	for (size_t i = 0; i < o->nsizes; i++) {
+		if (!o->want_transport[t])
+			continue;
 		printf("| %s | %s | %zu MiB", mode_names[m],
 		       transport_labels[t], o->sizes[i] / MIB);
 		static const int cols[] = { S_CURSOR, S_COPY, S_OWNED,
-					    S_NODE };
+					    S_NODE, S_LIBUV };
 
 		for (size_t k = 0; k < sizeof(cols) / sizeof(cols[0]); k++) {
 			int s = cols[k];
@@ -263,9 +280,77 @@ static const char *heap_description(const char *heap)
 	       "a queue is faulted in depends on the runs before it)";
 }
 
+/* Whether the machine was loaded during the run: a load average above its
+ * CPU count at the start or the end (the senders then shared their CPU). */
+static int under_load(const struct bc_machine *m)
+{
+	return m->load_start > (double)m->cpus || m->load_end > (double)m->cpus;
+}
+
+static void md_load(const struct bc_machine *m)
+{
+	printf("Load average %.2f at the start and %.2f at the end, on %ld "
+	       "CPUs: %s\n\n",
+	       m->load_start, m->load_end, m->cpus,
+	       under_load(m) ? "the run was under load (more runnable threads "
+			       "than CPUs): the senders shared their CPU, and the "
+			       "spreads show it; the ratios, measured in the same "
+			       "rounds, are the figure to read"
+			     : "the machine was not loaded");
+}
+
+/* --subjects: issue 13's table, one row per sender, both modes. */
+static void md_subjects(const struct options *o, int argc, char **argv,
+			const struct bc_machine *mach)
+{
+	static const int rows[] = { S_CURSOR, S_NODE, S_LIBUV, S_FLOOR };
+
+	for (size_t i = 0; i < o->nsizes; i++) {
+		printf("## Sender CPU across subjects: end(%zu MiB) over a unix "
+		       "socket, ms\n\n", o->sizes[i] / MIB);
+		bc_md_command(argc, argv);
+		printf("CPU time of the sender (user + system) from end() (libuv: "
+		       "uv_write, then uv_shutdown) to its callback; the floor "
+		       "from its first send to its shutdown. Median (min-max) of "
+		       "%d interleaved rounds, the order rotating each round. "
+		       "Clamped: the gate rule %s (the stack's linked gate; node's "
+		       "and libuv's senders run a second process with the gate "
+		       "preloaded); the floor clamps its own sends. node %s, %s. ",
+		       o->rounds, CLAMP_RULE,
+		       o->node_version ? o->node_version : "did not run",
+		       o->libuv_version ? o->libuv_version : "libuv did not run");
+		md_load(mach);
+		printf("| Sender | %s | / floor | %s | / floor |\n"
+		       "|---|---:|---:|---:|---:|\n",
+		       mode_titles[M_UNCLAMPED], mode_titles[M_CLAMPED]);
+		for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+			int s = rows[k];
+
+			printf("| %s", sender_labels[s]);
+			for (int m = 0; m < NMODES; m++) {
+				double r = ratio_to_floor(T_UNIX, m, i, s, 0);
+
+				md_cpu_cell(&cells[T_UNIX][m][i][s]);
+				if (s == S_FLOOR)
+					printf(" | 1.00x");
+				else if (r < 0.0)
+					printf(" | -");
+				else
+					printf(" | %.2fx", r);
+			}
+			printf(" |\n");
+		}
+		printf("\n");
+	}
+}
+
 void sender_cpu_markdown(const struct options *o, int argc, char **argv,
 			 const struct bc_machine *mach)
 {
+	if (o->subjects) {
+		md_subjects(o, argc, argv, mach);
+		return;
+	}
 	printf("## Sender CPU: end(payload) to its callback, ms\n\n");
 	bc_md_command(argc, argv);
 	printf("CPU time of the sending thread (user + system, "
@@ -285,8 +370,11 @@ void sender_cpu_markdown(const struct options *o, int argc, char **argv,
 	printf("The reader is a forked process (recv of 256 KiB until EOF); "
 	       "every run's byte count matched the payload. Clamped mode: the "
 	       "gate rule %s for the stack, a 4096-byte send length for the "
-	       "floor; node runs unclamped only. ",
+	       "floor, and the same rule in the gate preloaded into a second "
+	       "node and libuv sender process. ",
 	       CLAMP_RULE);
+	if (o->libuv_version != NULL)
+		printf("%s runs bench/sender_libuv. ", o->libuv_version);
 	if (o->node_version != NULL)
 		printf("node %s runs bench/sender_node.js. ", o->node_version);
 	else
@@ -333,11 +421,12 @@ static void json_cell(const struct options *o, int t, int m, size_t i, int s)
 		for (size_t k = 0; k < c->n; k++)
 			printf("%s%.3f", k ? ", " : "", c->samples[k].cpu_ms);
 		printf("]");
-		if (s != S_NODE)
+		printf(", \"max_cpu_ms\": %.3f", c->max_ms);
+		if (!is_child(s))
 			printf(", \"median_send_calls\": %.1f, "
 			       "\"median_epoll_wait_calls\": %.1f",
 			       c->sends, c->waits);
-		if (s != S_FLOOR && s != S_NODE)
+		if (s != S_FLOOR && !is_child(s))
 			printf(", \"median_bytes_moved\": %.1f", c->moved);
 	}
 	if (s != S_FLOOR) {
@@ -371,7 +460,17 @@ void sender_cpu_json(const struct options *o, int argc, char **argv,
 		bc_json_string(o->node_version);
 	else
 		printf("null");
-	printf(",\n");
+	printf(",\n  \"libuv_version\": ");
+	if (o->libuv_version != NULL)
+		bc_json_string(o->libuv_version);
+	else
+		printf("null");
+	printf(",\n  \"subjects\": %s,\n  \"children_clamped_by_preload\": "
+	       "{\"node\": %s, \"libuv\": %s},\n  \"under_load\": %s,\n",
+	       o->subjects ? "true" : "false",
+	       o->child_clamped[S_NODE] ? "true" : "false",
+	       o->child_clamped[S_LIBUV] ? "true" : "false",
+	       under_load(mach) ? "true" : "false");
 	bc_json_machine(mach);
 	printf("  \"cells\": [\n");
 	for (int t = 0; t < NTRANSPORTS; t++)

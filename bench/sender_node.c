@@ -1,6 +1,7 @@
 /*
- * sender_node.c: node's end(P) as a sender of bench/sender_cpu; the
- * contracts are in sender_node.h, the protocol in sender_node.js.
+ * sender_node.c: node's end(P) as a sender of bench/sender_cpu, and any other
+ * program that speaks its protocol (bench/sender_libuv.c); the contracts are
+ * in sender_node.h, the protocol in sender_node.js.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -38,7 +39,8 @@ static void node_reap(pid_t pid, int *status)
 	}
 }
 
-int node_start(struct node_sender *n, const char *script)
+int sender_child_start(struct node_sender *n, const char *prog, const char *fallback,
+		       const char *arg, const char *preload, const char *faults)
 {
 	int in[2], out[2], status;
 	char line[128];
@@ -50,8 +52,13 @@ int node_start(struct node_sender *n, const char *script)
 	if (n->pid == 0) {
 		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
 			_exit(127);
-		execlp("node", "node", script, (char *)NULL);
-		execl("/usr/bin/node", "node", script, (char *)NULL);
+		if (preload != NULL &&
+		    (setenv("LD_PRELOAD", preload, 1) != 0 ||
+		     setenv("WIRECHECK_FAULTS", faults ? faults : "", 1) != 0))
+			_exit(127);
+		execlp(prog, prog, arg, (char *)NULL);
+		if (fallback != NULL)
+			execl(fallback, prog, arg, (char *)NULL);
 		_exit(127);
 	}
 	if (close(in[0]) != 0 || close(out[1]) != 0)
@@ -63,12 +70,17 @@ int node_start(struct node_sender *n, const char *script)
 	if (node_line(n, line, sizeof(line)) == 0 &&
 	    sscanf(line, "ready %31s", n->version) == 1)
 		return 0;
-	/* No node, or not this script: close and reap, so nothing is left. */
+	/* Not there, or not a sender: close and reap, so nothing is left. */
 	if (fclose(n->in) != 0 || fclose(n->out) != 0)
 		bc_die("fclose: %s", strerror(errno));
 	node_reap(n->pid, &status);
 	*n = (struct node_sender){ .pid = -1 };
 	return -ENOENT;
+}
+
+int node_start(struct node_sender *n, const char *script)
+{
+	return sender_child_start(n, "node", "/usr/bin/node", script, NULL, NULL);
 }
 
 void node_run(struct node_sender *n, const char *unix_path, int port,
@@ -84,9 +96,9 @@ void node_run(struct node_sender *n, const char *unix_path, int port,
 	if (fflush(n->in) != 0)
 		bc_die("writing to node: %s", strerror(errno));
 	if (node_line(n, line, sizeof(line)) != 0)
-		bc_die("node exited during a run");
+		bc_die("the %s sender exited during a run", n->version);
 	if (sscanf(line, "ok %lf", &us) != 1 || us < 0.0)
-		bc_die("node answered: %s", line);
+		bc_die("the %s sender answered: %s", n->version, line);
 	*cpu_ms = us / 1e3;
 }
 
@@ -100,6 +112,6 @@ void node_stop(struct node_sender *n)
 		bc_die("fclose: %s", strerror(errno));
 	node_reap(n->pid, &status);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		bc_die("node exited with status %d", status);
+		bc_die("the %s sender exited with status %d", n->version, status);
 	n->pid = -1;
 }

@@ -103,6 +103,7 @@ static struct {
 	enum fi_sys kind;
 	int fd;
 	int socket;                 /* 1 socket, 0 not, -1 not looked at yet */
+	size_t len;                 /* the bytes the call asks to move */
 	unsigned decided;
 	uint8_t rule[FI_ACT_COUNT];
 } call;
@@ -116,6 +117,13 @@ static struct {
  */
 enum { FD_UNKNOWN, FD_SOCKET, FD_OTHER };
 static uint8_t fd_type[FI_MAX_FD];
+
+/* fd_conn[fd] is the connection number the gate gave fd plus 1, or 0 for
+ * none (struct fi_rule's conn); conn_next the next number to give. Both
+ * are kept armed or not: connect and accept are rare, and a rule armed
+ * later still finds the connections numbered from the first. */
+static uint32_t fd_conn[FI_MAX_FD];
+static uint32_t conn_next;
 
 /* The kinds whose fd may be anything, which a rule without fd=N or
  * fds=any applies to only when the fd is a socket. epoll_ctl's fd is the
@@ -212,12 +220,34 @@ void fi_fd_forget(int fd)
 	if ((unsigned)fd >= FI_MAX_FD)
 		return;
 	__atomic_store_n(&fd_type[fd], (uint8_t)FD_UNKNOWN, __ATOMIC_RELAXED);
+	__atomic_store_n(&fd_conn[fd], 0, __ATOMIC_RELAXED);
 	for (int d = 0; d < 2; d++)
 		__atomic_store_n(&fi__counters->fd_bytes[fd][d], 0,
 				 __ATOMIC_RELAXED);
 	for (int g = 0; g < 3; g++)
 		__atomic_store_n(&fi__counters->fd_ops[fd][g], 0,
 				 __ATOMIC_RELAXED);
+}
+
+int fi_fd_conn(int fd)
+{
+	if ((unsigned)fd >= FI_MAX_FD)
+		return -1;
+	return (int)__atomic_load_n(&fd_conn[fd], __ATOMIC_RELAXED) - 1;
+}
+
+/* fd is a new connection: it gets the next number. */
+static void conn_open(int fd)
+{
+	uint32_t n;
+
+	if ((unsigned)fd >= FI_MAX_FD)
+		return;
+	n = __atomic_fetch_add(&conn_next, 1, __ATOMIC_RELAXED);
+	/* Past 2^31 - 2 connections a rule could not name them (conn is an
+	 * int): the fd then has no number. */
+	__atomic_store_n(&fd_conn[fd], n < INT32_MAX ? n + 1 : 0,
+			 __ATOMIC_RELAXED);
 }
 
 /* Returns 1 when fd is a socket, from the cache or fstat. An fd fstat
@@ -248,13 +278,39 @@ static int call_on_socket(void)
 	return call.socket;
 }
 
-/* Whether a rule's fd and type filters let the call in progress through
- * (its kind is checked apart). */
+/* The direction of a kind's bytes in fd_bytes: 0 written, 1 read. */
+static int kind_dir(enum fi_sys kind)
+{
+	return (FI_GROUP_READ & FI_MASK(kind)) != 0;
+}
+
+/* Whether the call in progress would carry byte `byte` of its fd's stream
+ * in its direction: off <= byte < off + len. */
+static int call_carries(long byte)
+{
+	uint64_t off;
+
+	if ((unsigned)call.fd >= FI_MAX_FD ||
+	    !((FI_GROUP_WRITE | FI_GROUP_READ) & FI_MASK(call.kind)))
+		return 0;
+	off = __atomic_load_n(&fi__counters->fd_bytes[call.fd][kind_dir(call.kind)],
+			      __ATOMIC_RELAXED);
+	return off <= (uint64_t)byte && (uint64_t)byte - off < call.len;
+}
+
+/* Whether a rule's fd, connection, byte and type filters let the call in
+ * progress through (its kind is checked apart). A connection's fd is a
+ * socket by nature. */
 static int rule_fd_matches(const struct fi_rule *rule)
 {
+	if (rule->byte >= 0 && !call_carries(rule->byte))
+		return 0;
+	if (rule->conn >= 0 && fi_fd_conn(call.fd) != rule->conn)
+		return 0;
 	if (rule->fd >= 0)
 		return rule->fd == call.fd;
-	if (rule->any_fd || !(FD_TYPED_KINDS & FI_MASK(call.kind)))
+	if (rule->conn >= 0 || rule->any_fd ||
+	    !(FD_TYPED_KINDS & FI_MASK(call.kind)))
 		return 1;
 	return call_on_socket();
 }
@@ -338,6 +394,10 @@ static int rule_target(const struct fi_rule *rule)
 	if (rule->repeat == 0 || rule->repeat < FI_REPEAT_FOREVER)
 		return -1;
 	if (rule->any_fd != 0 && rule->any_fd != 1)
+		return -1;
+	if (rule->conn < -1 || rule->byte < -1 ||
+	    (rule->byte >= 0 &&
+	     (rule->sys_mask & (FI_GROUP_WRITE | FI_GROUP_READ)) == 0))
 		return -1;
 	return t;
 }
@@ -608,7 +668,8 @@ static uint64_t failpoints_live(void)
 	return live;
 }
 
-static void plan_make(struct fi__plan *p, enum fi_sys kind, int fd)
+static void plan_make(struct fi__plan *p, enum fi_sys kind, int fd,
+		      size_t len)
 {
 	uint64_t live;
 	unsigned targets;
@@ -617,8 +678,10 @@ static void plan_make(struct fi__plan *p, enum fi_sys kind, int fd)
 	memset(p->rule, RULE_NONE, sizeof(p->rule));
 	p->kind = kind;
 	p->fd = fd;
+	p->len = len;
 	call.kind = kind;
 	call.fd = fd;
+	call.len = len;
 	call.socket = -1;
 	call.decided = 0;
 	memset(call.rule, RULE_NONE, sizeof(call.rule));
@@ -679,26 +742,21 @@ void fi__fork_child(void)
 		abort();
 }
 
-static void plan_make_locked(struct fi__plan *p, enum fi_sys kind, int fd)
+static void plan_make_locked(struct fi__plan *p, enum fi_sys kind, int fd,
+			     size_t len)
 {
 	/* Locking an initialised recursive mutex fails only past its
 	 * recursion limit, which a gate that never recurses more than once
 	 * cannot reach; a failure there would be a bug, not a state. */
 	if (pthread_mutex_lock(&plan_lock) != 0)
 		abort();
-	plan_make(p, kind, fd);
+	plan_make(p, kind, fd, len);
 	if (pthread_mutex_unlock(&plan_lock) != 0)
 		abort();
 }
 #else
 #define plan_make_locked plan_make
 #endif
-
-/* The direction of a kind's bytes in fd_bytes: 0 written, 1 read. */
-static int kind_dir(enum fi_sys kind)
-{
-	return (FI_GROUP_READ & FI_MASK(kind)) != 0;
-}
 
 /* A kind's group in fd_ops: 0 writing, 1 reading, 2 other. */
 static int kind_group(enum fi_sys kind)
@@ -732,6 +790,8 @@ static void fired_log(const struct fi__plan *p, enum fi_action a, int refused)
 		f->offset = 0;
 	}
 	f->param = p->param[a];
+	f->conn = fi_fd_conn(p->fd);
+	f->length = p->len;
 }
 
 /*
@@ -739,9 +799,10 @@ static void fired_log(const struct fi__plan *p, enum fi_action a, int refused)
  * or zero, which replace the call. Returns 1 with *ret set when the kernel
  * must not be called, else 0 (the caller then applies the clamp).
  */
-int fi__gate_begin(enum fi_sys kind, int fd, struct fi__plan *p, ssize_t *ret)
+int fi__gate_begin(enum fi_sys kind, int fd, size_t len, struct fi__plan *p,
+		   ssize_t *ret)
 {
-	plan_make_locked(p, kind, fd);
+	plan_make_locked(p, kind, fd, len);
 	if (p->actions == 0)
 		return 0;
 	/* A signal handler may call the gate again, which overwrites `call`:
@@ -837,6 +898,22 @@ static size_t iov_total(const struct iovec *iov, size_t cnt)
 	return total;
 }
 
+size_t fi__iov_len(const struct iovec *iov, long cnt)
+{
+	/* An array the kernel would refuse (NULL, a negative count, more than
+	 * IOV_MAX entries) is not read: the call carries nothing. */
+	if (iov == NULL || cnt <= 0 || cnt > IOV_MAX)
+		return 0;
+	return iov_total(iov, (size_t)cnt);
+}
+
+size_t fi__msg_len(const struct msghdr *msg)
+{
+	if (msg == NULL || msg->msg_iovlen > IOV_MAX)
+		return 0;
+	return fi__iov_len(msg->msg_iov, (long)msg->msg_iovlen);
+}
+
 /*
  * Applies a short clamp to an iovec array: returns the array to pass to the
  * kernel (the caller's, or the trimmed copy of IOV_MAX entries) and sets
@@ -883,7 +960,7 @@ ssize_t fi__send_slow(int fd, const void *buf, size_t len, int flags)
 	ssize_t r;
 
 	fi__count_fd(FI_SEND, fd);
-	if (fi__gate_begin(FI_SEND, fd, &p, &r))
+	if (fi__gate_begin(FI_SEND, fd, len, &p, &r))
 		return r;
 	len = fi__plan_clamp(&p, len);
 	return fi__gate_end(&p, FI__REAL(send)(fd, buf, len, flags));
@@ -897,7 +974,7 @@ ssize_t fi__sendto_slow(int fd, const void *buf, size_t len, int flags,
 	ssize_t r;
 
 	fi__count_fd(FI_SENDTO, fd);
-	if (fi__gate_begin(FI_SENDTO, fd, &p, &r))
+	if (fi__gate_begin(FI_SENDTO, fd, len, &p, &r))
 		return r;
 	len = fi__plan_clamp(&p, len);
 	return fi__gate_end(&p,
@@ -913,7 +990,7 @@ ssize_t fi__sendmsg_slow(int fd, const struct msghdr *msg, int flags)
 	ssize_t r;
 
 	fi__count_fd(FI_SENDMSG, fd);
-	if (fi__gate_begin(FI_SENDMSG, fd, &p, &r))
+	if (fi__gate_begin(FI_SENDMSG, fd, fi__msg_len(msg), &p, &r))
 		return r;
 	/* A NULL msg goes to the kernel as it is, to get its EFAULT. */
 	if (msg == NULL)
@@ -933,7 +1010,7 @@ ssize_t fi__write_slow(int fd, const void *buf, size_t len)
 	ssize_t r;
 
 	fi__count_fd(FI_WRITE, fd);
-	if (fi__gate_begin(FI_WRITE, fd, &p, &r))
+	if (fi__gate_begin(FI_WRITE, fd, len, &p, &r))
 		return r;
 	len = fi__plan_clamp(&p, len);
 	return fi__gate_end(&p, FI__REAL(write)(fd, buf, len));
@@ -949,7 +1026,8 @@ ssize_t fi__writev_slow(int fd, const struct iovec *iov, int iovcnt)
 	ssize_t r;
 
 	fi__count_fd(FI_WRITEV, fd);
-	if (fi__gate_begin(FI_WRITEV, fd, &p, &r))
+	if (fi__gate_begin(FI_WRITEV, fd, fi__iov_len(iov, iovcnt), &p,
+			   &r))
 		return r;
 	/* A negative count goes to the kernel as it is, to get its EINVAL. */
 	if (iovcnt >= 0) {
@@ -967,7 +1045,7 @@ ssize_t fi__recv_slow(int fd, void *buf, size_t len, int flags)
 	ssize_t r;
 
 	fi__count_fd(FI_RECV, fd);
-	if (fi__gate_begin(FI_RECV, fd, &p, &r))
+	if (fi__gate_begin(FI_RECV, fd, len, &p, &r))
 		return r;
 	len = fi__plan_clamp(&p, len);
 	return fi__gate_end(&p, FI__REAL(recv)(fd, buf, len, flags));
@@ -980,7 +1058,7 @@ ssize_t fi__read_slow(int fd, void *buf, size_t len)
 	ssize_t r;
 
 	fi__count_fd(FI_READ, fd);
-	if (fi__gate_begin(FI_READ, fd, &p, &r))
+	if (fi__gate_begin(FI_READ, fd, len, &p, &r))
 		return r;
 	len = fi__plan_clamp(&p, len);
 	return fi__gate_end(&p, FI__REAL(read)(fd, buf, len));
@@ -994,7 +1072,7 @@ int fi__epoll_wait_slow(int epfd, struct epoll_event *evs, int maxevents,
 	ssize_t r;
 
 	fi__count_fd(FI_EPOLL_WAIT, epfd);
-	if (fi__gate_begin(FI_EPOLL_WAIT, epfd, &p, &r))
+	if (fi__gate_begin(FI_EPOLL_WAIT, epfd, 0, &p, &r))
 		return (int)r;
 	/* A short epoll_wait returns at most N events: the rest wait for the
 	 * next call, as when more sockets are ready than the array holds. */
@@ -1014,7 +1092,7 @@ static int epoll_ctl_slow(int epfd, int op, int fd, struct epoll_event *ev)
 	ssize_t r;
 
 	count_ctl_fd(op, fd);
-	if (fi__gate_begin(FI_EPOLL_CTL, fd, &p, &r))
+	if (fi__gate_begin(FI_EPOLL_CTL, fd, 0, &p, &r))
 		return (int)r;
 	return (int)fi__gate_end(&p, FI__REAL(epoll_ctl)(epfd, op, fd, ev));
 }
@@ -1027,7 +1105,7 @@ static int accept_slow(int fd, struct sockaddr *addr, socklen_t *addrlen,
 	ssize_t r;
 
 	fi__count_fd(FI_ACCEPT, fd);
-	if (fi__gate_begin(FI_ACCEPT, fd, &p, &r))
+	if (fi__gate_begin(FI_ACCEPT, fd, 0, &p, &r))
 		return (int)r;
 	return (int)fi__gate_end(&p, FI__REAL(accept4)(fd, addr, addrlen, flags));
 }
@@ -1040,7 +1118,7 @@ static int connect_slow(int fd, const struct sockaddr *addr,
 	ssize_t r;
 
 	fi__count_fd(FI_CONNECT, fd);
-	if (fi__gate_begin(FI_CONNECT, fd, &p, &r))
+	if (fi__gate_begin(FI_CONNECT, fd, 0, &p, &r))
 		return (int)r;
 	return (int)fi__gate_end(&p, FI__REAL(connect)(fd, addr, addrlen));
 }
@@ -1052,7 +1130,7 @@ static int shutdown_slow(int fd, int how)
 	ssize_t r;
 
 	fi__count_fd(FI_SHUTDOWN, fd);
-	if (fi__gate_begin(FI_SHUTDOWN, fd, &p, &r))
+	if (fi__gate_begin(FI_SHUTDOWN, fd, 0, &p, &r))
 		return (int)r;
 	return (int)fi__gate_end(&p, FI__REAL(shutdown)(fd, how));
 }
@@ -1064,7 +1142,7 @@ static int close_slow(int fd)
 	ssize_t r;
 
 	fi__count_fd(FI_CLOSE, fd);
-	if (fi__gate_begin(FI_CLOSE, fd, &p, &r)) {
+	if (fi__gate_begin(FI_CLOSE, fd, 0, &p, &r)) {
 		/* Linux releases the fd even when close() fails, so an injected
 		 * failure still closes it: a gate that kept the fd open would
 		 * model a kernel that does not exist (and leave epoll pointing
@@ -1103,18 +1181,42 @@ int fi_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	return (int)fi__result(FI_EPOLL_CTL, FI__REAL(epoll_ctl)(epfd, op, fd, ev));
 }
 
+/*
+ * accept and connect number the connections (struct fi_rule's conn),
+ * armed or not. An accepted fd is a new file whatever its number was: the
+ * gate forgets what it knew of that number first.
+ */
 int fi_accept(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags)
 {
+	int r;
+
 	if (!fi__count_fast(FI_ACCEPT, fd))
-		return accept_slow(fd, addr, addrlen, flags);
-	return (int)fi__result(FI_ACCEPT, FI__REAL(accept4)(fd, addr, addrlen, flags));
+		r = accept_slow(fd, addr, addrlen, flags);
+	else
+		r = (int)fi__result(FI_ACCEPT,
+				    FI__REAL(accept4)(fd, addr, addrlen, flags));
+	if (r >= 0) {
+		fi_fd_forget(r);
+		conn_open(r);
+	}
+	return r;
 }
 
+/* A connect that succeeds at once or is in progress opens a connection;
+ * one that failed opens none, and a repeat on a connecting socket gets
+ * EALREADY or EISCONN, which keep its number. */
 int fi_connect(int fd, const struct sockaddr *addr, socklen_t addrlen)
 {
+	int r;
+
 	if (!fi__count_fast(FI_CONNECT, fd))
-		return connect_slow(fd, addr, addrlen);
-	return (int)fi__result(FI_CONNECT, FI__REAL(connect)(fd, addr, addrlen));
+		r = connect_slow(fd, addr, addrlen);
+	else
+		r = (int)fi__result(FI_CONNECT,
+				    FI__REAL(connect)(fd, addr, addrlen));
+	if (r == 0 || r == -EINPROGRESS)
+		conn_open(fd);
+	return r;
 }
 
 int fi_shutdown(int fd, int how)
@@ -1124,9 +1226,16 @@ int fi_shutdown(int fd, int how)
 	return (int)fi__result(FI_SHUTDOWN, FI__REAL(shutdown)(fd, how));
 }
 
+/* Disarmed too, a close forgets what the gate knew of the fd (its
+ * connection above all), so that a rule armed later does not take a new
+ * file under that number for the old one. */
 int fi_close(int fd)
 {
+	int r;
+
 	if (!fi__count_fast(FI_CLOSE, fd))
 		return close_slow(fd);
-	return (int)fi__result(FI_CLOSE, FI__REAL(close)(fd));
+	r = (int)fi__result(FI_CLOSE, FI__REAL(close)(fd));
+	fi_fd_forget(fd);
+	return r;
 }

@@ -83,6 +83,21 @@ struct fi_rule {
 	 * the epoll instance, are not filtered; write, writev, read, close and
 	 * epoll_ctl (its watched fd) are. */
 	int any_fd;
+	/* Only calls on this connection, or -1. The gate numbers connections
+	 * itself, from 0, in the order the process opens them: a connect()
+	 * that returns 0 or EINPROGRESS, or an accept() that returns an fd,
+	 * gives that fd the next number, which it keeps until it is closed or
+	 * replaced (fi_fd_forget). The reference subject connects (or
+	 * accepts) its connections in their order, so gate connection C is
+	 * the scenario's connection C. */
+	int conn;
+	/* Only the calls that would carry this byte of their fd's stream
+	 * (from 0, in the call's direction: written bytes for writing kinds,
+	 * read bytes for reading ones), or -1: a call of len bytes made when
+	 * `off` bytes have moved matches when off <= byte < off + len. The
+	 * bytes are counted while a rule is armed (fi_counters' fd_bytes).
+	 * Only writing and reading kinds carry bytes. */
+	long byte;
 	/* State, reset by fi_arm(). */
 	unsigned long seen;    /* matching calls so far */
 	unsigned long fired;   /* times the action was applied */
@@ -123,6 +138,11 @@ struct fi_fired {
 				* kinds, read for reading ones) the gate saw
 				* move on the fd before the call */
 	int64_t param;         /* the clamp, errno or signal */
+	int32_t conn;          /* the fd's connection (struct fi_rule's conn),
+				* or -1 */
+	uint32_t pad;
+	uint64_t length;       /* the bytes the call asked to move (0 for the
+				* kinds without bytes) */
 };
 
 /* Counters of one process. epoll_ctl is also split by op (ADD, MOD, DEL). */
@@ -163,8 +183,9 @@ const char *fi_sys_name(enum fi_sys sys);
 
 /*
  * Parses one rule spec,
- * "TARGET:ACTION[,after=K][,repeat=N|forever][,fd=N][,fds=any|sockets]"
- * where ACTION is short=N, errno=NAME|NUM, zero, or signal=NAME|NUM.
+ * "TARGET:ACTION[,after=K][,repeat=N|forever][,fd=N][,fds=any|sockets]
+ * [,conn=C][,byte=N]" where ACTION is short=N, errno=NAME|NUM, zero, or
+ * signal=NAME|NUM. byte=N needs a target with writing or reading kinds.
  * Returns 0 and fills *out (state zeroed), or -EINVAL and writes a message
  * into err (at most errlen bytes, NUL-terminated) that quotes the spec and
  * says what is wrong.
@@ -172,7 +193,13 @@ const char *fi_sys_name(enum fi_sys sys);
 int fi_rule_parse(const char *spec, struct fi_rule *out, char *err,
 		  size_t errlen);
 
-/* Formats a rule back into its canonical spec. Returns snprintf's value. */
+/* Room for any canonical spec fi_rule_format writes, its NUL included:
+ * the longest is 146 bytes ("epoll_wait:short=<LONG_MAX>,after=<ULONG_MAX>,
+ * repeat=<LONG_MAX>,fd=<INT_MAX>,conn=<INT_MAX>,byte=<LONG_MAX>"). */
+#define FI_SPEC_MAX 192
+
+/* Formats a rule back into its canonical spec. Returns snprintf's value
+ * (below FI_SPEC_MAX for any rule fi_rule_parse made). */
 int fi_rule_format(const struct fi_rule *rule, char *buf, size_t len);
 
 /* Returns the errno for a name ("EPIPE") or a decimal number, or -1. */
@@ -214,12 +241,15 @@ const struct fi_rule *fi_rule_get(int i);
 int fi_remote_control(const char *basename);
 
 /*
- * Forgets what the gate knows of fd (whether it is a socket, the bytes and
- * calls since it was opened): called when the fd number is closed or
+ * Forgets what the gate knows of fd (whether it is a socket, its
+ * connection, the bytes and calls since it was opened): called when the fd number is closed or
  * replaced (close does it itself; the preload library's dup2, dup3,
  * close_range and syscall(SYS_close) call it). fd out of range: no-op.
  */
 void fi_fd_forget(int fd);
+
+/* The connection the gate gave fd (see struct fi_rule's conn), or -1. */
+int fi_fd_conn(int fd);
 
 /* The counters in use. Never NULL. */
 struct fi_counters *fi_counters(void);

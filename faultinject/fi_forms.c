@@ -30,7 +30,7 @@ ssize_t fi__recvfrom(int fd, void *buf, size_t len, int flags,
 		return fi__result(FI_RECV, fi__libc.recvfrom(fd, buf, len, flags,
 							     addr, addrlen));
 	fi__count_fd(FI_RECV, fd);
-	if (fi__gate_begin(FI_RECV, fd, &p, &r)) {
+	if (fi__gate_begin(FI_RECV, fd, len, &p, &r)) {
 		/* An injected end of file says what a real one says: no
 		 * address (a connected stream's recvfrom reports none). */
 		if (r == 0 && addr != NULL && addrlen != NULL)
@@ -52,7 +52,7 @@ ssize_t fi__recvmsg(int fd, struct msghdr *msg, int flags)
 	if (fi__count_fast(FI_RECV, fd))
 		return fi__result(FI_RECV, fi__libc.recvmsg(fd, msg, flags));
 	fi__count_fd(FI_RECV, fd);
-	if (fi__gate_begin(FI_RECV, fd, &p, &r)) {
+	if (fi__gate_begin(FI_RECV, fd, fi__msg_len(msg), &p, &r)) {
 		/* An injected end of file fills the header as a real one does:
 		 * no address, no control data, no flags. A refused call leaves
 		 * it alone, as the kernel does. */
@@ -87,7 +87,7 @@ ssize_t fi__readv(int fd, const struct iovec *iov, int iovcnt)
 	if (fi__count_fast(FI_READ, fd))
 		return fi__result(FI_READ, fi__libc.readv(fd, iov, iovcnt));
 	fi__count_fd(FI_READ, fd);
-	if (fi__gate_begin(FI_READ, fd, &p, &r))
+	if (fi__gate_begin(FI_READ, fd, fi__iov_len(iov, iovcnt), &p, &r))
 		return r;
 	if (iovcnt >= 0) {
 		cnt = (size_t)iovcnt;
@@ -108,7 +108,7 @@ int fi__epoll_pwait(int epfd, struct epoll_event *evs, int maxevents,
 				       fi__libc.epoll_pwait(epfd, evs, maxevents,
 							    timeout, sigmask));
 	fi__count_fd(FI_EPOLL_WAIT, epfd);
-	if (fi__gate_begin(FI_EPOLL_WAIT, epfd, &p, &r))
+	if (fi__gate_begin(FI_EPOLL_WAIT, epfd, 0, &p, &r))
 		return (int)r;
 	if (maxevents > 0)
 		maxevents = (int)fi__plan_clamp(&p, (size_t)maxevents);
@@ -131,7 +131,7 @@ ssize_t fi__sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
 		return fi__result(FI_WRITE, fi__libc.sendfile(out_fd, in_fd,
 							      offset, count));
 	fi__count_fd(FI_WRITE, out_fd);
-	if (fi__gate_begin(FI_WRITE, out_fd, &p, &r))
+	if (fi__gate_begin(FI_WRITE, out_fd, count, &p, &r))
 		return r;
 	count = fi__plan_clamp(&p, count);
 	return fi__gate_end(&p, fi__libc.sendfile(out_fd, in_fd, offset, count));
@@ -148,7 +148,7 @@ ssize_t fi__splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out,
 		return fi__result(FI_WRITE, fi__libc.splice(fd_in, off_in, fd_out,
 							    off_out, len, flags));
 	fi__count_fd(FI_WRITE, fd_out);
-	if (fi__gate_begin(FI_WRITE, fd_out, &p, &r))
+	if (fi__gate_begin(FI_WRITE, fd_out, len, &p, &r))
 		return r;
 	len = fi__plan_clamp(&p, len);
 	return fi__gate_end(&p, fi__libc.splice(fd_in, off_in, fd_out, off_out,
@@ -188,7 +188,8 @@ int fi__sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
 		return (int)fi__result(FI_SENDMSG,
 				       fi__libc.sendmmsg(fd, vec, vlen, flags));
 	fi__count_fd(FI_SENDMSG, fd);
-	if (fi__gate_begin(FI_SENDMSG, fd, &p, &r))
+	/* Its bytes are not counted (no_bytes): no byte= rule matches it. */
+	if (fi__gate_begin(FI_SENDMSG, fd, 0, &p, &r))
 		return (int)r;
 	p.no_bytes = 1; /* its result is a count of messages */
 	m = mmsg_clamp(&p, vec, vlen, &one, copy);
@@ -213,7 +214,7 @@ int fi__recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags,
 		return (int)fi__result(FI_RECV, fi__libc.recvmmsg(fd, vec, vlen,
 								 flags, timeout));
 	fi__count_fd(FI_RECV, fd);
-	if (fi__gate_begin(FI_RECV, fd, &p, &r))
+	if (fi__gate_begin(FI_RECV, fd, 0, &p, &r))
 		return (int)r;
 	p.no_bytes = 1;
 	m = mmsg_clamp(&p, vec, vlen, &one, copy);

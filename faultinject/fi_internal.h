@@ -61,6 +61,7 @@ struct fi__plan {
 	int clamped;                /* the clamp cut the call */
 	enum fi_sys kind;
 	int fd;
+	size_t len;                 /* the bytes the call asks to move */
 	int no_bytes;               /* the result is no byte count (sendmmsg) */
 };
 
@@ -69,14 +70,22 @@ struct fi__plan {
 void fi__count_fd(enum fi_sys kind, int fd) FI__HIDDEN;
 
 /*
- * Decides a call and applies what comes before it: the signal, then errno
- * or zero, which replace the call. Fills *p. Returns 1 with *ret set (the
+ * Decides a call of len bytes (what it asks to move: 0 for the kinds
+ * without bytes; rules with byte= match on it) and applies what comes
+ * before it: the signal, then errno or zero, which replace the call. Fills
+ * *p. Returns 1 with *ret set (the
  * gate's result) when the kernel must not be called, else 0: the caller
  * then applies the clamp (fi__plan_clamp*), makes the call, and passes its
  * result to fi__gate_end.
  */
-int fi__gate_begin(enum fi_sys kind, int fd, struct fi__plan *p,
+int fi__gate_begin(enum fi_sys kind, int fd, size_t len, struct fi__plan *p,
 		   ssize_t *ret) FI__HIDDEN;
+
+/* The bytes an iovec array asks to move: 0 when the kernel would refuse
+ * it (NULL, a count below 1 or past IOV_MAX), whose entries are not read;
+ * and those of a msghdr's array (0 for NULL). */
+size_t fi__iov_len(const struct iovec *iov, long cnt) FI__HIDDEN;
+size_t fi__msg_len(const struct msghdr *msg) FI__HIDDEN;
 
 /* Ends a call the kernel made (r is its result, errno still its own):
  * logs and counts what the plan changed, counts the bytes, and returns

@@ -1,7 +1,8 @@
 /*
  * fi_spec.c: the names the gate knows, and rule specs to and from text.
  *
- * A spec is "TARGET:ACTION[,after=K][,repeat=N|forever][,fd=N][,fds=any]".
+ * A spec is "TARGET:ACTION[,after=K][,repeat=N|forever][,fd=N][,fds=any]
+ * [,conn=C][,byte=N]".
  * The parser works on spans of the caller's string and copies nothing, so
  * that the error message can quote the spec exactly as it was given.
  */
@@ -371,7 +372,14 @@ struct item {
 	int has_value;
 };
 
-enum option_bit { OPT_AFTER = 1, OPT_REPEAT = 2, OPT_FD = 4, OPT_FDS = 8 };
+enum option_bit {
+	OPT_AFTER = 1,
+	OPT_REPEAT = 2,
+	OPT_FD = 4,
+	OPT_FDS = 8,
+	OPT_CONN = 16,
+	OPT_BYTE = 32
+};
 
 struct parser {
 	const char *spec;
@@ -553,7 +561,8 @@ static int parse_action_named(struct parser *ps, const struct item *it,
 static int is_option_key(struct span key)
 {
 	return span_is(key, "after") || span_is(key, "repeat") ||
-	       span_is(key, "fd") || span_is(key, "fds");
+	       span_is(key, "fd") || span_is(key, "fds") ||
+	       span_is(key, "conn") || span_is(key, "byte");
 }
 
 static int parse_action(struct parser *ps, struct span s)
@@ -636,6 +645,16 @@ static int parse_option_value(struct parser *ps, const struct item *it,
 		return parse_fail(ps, "\"%.*s\": expected fds=sockets (the "
 				  "default) or fds=any",
 				  SPAN_ARG(it->all));
+	case OPT_CONN:
+		r = parse_number(ps, it, INT_MAX, &v);
+		if (r == 0)
+			ps->rule->conn = (int)v;
+		return r;
+	case OPT_BYTE:
+		r = parse_number(ps, it, LONG_MAX, &v);
+		if (r == 0)
+			ps->rule->byte = (long)v;
+		return r;
 	}
 	return -EINVAL;
 }
@@ -655,6 +674,10 @@ static int parse_option(struct parser *ps, struct span s)
 		bit = OPT_FD;
 	else if (span_is(it.key, "fds"))
 		bit = OPT_FDS;
+	else if (span_is(it.key, "conn"))
+		bit = OPT_CONN;
+	else if (span_is(it.key, "byte"))
+		bit = OPT_BYTE;
 	else if (span_is(it.key, "short") || span_is(it.key, "errno") ||
 		 span_is(it.key, "zero") || span_is(it.key, "signal"))
 		return parse_fail(ps, "second action \"%.*s\": a rule has one "
@@ -662,7 +685,8 @@ static int parse_option(struct parser *ps, struct span s)
 				  SPAN_ARG(s));
 	else
 		return parse_fail(ps, "unknown key \"%.*s\" (expected after=K, "
-				  "repeat=N|forever, fd=N or fds=any)",
+				  "repeat=N|forever, fd=N, fds=any, conn=C or "
+				  "byte=N)",
 				  SPAN_ARG(it.key));
 	if (ps->options_seen & bit)
 		return parse_fail(ps, "duplicate key \"%.*s\" (given twice)",
@@ -701,6 +725,14 @@ static int parse_body(struct parser *ps, const char *colon)
 		return parse_fail(ps, "action %s does not apply to target %s",
 				  fi__action_name(ps->rule->action),
 				  ps->rule->target);
+	/* Only writing and reading calls carry bytes: a byte= on any other
+	 * target would never fire. */
+	if (ps->rule->byte >= 0 &&
+	    (ps->rule->sys_mask & (FI_GROUP_WRITE | FI_GROUP_READ)) == 0)
+		return parse_fail(ps, "byte=%ld: target %s carries no bytes "
+				  "(byte= applies to writing and reading "
+				  "calls)",
+				  ps->rule->byte, ps->rule->target);
 	/* fd=N aims at that fd whatever it is: fds= adds nothing to it. */
 	if (ps->rule->fd >= 0)
 		ps->rule->any_fd = 0;
@@ -710,7 +742,7 @@ static int parse_body(struct parser *ps, const char *colon)
 int fi_rule_parse(const char *spec, struct fi_rule *out, char *err,
 		  size_t errlen)
 {
-	struct fi_rule rule = {.repeat = 1, .fd = -1};
+	struct fi_rule rule = {.repeat = 1, .fd = -1, .conn = -1, .byte = -1};
 	struct parser ps = {spec, err, errlen, &rule, 0};
 	const char *colon;
 	int r;
@@ -723,7 +755,8 @@ int fi_rule_parse(const char *spec, struct fi_rule *out, char *err,
 	}
 	if (spec[0] == '\0')
 		return parse_fail(&ps, "empty spec (expected TARGET:ACTION"
-				  "[,after=K][,repeat=N|forever][,fd=N])");
+				  "[,after=K][,repeat=N|forever][,fd=N]"
+				  "[,conn=C][,byte=N])");
 	colon = strchr(spec, ':');
 	if (colon == NULL)
 		return parse_fail(&ps, "missing ':' between target and action "
@@ -760,6 +793,7 @@ static void format_action(const struct fi_rule *rule, char *buf, size_t len)
 int fi_rule_format(const struct fi_rule *rule, char *buf, size_t len)
 {
 	char action[48], after[32] = "", repeat[32] = "", fd[24] = "";
+	char conn[24] = "", byte[32] = "";
 	const char *fds = "";
 
 	/* The pieces are bounded (numbers and fixed names), so these small
@@ -776,6 +810,11 @@ int fi_rule_format(const struct fi_rule *rule, char *buf, size_t len)
 		(void)snprintf(fd, sizeof(fd), ",fd=%d", rule->fd);
 	else if (rule->any_fd)
 		fds = ",fds=any";
-	return snprintf(buf, len, "%.*s:%s%s%s%s%s", (int)sizeof(rule->target),
-			rule->target, action, after, repeat, fd, fds);
+	if (rule->conn >= 0)
+		(void)snprintf(conn, sizeof(conn), ",conn=%d", rule->conn);
+	if (rule->byte >= 0)
+		(void)snprintf(byte, sizeof(byte), ",byte=%ld", rule->byte);
+	return snprintf(buf, len, "%.*s:%s%s%s%s%s%s%s",
+			(int)sizeof(rule->target), rule->target, action, after,
+			repeat, fd, fds, conn, byte);
 }

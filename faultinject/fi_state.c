@@ -155,12 +155,15 @@ json_t *fi_fired_json(const struct fi_counters *c, const char *const *specs,
 		const struct fi_fired *f = &c->fired[i];
 		json_t *rule = f->rule < nspecs ? text_json(specs[f->rule], FI_SPEC_LEN)
 						: json_null();
-		json_t *e = json_pack("{s:o,s:s,s:I,s:i,s:I,s:o,s:b}",
+		json_t *conn = f->conn >= 0 ? json_integer(f->conn) : json_null();
+		json_t *e = json_pack("{s:o,s:s,s:I,s:i,s:I,s:o,s:b,s:o,s:I}",
 				      "rule", rule, "call",
 				      fi_sys_name((enum fi_sys)f->kind), "index",
 				      (json_int_t)f->call, "fd", (int)f->fd,
 				      "offset", (json_int_t)f->offset, "action",
-				      action_json(f), "refused", f->refused != 0);
+				      action_json(f), "refused", f->refused != 0,
+				      "conn", conn, "length",
+				      (json_int_t)f->length);
 
 		if (e == NULL || json_array_append_new(list, e) != 0) {
 			json_decref(list);

@@ -23,7 +23,7 @@
  * was and the latest one. */
 #define FI_WHAT_MAX 4
 #define FI_WHAT_LEN 112
-#define FI_SPEC_LEN 128
+#define FI_SPEC_LEN FI_SPEC_MAX
 
 struct fi_fd_what {
 	uint32_t n;                        /* things it was, all told */
@@ -61,7 +61,8 @@ json_t *fi_state_json(const struct fi_state *s);
  * The fired faults of c as a JSON list (docs/cli.md): the first
  * min(max, FI_FIRED_MAX) of them, each with its rule's spec (specs[rule],
  * or null when the rule is not among the nspecs: a failpoint fiu-ctrl
- * enabled), call, index, fd, offset, action and refused. Returns a new
+ * enabled), call, index, fd, offset, action, refused, conn (null for an fd
+ * without a connection number) and length. Returns a new
  * reference, or NULL without memory. specs and c are only read.
  */
 json_t *fi_fired_json(const struct fi_counters *c, const char *const *specs,

@@ -187,12 +187,16 @@ static ssize_t to_libc(ssize_t r)
 
 static void note_fd(int fd);
 static void forget(int fd);
+static void undescribe(int fd);
 
-/* accept's new fd: a number that may have been something else. */
+/* accept's new fd: a number that may have been something else. The gate
+ * forgot what it knew of the number already (fi_accept), and gave the fd
+ * its connection number, which forget() would undo: only the description
+ * is dropped here. */
 static int accepted(int r)
 {
 	if (r >= 0) {
-		forget(r);
+		undescribe(r);
 		note_fd(r);
 	}
 	return (int)to_libc(r);
@@ -213,12 +217,18 @@ static int state_mapped;
  * that describe one fd at once write the same text. */
 static uint8_t described[FI_MAX_FD];
 
+/* fd's description is out of date. */
+static void undescribe(int fd)
+{
+	if ((unsigned)fd < FI_MAX_FD)
+		__atomic_store_n(&described[fd], 0, __ATOMIC_RELAXED);
+}
+
 /* The fd number is free again, or names another file now. */
 static void forget(int fd)
 {
 	fi_fd_forget(fd);
-	if ((unsigned)fd < FI_MAX_FD)
-		__atomic_store_n(&described[fd], 0, __ATOMIC_RELAXED);
+	undescribe(fd);
 }
 
 /* snprintf into a description, where a cut text is still a description

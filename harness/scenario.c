@@ -1008,6 +1008,7 @@ static const struct setting_def {
 	{ "websocket", set_websocket, NULL, 0 },
 	{ "ws-seed", set_ws_seed, NULL, 0 },
 	{ "ws-max-message", set_ws_max_message, NULL, 0 },
+	{ "ws-deflate", sc__set_ws_deflate, NULL, 0 },
 };
 
 #define NSETTINGS (sizeof(setting_defs) / sizeof(setting_defs[0]))

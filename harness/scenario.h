@@ -210,6 +210,12 @@ struct scenario {
 	int websocket;
 	unsigned long long ws_seed;
 	size_t ws_max_message;
+	/* ws-deflate: permessage-deflate on every WebSocket connection, as
+	 * rs_ws_deflate_options: enabled, server_no_context_takeover,
+	 * client_no_context_takeover, server_max_window_bits,
+	 * client_max_window_bits, threshold (all 0: off). */
+	long ws_deflate[6];
+	int ws_deflate_line;
 };
 
 /*

@@ -30,4 +30,11 @@ int sc__parse_size(const char *s, size_t max, size_t *out);
  * more than max (however many digits); -1 otherwise. */
 int sc__parse_int(const char *s, int min, int max, int *out);
 
+/* The ws-deflate setting (scenario-language.md, "WebSocket"): "no",
+ * "yes", or a comma list of npm ws's permessage-deflate options, into
+ * sc->ws_deflate. */
+struct scenario;
+int sc__set_ws_deflate(struct scenario *sc, const char *arg, int line,
+		       char *err, size_t errlen);
+
 #endif

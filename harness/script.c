@@ -91,7 +91,15 @@ char *wc_script_build(const struct scenario *sc, const char *address)
 	if (sc->http)
 		sb_printf(&b, "http 1\n");
 	if (sc->websocket)
-		sb_printf(&b, "websocket %llu %zu\n", sc->ws_seed, sc->ws_max_message);
+		sb_printf(&b, "websocket %llu %zu", sc->ws_seed, sc->ws_max_message);
+	/* ws-deflate on the websocket line, so that a subject without
+	 * WebSocket reports that layer as unsupported, not a line unknown. */
+	if (sc->websocket && sc->ws_deflate[0])
+		sb_printf(&b, " deflate %ld %ld %ld %ld %ld", sc->ws_deflate[1],
+			  sc->ws_deflate[2], sc->ws_deflate[3], sc->ws_deflate[4],
+			  sc->ws_deflate[5]);
+	if (sc->websocket)
+		sb_printf(&b, "\n");
 	sb_printf(&b, "%s\n", address);
 	for (size_t i = 0; i < sc->npeer; i++) {
 		if (sc->peer[i].at.kind == SC_AT_START)

@@ -187,8 +187,18 @@ static int parse_header_line(struct sr_script *s, char *line, char *err,
 	} else if (sscanf(line, "http %d", &n) == 1) {
 		s->http = n;
 	} else if (strncmp(line, "websocket ", 10) == 0) {
-		if (sscanf(line, "websocket %llu %zu", &s->ws_seed, &s->ws_max_message) != 2)
+		int at = 0;
+
+		if (sscanf(line, "websocket %llu %zu%n", &s->ws_seed, &s->ws_max_message,
+			   &at) != 2)
 			return fail(err, errlen, "bad websocket line '%s'", line);
+		if (line[at] != '\0') {
+			if (sscanf(line + at, " deflate %ld %ld %ld %ld %ld", &s->ws_deflate[1],
+				   &s->ws_deflate[2], &s->ws_deflate[3], &s->ws_deflate[4],
+				   &s->ws_deflate[5]) != 5)
+				return fail(err, errlen, "bad websocket line '%s'", line);
+			s->ws_deflate[0] = 1;
+		}
 		s->websocket = 1;
 	} else if (strcmp(line, "sync start") == 0) {
 		s->sync_start = 1;

@@ -72,9 +72,13 @@ struct sr_script {
 	int nconns;
 	int half_open;
 	int http;                 /* "http N": serve HTTP on accepted connections */
-	int websocket;            /* a "websocket SEED MAX" line came */
+	int websocket;            /* a "websocket SEED MAX [deflate ...]" line came */
 	unsigned long long ws_seed;
 	size_t ws_max_message;
+	/* "deflate SNCT CNCT SMWB CMWB THRESHOLD" at the end of the
+	 * websocket line: enabled, then rs_ws_deflate_options' fields in
+	 * that order (all 0: not there). */
+	long ws_deflate[6];
 	struct sr_variant *variants; /* in script order, not yet applied */
 	size_t nvariants;
 	struct fi_rule *faults;      /* parsed, not yet armed */

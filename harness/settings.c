@@ -105,7 +105,7 @@ int sc_add_fault(struct scenario *sc, const char *arg, int line, char *err,
 		 size_t errlen)
 {
 	struct fi_rule rule;
-	char canon[128];
+	char canon[FI_SPEC_MAX];
 
 	if (fi_rule_parse(arg, &rule, err, errlen) < 0)
 		return -1;
@@ -304,3 +304,64 @@ int sc_set_connections(struct scenario *sc, const char *arg, int line,
 	return 0;
 }
 
+
+/* ---- ws-deflate -------------------------------------------------------- */
+
+int sc__set_ws_deflate(struct scenario *sc, const char *arg, int line,
+		       char *err, size_t errlen)
+{
+	static const char *const names[] = {
+		NULL, "server_no_context_takeover", "client_no_context_takeover",
+		"server_max_window_bits", "client_max_window_bits", "threshold",
+	};
+	long v[6] = { 1, 0, 0, 0, 0, 0 };
+	char buf[256], *save = NULL;
+
+	sc->ws_deflate_line = line;
+	if (strcmp(arg, "no") == 0) {
+		memset(sc->ws_deflate, 0, sizeof(sc->ws_deflate));
+		return 0;
+	}
+	if (strcmp(arg, "yes") == 0) {
+		memcpy(sc->ws_deflate, v, sizeof(v));
+		return 0;
+	}
+	if (strlen(arg) >= sizeof(buf))
+		return sc__say(err, errlen, "ws-deflate: the value is too long");
+	strcpy(buf, arg);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '=');
+		size_t k;
+		int n;
+
+		if (eq)
+			*eq = '\0';
+		for (k = 1; k < 6; k++)
+			if (strcmp(t, names[k]) == 0)
+				break;
+		if (k == 6)
+			return sc__say(err, errlen, "ws-deflate '%s': expected yes, no, or a comma "
+				       "list of server_no_context_takeover, client_no_context_takeover, "
+				       "server_max_window_bits=N, client_max_window_bits=N, threshold=N",
+				       arg);
+		if (k <= 2) {
+			if (eq)
+				return sc__say(err, errlen, "ws-deflate: %s takes no value", t);
+			v[k] = 1;
+		} else if (!eq) {
+			return sc__say(err, errlen, "ws-deflate: %s needs =N", t);
+		} else if (k == 5) {
+			if (sc__parse_int(eq + 1, 0, 1 << 30, &n) < 0)
+				return sc__say(err, errlen, "ws-deflate: threshold '%s': expected a byte count",
+					       eq + 1);
+			v[k] = n;
+		} else {
+			if (sc__parse_int(eq + 1, 8, 15, &n) < 0)
+				return sc__say(err, errlen, "ws-deflate: %s '%s': expected 8 to 15", t,
+					       eq + 1);
+			v[k] = n;
+		}
+	}
+	memcpy(sc->ws_deflate, v, sizeof(v));
+	return 0;
+}

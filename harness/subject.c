@@ -5,13 +5,12 @@
  * the connections, runs the tasks in order on the stack's loop, runs the
  * handlers on socket events, and reports every event on the event pipe as it
  * happens, with write(2) and no buffering, so that a crash loses none.
+ * HTTP responses are in subject_http.c, WebSocket connections in
+ * subject_ws.c; subject.h is what the three share.
  */
 #include "fi.h"
 #include "protocol.h"
-#include "rs.h"
-#include "script_read.h"
-#include "http_parse.h"
-#include "ws_frame.h"
+#include "subject.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -26,33 +25,7 @@
 
 extern char **environ;
 
-struct conn {
-	int index;
-	rs_socket *sock;   /* NULL once closed */
-	uint64_t seq;      /* bytes handed to write()/end() */
-	uint64_t written;  /* the stack's bytes_written, kept after close */
-	int writes;        /* numbers writes for the event log */
-	int connected;
-	rs_ws *ws;         /* a WebSocket connection: its socket, or NULL */
-	int ws_sends;      /* numbers ws-sends for the event log */
-	/* The buffer the last write or write-owned handed the stack, for
-	 * overwrite; a write's is the connection's to free, a write-owned's
-	 * is on S.owned until the end. */
-	unsigned char *last;
-	size_t last_len;
-	int last_number;
-	int last_owned;
-	/* http yes: the response in progress, and the last try-write. */
-	rs_http_res *res;
-	uint64_t body_seq; /* body bytes handed to the response calls */
-	int res_writes;    /* numbers res-write and try-write calls */
-	unsigned char *try_data; /* the last try-write's bytes, or NULL */
-	size_t try_len;
-	uint64_t try_base; /* the response's offset when it was called */
-	int try_number;
-	int try_final;
-	int try_resume;
-};
+
 
 /* A buffer handed to rs_socket_write_owned: freed after the loop, so that
  * an overwrite after its release writes to memory still allocated. */
@@ -61,11 +34,7 @@ struct owned_buf {
 	unsigned char *bytes;
 };
 
-struct cb_ctx {
-	int conn;
-	int number;        /* write#number, or 0 for end */
-	int http;          /* a response's res-write / res-end */
-};
+
 
 static struct {
 	char transport[8];
@@ -95,6 +64,11 @@ static struct {
 	struct owned_buf *owned;  /* every write-owned buffer */
 	int deferred;             /* the running script task awaits a drain */
 } S;
+
+int subj_nconns(void)
+{
+	return S.nconns;
+}
 
 /* ---- the event pipe ----------------------------------------------------- */
 
@@ -130,8 +104,7 @@ static void line_out(const char *fmt, ...)
 	write_all(WC_FD_EVENTS, buf, (size_t)n);
 }
 
-static void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void fatal(const char *fmt, ...)
+void subj_fatal(const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -149,8 +122,7 @@ static void fatal(const char *fmt, ...)
  * more writable event when the peer read late) has no event and takes no
  * number, so the numbers do not depend on timing.
  */
-static void event(int conn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void event(int conn, const char *fmt, ...)
+void subj_event(int conn, const char *fmt, ...)
 {
 	char text[768];
 	uint64_t t = rs_loop_task(S.loop);
@@ -207,7 +179,7 @@ static void sync_point(const char *point)
 
 /* ---- operations --------------------------------------------------------- */
 
-static const char *errname(int e)
+const char *subj_errname(int e)
 {
 	const char *n = fi_errno_name(e < 0 ? -e : e);
 	static char buf[16];
@@ -218,10 +190,7 @@ static const char *errname(int e)
 	return buf;
 }
 
-static void run_handlers(enum sr_ev_kind ev, int conn);
-static void op_http(const struct sr_op *op, struct conn *c);
-
-static void on_write_done(rs_socket *s, int status, void *arg)
+void subj_on_write_done(rs_socket *s, int status, void *arg)
 {
 	struct cb_ctx *ctx = arg;
 	int conn = ctx->conn, number = ctx->number, ctx_http = ctx->http;
@@ -229,15 +198,15 @@ static void on_write_done(rs_socket *s, int status, void *arg)
 	(void)s;
 	free(ctx);
 	if (number)
-		event(conn, "%swrite#%d cb %s", ctx_http ? "res-" : "", number,
-		      status == 0 ? "ok" : errname(status));
+		subj_event(conn, "%swrite#%d cb %s", ctx_http ? "res-" : "", number,
+		      status == 0 ? "ok" : subj_errname(status));
 	else
-		event(conn, "%send cb %s", ctx_http ? "res-" : "",
-		      status == 0 ? "ok" : errname(status));
-	run_handlers(number ? SR_EV_WRITE_CB : SR_EV_END_CB, conn);
+		subj_event(conn, "%send cb %s", ctx_http ? "res-" : "",
+		      status == 0 ? "ok" : subj_errname(status));
+	subj_run_handlers(number ? SR_EV_WRITE_CB : SR_EV_END_CB, conn);
 }
 
-static unsigned char *op_bytes(const struct sr_op *op, struct conn *c)
+unsigned char *subj_op_bytes(const struct sr_op *op, struct conn *c)
 {
 	unsigned char *buf;
 
@@ -245,13 +214,13 @@ static unsigned char *op_bytes(const struct sr_op *op, struct conn *c)
 		return op->data;
 	buf = malloc(op->len);
 	if (!buf)
-		fatal("out of memory for a write of %zu bytes", op->len);
+		subj_fatal("out of memory for a write of %zu bytes", op->len);
 	for (size_t i = 0; i < op->len; i++)
 		buf[i] = op->fill >= 0 ? (unsigned char)op->fill : wc_pattern(c->seq + i);
 	return buf;
 }
 
-static struct cb_ctx *op_ctx(const struct sr_op *op, struct conn *c, int number)
+struct cb_ctx *subj_op_ctx(const struct sr_op *op, struct conn *c, int number)
 {
 	struct cb_ctx *ctx;
 
@@ -259,7 +228,7 @@ static struct cb_ctx *op_ctx(const struct sr_op *op, struct conn *c, int number)
 		return NULL;
 	ctx = malloc(sizeof(*ctx));
 	if (!ctx)
-		fatal("out of memory");
+		subj_fatal("out of memory");
 	ctx->conn = c->index;
 	ctx->number = number;
 	ctx->http = 0;
@@ -273,10 +242,10 @@ static unsigned char *op_own_bytes(const struct sr_op *op, struct conn *c)
 	unsigned char *buf;
 
 	if (!op->data && op->len > 0)
-		return op_bytes(op, c);
+		return subj_op_bytes(op, c);
 	buf = malloc(op->len ? op->len : 1);
 	if (!buf)
-		fatal("out of memory for a write of %zu bytes", op->len);
+		subj_fatal("out of memory for a write of %zu bytes", op->len);
 	if (op->len > 0)
 		memcpy(buf, op->data, op->len);
 	return buf;
@@ -301,18 +270,18 @@ static void op_write(const struct sr_op *op, struct conn *c)
 	int rc;
 
 	if (!c->sock) {
-		event(c->index, "write#%d %zu -> EBADF (closed)", number, op->len);
+		subj_event(c->index, "write#%d %zu -> EBADF (closed)", number, op->len);
 		return;
 	}
 	bytes = op_own_bytes(op, c);
-	ctx = op_ctx(op, c, number);
+	ctx = subj_op_ctx(op, c, number);
 	c->seq += op->len;
-	rc = rs_socket_write(c->sock, bytes, op->len, ctx ? on_write_done : NULL, ctx);
+	rc = rs_socket_write(c->sock, bytes, op->len, ctx ? subj_on_write_done : NULL, ctx);
 	keep_last(c, bytes, op->len, number, 0);
 	if (rc < 0)
-		event(c->index, "write#%d %zu -> %s", number, op->len, errname(rc));
+		subj_event(c->index, "write#%d %zu -> %s", number, op->len, subj_errname(rc));
 	else
-		event(c->index, "write#%d %zu -> %s", number, op->len, rc ? "true" : "false");
+		subj_event(c->index, "write#%d %zu -> %s", number, op->len, rc ? "true" : "false");
 }
 
 /* The release of a write-owned: the write's callback, reported as one. */
@@ -323,8 +292,8 @@ static void on_release(rs_socket *s, int status, void *arg)
 
 	(void)s;
 	free(ctx);
-	event(conn, "write#%d released %s", number, status == 0 ? "ok" : errname(status));
-	run_handlers(SR_EV_WRITE_CB, conn);
+	subj_event(conn, "write#%d released %s", number, status == 0 ? "ok" : subj_errname(status));
+	subj_run_handlers(SR_EV_WRITE_CB, conn);
 }
 
 /* write-owned: rs_socket_write_owned of a buffer that stays the
@@ -337,13 +306,13 @@ static void op_write_owned(const struct sr_op *op, struct conn *c)
 	int rc;
 
 	if (!c->sock) {
-		event(c->index, "write#%d %zu owned -> EBADF (closed)", number, op->len);
+		subj_event(c->index, "write#%d %zu owned -> EBADF (closed)", number, op->len);
 		return;
 	}
 	ob = malloc(sizeof(*ob));
 	ctx = malloc(sizeof(*ctx));
 	if (!ob || !ctx)
-		fatal("out of memory");
+		subj_fatal("out of memory");
 	ob->bytes = op_own_bytes(op, c);
 	ob->next = S.owned;
 	S.owned = ob;
@@ -352,20 +321,20 @@ static void op_write_owned(const struct sr_op *op, struct conn *c)
 	keep_last(c, ob->bytes, op->len, number, 1);
 	rc = rs_socket_write_owned(c->sock, ob->bytes, op->len, on_release, ctx);
 	if (rc < 0)
-		event(c->index, "write#%d %zu owned -> %s", number, op->len, errname(rc));
+		subj_event(c->index, "write#%d %zu owned -> %s", number, op->len, subj_errname(rc));
 	else
-		event(c->index, "write#%d %zu owned -> %s", number, op->len, rc ? "true" : "false");
+		subj_event(c->index, "write#%d %zu owned -> %s", number, op->len, rc ? "true" : "false");
 }
 
 /* overwrite fill=C: every byte of the last write's buffer becomes C. */
 static void op_overwrite(const struct sr_op *op, struct conn *c)
 {
 	if (!c->last) {
-		event(c->index, "overwrite (no write)");
+		subj_event(c->index, "overwrite (no write)");
 		return;
 	}
 	memset(c->last, op->fill, c->last_len);
-	event(c->index, "overwrite write#%d %zu", c->last_number, c->last_len);
+	subj_event(c->index, "overwrite write#%d %zu", c->last_number, c->last_len);
 }
 
 static void op_end(const struct sr_op *op, struct conn *c)
@@ -375,16 +344,16 @@ static void op_end(const struct sr_op *op, struct conn *c)
 	int rc;
 
 	if (!c->sock) {
-		event(c->index, "end %zu -> EBADF (closed)", op->len);
+		subj_event(c->index, "end %zu -> EBADF (closed)", op->len);
 		return;
 	}
-	bytes = op_bytes(op, c);
-	ctx = op_ctx(op, c, 0);
+	bytes = subj_op_bytes(op, c);
+	ctx = subj_op_ctx(op, c, 0);
 	c->seq += op->len;
-	rc = rs_socket_end(c->sock, bytes, op->len, ctx ? on_write_done : NULL, ctx);
+	rc = rs_socket_end(c->sock, bytes, op->len, ctx ? subj_on_write_done : NULL, ctx);
 	if (bytes != op->data)
 		free(bytes);
-	event(c->index, "end %zu -> %s", op->len, rc < 0 ? errname(rc) : "ok");
+	subj_event(c->index, "end %zu -> %s", op->len, rc < 0 ? subj_errname(rc) : "ok");
 }
 
 static void op_signal(const struct sr_op *op, int conn)
@@ -393,9 +362,9 @@ static void op_signal(const struct sr_op *op, int conn)
 
 	if (op->external) {
 		if (name)
-			event(conn, "signal %s external", name);
+			subj_event(conn, "signal %s external", name);
 		else
-			event(conn, "signal %d external", op->sig);
+			subj_event(conn, "signal %d external", op->sig);
 		/* With our pid: under strace the harness's child is strace,
 		 * and the signal is for the subject. */
 		line_out("kill %d %d", op->sig, (int)getpid());
@@ -403,11 +372,11 @@ static void op_signal(const struct sr_op *op, int conn)
 		return;
 	}
 	if (name)
-		event(conn, "signal %s", name);
+		subj_event(conn, "signal %s", name);
 	else
-		event(conn, "signal %d", op->sig);
+		subj_event(conn, "signal %d", op->sig);
 	if (rs_raise(op->sig) < 0)
-		event(conn, "signal %d refused", op->sig);
+		subj_event(conn, "signal %d refused", op->sig);
 }
 
 static void op_ignore(const struct sr_op *op, int conn)
@@ -418,9 +387,9 @@ static void op_ignore(const struct sr_op *op, int conn)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_IGN;
 	if (sigaction(op->sig, &sa, NULL) < 0)
-		event(conn, "ignore %d -> %s", op->sig, errname(errno));
+		subj_event(conn, "ignore %d -> %s", op->sig, subj_errname(errno));
 	else
-		event(conn, "ignore %s", name ? name : "?");
+		subj_event(conn, "ignore %s", name ? name : "?");
 }
 
 /* execve() of /bin/true through the stack: the batches go out first. */
@@ -429,188 +398,9 @@ static void op_execve(int conn)
 	char *argv[] = { "true", NULL };
 	int rc;
 
-	event(conn, "execve /bin/true");
+	subj_event(conn, "execve /bin/true");
 	rc = rs_execve("/bin/true", argv, environ);
-	event(conn, "execve -> %s", errname(rc));
-}
-
-/* ---- WebSocket connections ----------------------------------------------- */
-
-/* The script's "websocket SEED MAX" line. */
-static struct {
-	int on;
-	unsigned long long seed;
-	size_t max_message;
-	int open;          /* handshakes done */
-	int started;       /* every connection is up: tasks may start */
-} W;
-
-static void post_next_task(void);
-
-/* A payload in an event: hex up to 32 bytes, else its length and FNV-1a. */
-static void ws_data_text(const uint8_t *p, size_t n, char *out, size_t cap)
-{
-	if (n <= 32) {
-		size_t o = 0;
-
-		out[0] = '\0';
-		for (size_t i = 0; i < n && o + 3 < cap; i++)
-			o += (size_t)snprintf(out + o, cap - o, "%02x", p[i]);
-		if (n == 0)
-			snprintf(out, cap, "-");
-	} else {
-		uint32_t h = 2166136261u;
-
-		for (size_t i = 0; i < n; i++)
-			h = (h ^ p[i]) * 16777619u;
-		snprintf(out, cap, "fnv=%08x", h);
-	}
-}
-
-static void ws_ev_open(rs_ws *ws, void *arg)
-{
-	struct conn *c = arg;
-
-	(void)ws;
-	event(c->index, "ws-open");
-	if (++W.open == S.nconns && W.started)
-		post_next_task();
-}
-
-static void ws_ev_message(rs_ws *ws, const struct rs_ws_message *m, void *arg)
-{
-	struct conn *c = arg;
-	char d[80];
-	static const char *types[] = { "?", "text", "binary" };
-	const char *what = m->opcode == 9 ? "ping-received"
-			   : m->opcode == 10 ? "pong-received" : "message";
-
-	(void)ws;
-	ws_data_text(m->data, m->len, d, sizeof(d));
-	if (m->opcode <= 2)
-		event(c->index, "ws-message off=%llu %s len=%zu frames=%u %s",
-		      (unsigned long long)m->offset, types[m->opcode], m->len,
-		      m->frames, d);
-	else
-		event(c->index, "ws-%s off=%llu len=%zu %s", what,
-		      (unsigned long long)m->offset, m->len, d);
-}
-
-static void ws_ev_peer_close(rs_ws *ws, int code, const uint8_t *reason,
-			     size_t len, void *arg)
-{
-	struct conn *c = arg;
-	char d[80];
-
-	(void)ws;
-	ws_data_text(reason, len, d, sizeof(d));
-	event(c->index, "ws-peer-close %d reason=%s", code, d);
-}
-
-static void ws_ev_error(rs_ws *ws, int code, const char *problem, void *arg)
-{
-	struct conn *c = arg;
-
-	(void)ws;
-	event(c->index, "ws-error %d (%s)", code, problem);
-}
-
-static void ws_ev_send_error(rs_ws *ws, int number, int err, void *arg)
-{
-	struct conn *c = arg;
-
-	(void)ws;
-	event(c->index, "ws-send#%d %s at the head of the queue", number,
-	      errname(err));
-}
-
-static void ws_ev_close(rs_ws *ws, int code, size_t dropped, void *arg)
-{
-	struct conn *c = arg;
-
-	c->written = rs_socket_bytes_written(rs_ws_socket(ws));
-	event(c->index, "ws-closed code=%d dropped=%zu bytes_written=%llu", code,
-	      dropped, (unsigned long long)c->written);
-	c->ws = NULL;
-	c->sock = NULL;
-}
-
-static const struct rs_ws_events ws_events = {
-	.on_open = ws_ev_open,
-	.on_message = ws_ev_message,
-	.on_ping = ws_ev_message,
-	.on_pong = ws_ev_message,
-	.on_peer_close = ws_ev_peer_close,
-	.on_error = ws_ev_error,
-	.on_send_error = ws_ev_send_error,
-	.on_close = ws_ev_close,
-};
-
-/* Makes a connection a WebSocket one; each connection has its own seed. */
-static void ws_start(struct conn *c, rs_socket *s, int server)
-{
-	struct rs_ws_options o = {
-		.server = server,
-		.seed = W.seed + (unsigned long long)c->index,
-		.max_message = W.max_message,
-		.host = "127.0.0.1",
-		.path = "/",
-	};
-	int rc = rs_ws_attach(s, &o, &ws_events, c, &c->ws);
-
-	if (rc < 0)
-		fatal("rs_ws_attach: %s", strerror(-rc));
-}
-
-static const char *ws_kind_text(int kind)
-{
-	return kind == RS_WS_KIND_TEXT ? "text" : kind == RS_WS_KIND_BYTES ? "bytes"
-									    : "kind=bad";
-}
-
-static void ws_op(const struct sr_op *op, struct conn *c)
-{
-	const char *name = sr_op_names[op->kind];
-	unsigned char *bytes;
-	int rc = 0;
-
-	if (!c->ws) {
-		event(c->index, "%s (closed)", name);
-		return;
-	}
-	if (op->kind == SR_OP_WS_BUFFERED) {
-		event(c->index, "ws-buffered %zu waiting=%zu",
-		      rs_ws_buffered_amount(c->ws), rs_ws_waiting(c->ws));
-		return;
-	}
-	bytes = op_bytes(op, c);
-	c->seq += op->len;
-	if (op->kind == SR_OP_WS_SEND) {
-		struct rs_ws_send_options so = { op->ws_binary, op->ws_fin };
-		int number = ++c->ws_sends;
-		char opts[64] = "";
-
-		if (op->ws_binary != RS_WS_BINARY_ABSENT)
-			snprintf(opts, sizeof(opts), " binary=%s",
-				 op->ws_binary == 1 ? "true" : op->ws_binary == 0 ? "false" : "bad");
-		if (op->ws_fin != 1)
-			snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
-				 " fin=%s", op->ws_fin == 0 ? "0" : "bad");
-		rc = rs_ws_send(c->ws, bytes, op->len, op->ws_kind, &so);
-		event(c->index, "ws-send#%d %zu %s%s -> %s", number, op->len,
-		      ws_kind_text(op->ws_kind), opts,
-		      rc < 0 ? errname(rc) : rc ? "sent" : "queued");
-	} else if (op->kind == SR_OP_WS_CLOSE) {
-		rc = rs_ws_close(c->ws, op->sig, bytes, op->len);
-		event(c->index, "ws-close %d -> %s", op->sig,
-		      rc < 0 ? errname(rc) : "ok");
-	} else {
-		rc = rs_ws_ping(c->ws, bytes, op->len);
-		event(c->index, "ws-ping %zu -> %s", op->len,
-		      rc < 0 ? errname(rc) : "ok");
-	}
-	if (bytes != op->data)
-		free(bytes);
+	subj_event(conn, "execve -> %s", subj_errname(rc));
 }
 
 static void run_op(const struct sr_op *op, int conn_index)
@@ -626,13 +416,13 @@ static void run_op(const struct sr_op *op, int conn_index)
 	case SR_OP_SIGNAL: op_signal(op, ci); return;
 	case SR_OP_DISARM:
 		fi_disarm_all();
-		event(ci, "disarm");
+		subj_event(ci, "disarm");
 		return;
 	case SR_OP_CHECKPOINT: {
 		char point[32];
 
 		snprintf(point, sizeof(point), "checkpoint:%d", ++S.checkpoints);
-		event(ci, "checkpoint %d", S.checkpoints);
+		subj_event(ci, "checkpoint %d", S.checkpoints);
 		sync_point(point);
 		return;
 	}
@@ -640,28 +430,28 @@ static void run_op(const struct sr_op *op, int conn_index)
 		op_ignore(op, ci);
 		return;
 	case SR_OP_ABORT:
-		event(ci, "abort");
+		subj_event(ci, "abort");
 		rs_abort();
 	case SR_OP_EXIT:
-		event(ci, "exit %d", op->sig);
+		subj_event(ci, "exit %d", op->sig);
 		rs_exit(op->sig);
 	case SR_OP_EXECVE:
 		op_execve(ci);
 		return;
 	case SR_OP_RES_WRITE: case SR_OP_TRY_WRITE: case SR_OP_RES_END:
 	case SR_OP_TRY_WRITE_REST: case SR_OP_WRITE_REST: case SR_OP_END_REST:
-		op_http(op, c);
+		subj_http_op(op, c);
 		return;
 	case SR_OP_WS_SEND:
 	case SR_OP_WS_CLOSE:
 	case SR_OP_WS_PING:
 	case SR_OP_WS_BUFFERED:
-		ws_op(op, c);
+		subj_ws_op(op, c);
 		return;
 	default:
 		break;
 	}
-	event(ci, "%s%s", sr_op_names[op->kind], c->sock ? "" : " (closed)");
+	subj_event(ci, "%s%s", sr_op_names[op->kind], c->sock ? "" : " (closed)");
 	if (!c->sock)
 		return;
 	switch (op->kind) {
@@ -720,12 +510,12 @@ static int await_drained(const struct sr_block *b, size_t i, int conn)
 	struct resume *r;
 
 	if (!c->sock || rs_socket_writable_length(c->sock) == 0) {
-		event(c->index, "drained");
+		subj_event(c->index, "drained");
 		return 0;
 	}
 	r = malloc(sizeof(*r));
 	if (!r || rs_loop_post(S.loop, resume_task, r) < 0)
-		fatal("out of memory");
+		subj_fatal("out of memory");
 	*r = (struct resume){ b, i, conn };
 	if (b >= S.tasks && b < S.tasks + S.ntasks)
 		S.deferred = 1;
@@ -746,7 +536,7 @@ static void run_block_from(const struct sr_block *b, int conn, size_t from)
 			struct micro_ctx *m = malloc(sizeof(*m));
 
 			if (!m || rs_microtask(S.loop, micro_run, m) < 0)
-				fatal("out of memory");
+				subj_fatal("out of memory");
 			m->op = op;
 			m->conn = conn;
 			continue;
@@ -760,7 +550,7 @@ static void run_block(const struct sr_block *b, int conn)
 	run_block_from(b, conn, 0);
 }
 
-static void run_handlers(enum sr_ev_kind ev, int conn)
+void subj_run_handlers(enum sr_ev_kind ev, int conn)
 {
 	for (size_t i = 0; i < S.nhandlers; i++) {
 		const struct sr_block *h = &S.handlers[i];
@@ -771,8 +561,6 @@ static void run_handlers(enum sr_ev_kind ev, int conn)
 }
 
 /* ---- the script's tasks --------------------------------------------------- */
-
-static void post_next_task(void);
 
 static void script_task(rs_loop *loop, void *arg)
 {
@@ -802,10 +590,10 @@ static void task_hook(rs_loop *loop, uint64_t task, enum rs_task_phase phase,
 		snprintf(point, sizeof(point), "task:%zu", n);
 		sync_point(point);
 	}
-	post_next_task();
+	subj_post_next_task();
 }
 
-static void post_next_task(void)
+void subj_post_next_task(void)
 {
 	if (S.next_task == S.ntasks) {
 		S.next_task++;
@@ -815,7 +603,7 @@ static void post_next_task(void)
 	if (S.next_task > S.ntasks)
 		return;
 	if (rs_loop_post(S.loop, script_task, &S.tasks[S.next_task++]) < 0)
-		fatal("out of memory");
+		subj_fatal("out of memory");
 }
 
 static void all_connected(void)
@@ -824,12 +612,9 @@ static void all_connected(void)
 		sync_point("start");
 	/* WebSocket connections: the tasks start once every handshake is
 	 * done (the peer may send the Upgrade, or the 101, at start). */
-	if (W.on) {
-		W.started = 1;
-		if (W.open < S.nconns)
-			return;
-	}
-	post_next_task();
+	if (subj_ws_enabled() && !subj_ws_may_start())
+		return;
+	subj_post_next_task();
 }
 
 /* ---- socket events ------------------------------------------------------ */
@@ -844,9 +629,9 @@ static void on_connect(rs_socket *s, void *arg)
 	struct conn *c = conn_of(arg);
 
 	c->connected = 1;
-	event(c->index, "connect");
-	if (W.on)
-		ws_start(c, s, 0);
+	subj_event(c->index, "connect");
+	if (subj_ws_enabled())
+		subj_ws_start(c, s, 0);
 	if (++S.connected == S.nconns)
 		all_connected();
 }
@@ -857,8 +642,8 @@ static void on_data(rs_socket *s, const char *data, size_t len, void *arg)
 
 	(void)s;
 	(void)data;
-	event(c->index, "data %zu", len);
-	run_handlers(SR_EV_DATA, c->index);
+	subj_event(c->index, "data %zu", len);
+	subj_run_handlers(SR_EV_DATA, c->index);
 }
 
 static void on_end(rs_socket *s, void *arg)
@@ -867,8 +652,8 @@ static void on_end(rs_socket *s, void *arg)
 
 	(void)s;
 	/* "eof", not "end": end names the end() call in the trace. */
-	event(c->index, "eof");
-	run_handlers(SR_EV_EOF, c->index);
+	subj_event(c->index, "eof");
+	subj_run_handlers(SR_EV_EOF, c->index);
 }
 
 static void on_drain(rs_socket *s, void *arg)
@@ -876,8 +661,8 @@ static void on_drain(rs_socket *s, void *arg)
 	struct conn *c = conn_of(arg);
 
 	(void)s;
-	event(c->index, "drain");
-	run_handlers(SR_EV_DRAIN, c->index);
+	subj_event(c->index, "drain");
+	subj_run_handlers(SR_EV_DRAIN, c->index);
 }
 
 static void on_finish(rs_socket *s, void *arg)
@@ -885,8 +670,8 @@ static void on_finish(rs_socket *s, void *arg)
 	struct conn *c = conn_of(arg);
 
 	(void)s;
-	event(c->index, "finish");
-	run_handlers(SR_EV_FINISH, c->index);
+	subj_event(c->index, "finish");
+	subj_run_handlers(SR_EV_FINISH, c->index);
 }
 
 static void on_error(rs_socket *s, int code, const char *syscall, void *arg)
@@ -894,7 +679,7 @@ static void on_error(rs_socket *s, int code, const char *syscall, void *arg)
 	struct conn *c = conn_of(arg);
 
 	(void)s;
-	event(c->index, "error %s %s", errname(code), syscall);
+	subj_event(c->index, "error %s %s", subj_errname(code), syscall);
 }
 
 static void on_close(rs_socket *s, int had_error, void *arg)
@@ -902,13 +687,11 @@ static void on_close(rs_socket *s, int had_error, void *arg)
 	struct conn *c = conn_of(arg);
 
 	c->written = rs_socket_bytes_written(s);
-	event(c->index, "close had_error=%d bytes_written=%llu", had_error,
+	subj_event(c->index, "close had_error=%d bytes_written=%llu", had_error,
 	      (unsigned long long)c->written);
 	c->sock = NULL;
-	c->res = NULL;
-	free(c->try_data);
-	c->try_data = NULL;
-	run_handlers(SR_EV_CLOSE, c->index);
+	subj_http_forget(c);
+	subj_run_handlers(SR_EV_CLOSE, c->index);
 }
 
 static const struct rs_socket_events socket_events = {
@@ -916,183 +699,6 @@ static const struct rs_socket_events socket_events = {
 	.on_drain = on_drain, .on_finish = on_finish, .on_error = on_error,
 	.on_close = on_close,
 };
-
-/* ---- HTTP responses (http yes, issue 10) ---------------------------------- */
-
-/* The body: the stream pattern over the response bytes of the connection
- * (framing not counted), or the op's literal bytes. */
-static unsigned char *http_bytes(const struct sr_op *op, struct conn *c)
-{
-	unsigned char *buf;
-
-	if (op->data || op->len == 0)
-		return op->data;
-	buf = malloc(op->len);
-	if (!buf)
-		fatal("out of memory for %zu bytes", op->len);
-	for (size_t i = 0; i < op->len; i++)
-		buf[i] = op->fill >= 0 ? (unsigned char)op->fill : wc_pattern(c->body_seq + i);
-	return buf;
-}
-
-static const char *http_rc(int rc)
-{
-	return rc < 0 ? errname(rc) : rc ? "true" : "false";
-}
-
-static void try_clear(struct conn *c)
-{
-	free(c->try_data);
-	c->try_data = NULL;
-	c->try_len = 0;
-	c->try_resume = 0;
-}
-
-/* The rest of the last try-write: the bytes past the response's offset. */
-static size_t try_rest(const struct conn *c, const unsigned char **rest)
-{
-	uint64_t out = rs_http_res_offset(c->res) - c->try_base;
-
-	if (!c->try_data || out >= c->try_len) {
-		*rest = c->try_data;
-		return 0;
-	}
-	*rest = c->try_data + out;
-	return c->try_len - (size_t)out;
-}
-
-static struct cb_ctx *http_ctx(const struct sr_op *op, struct conn *c, int number)
-{
-	struct cb_ctx *ctx = op_ctx(op, c, number);
-
-	if (ctx)
-		ctx->http = 1;
-	return ctx;
-}
-
-static void op_http(const struct sr_op *op, struct conn *c)
-{
-	const char *name = sr_op_names[op->kind];
-	const unsigned char *rest;
-	unsigned char *bytes;
-	struct cb_ctx *ctx;
-	size_t len;
-	int rc, number;
-
-	if (!c->res || !c->sock) {
-		event(c->index, "%s -> EBADF (no response)", name);
-		return;
-	}
-	switch (op->kind) {
-	case SR_OP_RES_WRITE:
-	case SR_OP_RES_END:
-		number = op->kind == SR_OP_RES_WRITE ? ++c->res_writes : 0;
-		bytes = http_bytes(op, c);
-		c->body_seq += op->len;
-		ctx = http_ctx(op, c, number);
-		if (op->kind == SR_OP_RES_WRITE) {
-			rc = rs_http_res_write(c->res, bytes, op->len,
-					       ctx ? on_write_done : NULL, ctx);
-			event(c->index, "res-write#%d %zu -> %s", number, op->len, http_rc(rc));
-		} else {
-			rc = rs_http_res_end(c->res, bytes, op->len,
-					     ctx ? on_write_done : NULL, ctx);
-			event(c->index, "res-end %zu -> %s", op->len, rc < 0 ? errname(rc) : "ok");
-		}
-		if (rc < 0)
-			free(ctx);
-		if (bytes != op->data)
-			free(bytes);
-		return;
-	case SR_OP_TRY_WRITE:
-		try_clear(c);
-		c->try_number = ++c->res_writes;
-		c->try_len = op->len;
-		c->try_data = malloc(op->len ? op->len : 1);
-		if (!c->try_data)
-			fatal("out of memory");
-		bytes = http_bytes(op, c);
-		if (op->len)
-			memcpy(c->try_data, bytes, op->len);
-		if (bytes != op->data)
-			free(bytes);
-		c->body_seq += op->len;
-		c->try_base = rs_http_res_offset(c->res);
-		c->try_final = op->final;
-		rc = rs_http_res_try_write(c->res, c->try_data, op->len, op->final);
-		event(c->index, "try-write#%d %zu%s -> %s offset=%llu", c->try_number,
-		      op->len, op->final ? " final" : "", http_rc(rc),
-		      (unsigned long long)rs_http_res_offset(c->res));
-		c->try_resume = rc == 0 && op->resume;
-		return;
-	default:
-		break;
-	}
-	len = try_rest(c, &rest);
-	ctx = http_ctx(op, c, op->kind == SR_OP_WRITE_REST ? ++c->res_writes : 0);
-	if (op->kind == SR_OP_TRY_WRITE_REST) {
-		rc = rs_http_res_try_write(c->res, rest, len, op->final);
-		event(c->index, "try-write-rest %zu%s -> %s offset=%llu", len,
-		      op->final ? " final" : "", http_rc(rc),
-		      (unsigned long long)rs_http_res_offset(c->res));
-	} else if (op->kind == SR_OP_WRITE_REST) {
-		rc = rs_http_res_write(c->res, rest, len,
-				       ctx ? on_write_done : NULL, ctx);
-		event(c->index, "write-rest %zu -> %s", len, http_rc(rc));
-	} else {
-		rc = rs_http_res_end(c->res, rest, len,
-				     ctx ? on_write_done : NULL, ctx);
-		event(c->index, "end-rest %zu -> %s", len, rc < 0 ? errname(rc) : "ok");
-	}
-	if (rc < 0)
-		free(ctx);
-	/* The rest went to write or end: no try-write is pending any more. */
-	if (op->kind != SR_OP_TRY_WRITE_REST || rc == 1)
-		try_clear(c);
-}
-
-/* On writable after a try-write returned false: a try-write with resume
- * tries its rest again and reports only once it is out (how many writable
- * events that takes depends on how fast the peer reads); otherwise the
- * event and the `on writable` handlers. */
-static void on_res_writable(rs_http_res *res, uint64_t offset, void *arg)
-{
-	struct conn *c = arg;
-	const unsigned char *rest;
-	size_t len;
-	int rc;
-
-	(void)res;
-	if (c->try_resume) {
-		len = try_rest(c, &rest);
-		rc = rs_http_res_try_write(c->res, rest, len, c->try_final);
-		if (rc == 0)
-			return;
-		event(c->index, "try-write#%d done -> %s offset=%llu", c->try_number,
-		      rc < 0 ? errname(rc) : "true",
-		      (unsigned long long)rs_http_res_offset(c->res));
-		try_clear(c);
-		return;
-	}
-	event(c->index, "writable offset=%llu", (unsigned long long)offset);
-	run_handlers(SR_EV_WRITABLE, c->index);
-}
-
-static void on_request(rs_http_conn *hc, rs_http_res *res,
-		       const struct rs_http_request *req, const char *body,
-		       size_t body_len, void *arg)
-{
-	struct conn *c = arg;
-
-	(void)hc;
-	(void)body;
-	try_clear(c);
-	c->res = res;
-	rs_http_res_on_writable(res, on_res_writable, c);
-	event(c->index, "request %.*s %.*s body=%zu", (int)req->method_len,
-	      req->method, (int)req->target_len, req->target, body_len);
-	run_handlers(SR_EV_REQUEST, c->index);
-}
 
 static void on_connection(rs_listener *l, rs_socket *s, void *arg)
 {
@@ -1107,16 +713,14 @@ static void on_connection(rs_listener *l, rs_socket *s, void *arg)
 	c->sock = s;
 	c->connected = 1;
 	if (S.http) {
-		rs_http_conn *hc;
-
-		if (rs_http_attach(s, 0, &socket_events, c, on_request, c, &hc) < 0)
-			fatal("out of memory");
+		if (subj_http_attach(c, s, &socket_events) < 0)
+			subj_fatal("out of memory");
 	} else {
 		rs_socket_set_events(s, &socket_events, c);
 	}
-	event(c->index, "accept");
-	if (W.on)
-		ws_start(c, s, 1);
+	subj_event(c->index, "accept");
+	if (subj_ws_enabled())
+		subj_ws_start(c, s, 1);
 	if (++S.connected == S.nconns) {
 		rs_listener_close(l);
 		S.listener = NULL;
@@ -1156,7 +760,7 @@ static char *read_line(void)
 		nl = memchr(in.buf + in.start, '\n', in.end - in.start);
 		take = (nl ? (size_t)(nl - in.buf) : in.end) - in.start;
 		if (len + take + 1 > sizeof(line))
-			fatal("a script line longer than %d bytes", MAX_LINE);
+			subj_fatal("a script line longer than %d bytes", MAX_LINE);
 		memcpy(line + len, in.buf + in.start, take);
 		len += take;
 		in.start += take + (nl != NULL);
@@ -1177,26 +781,26 @@ static void read_script(void)
 	while ((line = read_line()) && (rc = sr_feed_line(&S.script, line, err, sizeof(err))) == 0)
 		;
 	if (rc < 0)
-		fatal("%s", err);
+		subj_fatal("%s", err);
 	if (!line)
-		fatal("the script ended before 'run'");
+		subj_fatal("the script ended before 'run'");
 	if (in.start != in.end)
-		fatal("bytes after 'run' in the script");
+		subj_fatal("bytes after 'run' in the script");
 	if (sr_finish(&S.script, err, sizeof(err)) < 0)
-		fatal("%s", err);
+		subj_fatal("%s", err);
 	for (size_t i = 0; i < S.script.nvariants; i++) {
 		const struct sr_variant *v = &S.script.variants[i];
 
 		rc = rs_variant_set(v->name, v->value);
 		if (rc < 0)
-			fatal("variant %s=%s: %s", v->name, v->value, strerror(-rc));
+			subj_fatal("variant %s=%s: %s", v->name, v->value, strerror(-rc));
 	}
 	for (size_t i = 0; i < S.script.nfaults; i++) {
 		char spec[128];
 
 		if (fi_arm(&S.script.faults[i]) < 0) {
 			fi_rule_format(&S.script.faults[i], spec, sizeof(spec));
-			fatal("cannot arm '%s'", spec);
+			subj_fatal("cannot arm '%s'", spec);
 		}
 	}
 	memcpy(S.transport, S.script.transport, sizeof(S.transport));
@@ -1207,9 +811,8 @@ static void read_script(void)
 	S.http = S.script.http;
 	S.opts.allow_half_open = S.script.half_open;
 	if (S.script.websocket) {
-		W.seed = S.script.ws_seed;
-		W.max_message = S.script.ws_max_message;
-		W.on = 1;
+		subj_ws_configure(S.script.ws_seed, S.script.ws_max_message);
+		subj_ws_deflate(S.script.ws_deflate);
 	}
 	S.tasks = S.script.tasks;
 	S.ntasks = S.script.ntasks;
@@ -1237,7 +840,7 @@ static void open_connections(void)
 {
 	S.conns = calloc((size_t)S.nconns, sizeof(*S.conns));
 	if (!S.conns)
-		fatal("out of memory");
+		subj_fatal("out of memory");
 	for (int i = 0; i < S.nconns; i++)
 		S.conns[i].index = i;
 	if (S.server) {
@@ -1246,7 +849,7 @@ static void open_connections(void)
 			: rs_listen_tcp(S.loop, S.address, S.port, &S.opts, on_connection, NULL, &S.listener);
 
 		if (rc < 0)
-			fatal("listen: %s", strerror(-rc));
+			subj_fatal("listen: %s", strerror(-rc));
 		line_out("listening %d", strcmp(S.transport, "unix") == 0 ? 0 : rs_listener_port(S.listener));
 		return;
 	}
@@ -1257,7 +860,7 @@ static void open_connections(void)
 			: rs_connect_tcp(S.loop, S.address, S.port, &S.opts, &socket_events, c, &c->sock);
 
 		if (rc < 0)
-			fatal("connect: %s", strerror(-rc));
+			subj_fatal("connect: %s", strerror(-rc));
 	}
 }
 
@@ -1283,16 +886,16 @@ int main(void)
 
 	attach_counters();
 	if (fi_init() < 0)
-		fatal("the fault gate did not start (WIRECHECK_FAULTS)");
+		subj_fatal("the fault gate did not start (WIRECHECK_FAULTS)");
 	read_script();
 	rc = rs_loop_new(&S.loop);
 	if (rc < 0)
-		fatal("loop: %s", strerror(-rc));
+		subj_fatal("loop: %s", strerror(-rc));
 	rs_loop_set_hook(S.loop, task_hook, NULL);
 	open_connections();
 	rc = rs_loop_run(S.loop);
 	if (rc < 0)
-		fatal("loop: %s", strerror(-rc));
+		subj_fatal("loop: %s", strerror(-rc));
 	if (S.next_task <= S.ntasks)
 		line_out("note the loop ended before task %zu", S.next_task + 1);
 	line_out("stats bytes_moved=%llu allocations=%llu bytes_copied=%llu",
@@ -1300,7 +903,7 @@ int main(void)
 		 (unsigned long long)rs_stats.allocations,
 		 (unsigned long long)rs_stats.bytes_copied);
 	if (rs_loop_free(S.loop) < 0)
-		fatal("loop still busy at exit");
+		subj_fatal("loop still busy at exit");
 	fi_disarm_all();
 	free_script();
 	return 0;

@@ -168,6 +168,9 @@ int sc_validate(const struct scenario *sc, char *err, size_t errlen)
 	}
 	if (sc->peer_exec && check_peer_exec(sc, err, errlen) < 0)
 		return -1;
+	if (sc->ws_deflate[0] && !sc->websocket)
+		return sc__say(err, errlen, "%s:%d: 'ws-deflate' needs 'websocket yes'",
+			   where, sc->ws_deflate_line);
 	if (sc->http && sc->role != SC_ROLE_SERVER)
 		return sc__say(err, errlen, "%s:%d: 'http yes' needs 'role server' (the peer is the HTTP client)",
 			   where, sc->http_line);

@@ -525,7 +525,7 @@ static const char usage_per_connection[] =
 	"Runs the scenario with N1 and with N2 connections (the scenario's\n"
 	"'connections' replaced) and prints, for every syscall kind, the count per\n"
 	"connection: (count at N2 - count at N1) / (N2 - N1), the figure of\n"
-	"reference-prs/001 (--from 100 --to 300). Every wirecheck run flag applies\n"
+	"oven-sh/bun \"usockets: dispatch on_end before the poll change\" (--from 100 --to 300). Every wirecheck run flag applies\n"
 	"to both runs but --repeat, which is refused. Output: JSON on stdout, or\n"
 	"in the file of --trace. Exit 1 when a run did not end cleanly (its exit\n"
 	"is printed), 2 on bad input.\n";

@@ -21,9 +21,11 @@ static int is_tchar(unsigned char ch)
 	return ch != 0 && strchr("!#$%&'*+-.^_`|~", ch) != NULL;
 }
 
+/* Visible ASCII (VCHAR): a request target has no obs-text; bytes above
+ * 0x7e are percent-encoded in it (RFC 3986). */
 static int is_vchar(unsigned char ch)
 {
-	return ch > 0x20 && ch != 0x7f;
+	return ch > 0x20 && ch < 0x7f;
 }
 
 static int field_byte(unsigned char ch)
@@ -184,7 +186,7 @@ static int field_line(const char *b, size_t len, size_t *pos,
 /* What the fields mean for the body and the connection. */
 static int interpret(struct rs_http_request *req)
 {
-	int have_length = 0, close = 0, keep = 0;
+	int have_length = 0, have_te = 0, close = 0, keep = 0;
 
 	req->content_length = 0;
 	for (size_t k = 0; k < req->nfields; k++) {
@@ -200,12 +202,17 @@ static int interpret(struct rs_http_request *req)
 			req->content_length = v;
 			have_length = 1;
 		} else if (lower_eq(f->name, f->name_len, "transfer-encoding")) {
-			return NOT_IMPLEMENTED;
+			have_te = 1;
 		} else if (lower_eq(f->name, f->name_len, "connection")) {
 			close |= list_has(f->value, f->value_len, "close");
 			keep |= list_has(f->value, f->value_len, "keep-alive");
 		}
 	}
+	/* Both framings at once is the request-smuggling shape (RFC 9112
+	 * section 6.1): refused as malformed, in either order; a
+	 * Transfer-Encoding alone is a framing this stack does not take. */
+	if (have_te)
+		return have_length ? BAD : NOT_IMPLEMENTED;
 	req->keep_alive = req->minor >= 1 ? !close : (keep && !close);
 	return 1;
 }

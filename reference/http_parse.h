@@ -4,7 +4,8 @@
  * prefix of a stream and is tested at every split point.
  *
  * What it takes (RFC 9112, strictly): a request line METHOD SP TARGET SP
- * "HTTP/1." DIGIT CRLF, where METHOD is a token and TARGET visible ASCII;
+ * "HTTP/1." ("0" / "1") CRLF, where METHOD is a token and TARGET visible
+ * ASCII (no byte above 0x7e: RFC 3986 percent-encodes those);
  * then header fields NAME ":" OWS VALUE OWS CRLF, NAME a token, VALUE
  * visible ASCII, spaces, tabs and obs-text (0x80-0xff); then CRLF. A bare
  * LF, a line folded onto the next (obs-fold), a space before the colon or

@@ -57,7 +57,7 @@ struct rs_config {
 	enum rs_ws_strategy ws;  /* RS_WS_BY_OPTION (0) unless set */
 };
 
-/* Write batching (reference-prs/000): a write of at most RS_BATCH_MAX_WRITE
+/* Write batching (oven-sh/bun#45246): a write of at most RS_BATCH_MAX_WRITE
  * bytes without a callback, after the socket's first write of the task, is
  * held in the socket's batch, at most RS_BATCH_LIMIT bytes, which one send
  * takes at the end of the task. */
@@ -451,8 +451,11 @@ struct rs_http_request;
 /* Fixed strategy: a call whose bytes (head, framing, body, terminator) are
  * at most this many goes out as one send of one copied buffer; a larger
  * one sends head and chunk header with MSG_MORE, then body and terminator
- * in one sendmsg (docs/ARCHITECTURE.md, "Chunked responses"). */
-#define RS_HTTP_COPY_MAX 16384
+ * in one sendmsg (docs/ARCHITECTURE.md, "Chunked responses"). 32 KiB by
+ * measurement (bench/chunked_threshold): the sender's CPU per response is
+ * lower copying up to 24 KiB, the two are within noise from 32 to 64 KiB,
+ * and MSG_MORE + sendmsg is cheaper from 96 KiB. */
+#define RS_HTTP_COPY_MAX 32768
 
 /*
  * A request, head and body complete. req and body are valid during the
@@ -582,6 +585,26 @@ struct rs_ws_events {
 	void (*on_close)(rs_ws *ws, int code, size_t dropped, void *arg);
 };
 
+/*
+ * permessage-deflate (RFC 7692), as npm ws's perMessageDeflate option
+ * (zero: off). A client offers it, a server accepts an offer; the
+ * parameters follow npm ws's rules (ws_deflate.h). npm ws's `false`
+ * values (refuse a parameter the peer asks for) are not offered here.
+ */
+struct rs_ws_deflate_options {
+	int enabled;                     /* 1: offer (client), accept (server) */
+	int server_no_context_takeover;  /* 1: ask for it (client), grant it
+					  * (server) */
+	int client_no_context_takeover;
+	int server_max_window_bits;      /* 0: not given; else 8 to 15 */
+	int client_max_window_bits;      /* 0: not given (a client offers the
+					  * parameter without a value); else
+					  * 8 to 15 */
+	size_t threshold;                /* with no context takeover, messages
+					  * under this are not compressed;
+					  * 0: npm ws's 1024 */
+};
+
 struct rs_ws_options {
 	int server;            /* 1: answer an Upgrade; 0: send one, mask */
 	uint64_t seed;         /* the mask keys' (and the client key's) seed */
@@ -590,6 +613,7 @@ struct rs_ws_options {
 	const char *host;      /* client: the Host header ("localhost") */
 	const char *path;      /* client: the request target ("/") */
 	const struct rs_config *config;  /* the strategy; NULL: rs_config */
+	struct rs_ws_deflate_options deflate;  /* permessage-deflate */
 };
 
 /* send()'s options, as npm ws's: binary RS_WS_BINARY_ABSENT (-1), 0 or

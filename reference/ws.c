@@ -15,6 +15,7 @@
  * never reaches the queue and never stalls it.
  */
 #include "rs.h"
+#include "ws_deflate.h"
 #include "ws_frame.h"
 
 #include <errno.h>
@@ -29,6 +30,16 @@
 #define WS_HEAD_MAX 8192
 
 enum ws_state { WS_CONNECTING, WS_OPEN, WS_CLOSED };
+
+/* permessage-deflate (ws_deflate.c): set up at attach when the options
+ * enable it, in use once the handshake agreed on it (rs_ws.deflate). */
+struct ws_pmd {
+	struct rs_ws_deflate_options opt;
+	struct rs_ws_deflate_params params;
+	struct rs_ws_deflater out;
+	struct rs_ws_inflater in;
+	int compress;      /* the message being sent is compressed */
+};
 
 /* A message that waits, with everything its send() said. */
 struct ws_msg {
@@ -70,6 +81,9 @@ struct rs_ws {
 	size_t qbytes;     /* payload bytes of the waiting messages */
 	int waiting;       /* an empty write with a callback is out */
 	int sends;         /* rs_ws_send calls so far */
+	/* permessage-deflate: NULL when the options leave it off. */
+	struct ws_pmd *pmd;
+	int deflate;       /* agreed in the handshake */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -117,6 +131,69 @@ static int ws_write_frame(rs_ws *ws, int kind, int binary, int fin,
 		return r;
 	ws_watch(ws);
 	return 1;
+}
+
+/*
+ * A frame with permessage-deflate agreed: npm ws's decision on a message's
+ * first frame (ws_deflate.h, rs_ws_deflate_wanted), which its later frames
+ * follow; a compressed frame carries the payload deflated (the legacy's
+ * text after its U+FFFD decode), RSV1 on the first frame only.
+ */
+static int ws_write_deflated(rs_ws *ws, int kind, int binary, int fin,
+			     const void *data, size_t len)
+{
+	struct ws_pmd *d = ws->pmd;
+	int type = rs_ws_message_type(ws->by_kind, kind, binary);
+	uint8_t *text = NULL, *buf, key[4];
+	const uint8_t *z;
+	const void *payload = data;
+	size_t plen = len;
+	long n, zn;
+	int r;
+
+	if (type < 0 || (fin != 0 && fin != 1) || (!data && len > 0))
+		return -EINVAL;
+	if (!ws->frag.open)
+		d->compress = rs_ws_deflate_wanted(&d->params, ws->server,
+						   d->opt.threshold, 0, len);
+	if (!d->compress)
+		return ws_write_frame(ws, kind, binary, fin, data, len);
+	if (ws->by_kind && kind == RS_WS_KIND_TEXT && !rs_utf8_valid(data, len)) {
+		if (!(text = malloc(3 * len)))
+			return -ENOMEM;
+		plen = rs_utf8_replace(data, len, text);
+		payload = text;
+	}
+	zn = rs_ws_deflate(&d->out, payload, plen, fin, &z);
+	free(text);
+	if (zn < 0)
+		return (int)zn;
+	if (!(buf = malloc(RS_WS_MAX_HEADER + (size_t)zn)))
+		return -ENOMEM;
+	if (!ws->server)
+		rs_ws_rng_bytes(&ws->rng, key, 4);
+	/* The type is decided: the frame is bytes of that opcode. */
+	n = rs_ws_encode_send(&ws->frag, 0,
+			      type == RS_WS_OP_TEXT ? RS_WS_KIND_TEXT
+						    : RS_WS_KIND_BYTES,
+			      RS_WS_BINARY_ABSENT, fin, 1,
+			      ws->server ? NULL : key, z, (size_t)zn, buf,
+			      RS_WS_MAX_HEADER + (size_t)zn);
+	r = n < 0 ? (int)n : rs_socket_write(ws->sock, buf, (size_t)n, NULL, NULL);
+	free(buf);
+	if (r < 0)
+		return r;
+	ws_watch(ws);
+	return 1;
+}
+
+/* A data frame, compressed or not. */
+static int ws_write_message(rs_ws *ws, int kind, int binary, int fin,
+			    const void *data, size_t len)
+{
+	if (ws->deflate)
+		return ws_write_deflated(ws, kind, binary, fin, data, len);
+	return ws_write_frame(ws, kind, binary, fin, data, len);
 }
 
 /* A control frame (close, ping, pong): ahead of the waiting messages. */
@@ -227,8 +304,8 @@ static void ws_drain(rs_ws *ws)
 				ws_end(ws);
 			continue;
 		}
-		r = ws_write_frame(ws, m->kind, m->binary, m->fin, m->data,
-				   m->len);
+		r = ws_write_message(ws, m->kind, m->binary, m->fin, m->data,
+				     m->len);
 		if (r == -EINVAL) {
 			if (ws->ev.on_send_error)
 				ws->ev.on_send_error(ws, m->number, r, ws->arg);
@@ -285,7 +362,8 @@ int rs_ws_send(rs_ws *ws, const void *data, size_t len, int kind,
 	int fin = o ? o->fin : 1;
 	int number, queued;
 
-	if (!ws->by_kind && ws->server && len <= RS_WS_MAX_CONTROL &&
+	if (!ws->by_kind && ws->server && !ws->deflate &&
+	    len <= RS_WS_MAX_CONTROL &&
 	    ws->state == WS_OPEN && !ws->qhead && !ws->waiting &&
 	    !ws->close_sent && !ws->close_received) {
 		/* kind 1 or 2 (the opcodes of text and binary), binary -1,
@@ -318,7 +396,7 @@ int rs_ws_send(rs_ws *ws, const void *data, size_t len, int kind,
 
 		return r < 0 ? r : 0;
 	}
-	return ws_write_frame(ws, kind, binary, fin, data, len);
+	return ws_write_message(ws, kind, binary, fin, data, len);
 }
 
 int rs_ws_ping(rs_ws *ws, const void *data, size_t len)
@@ -410,6 +488,32 @@ static void ws_peer_close(rs_ws *ws, const struct rs_ws_event *e)
 		ws_end(ws);
 }
 
+/*
+ * A compressed message (RSV1 on its first frame): inflated whole, as npm
+ * ws inflates it, with the same maximum as the frames (1009 past it),
+ * 1007 for data that does not inflate (npm ws's inflateOnError), and the
+ * text checked as UTF-8 once inflated. Returns 0, or -1 after a failure.
+ */
+static int ws_inflate_message(rs_ws *ws, struct rs_ws_message *m)
+{
+	int r = rs_ws_inflate(&ws->pmd->in, m->data, m->len);
+
+	if (r == 0)
+		r = rs_ws_inflate_end(&ws->pmd->in, &m->data, &m->len);
+	if (r == 0 && m->opcode == RS_WS_OP_TEXT && !rs_utf8_valid(m->data, m->len))
+		r = -EILSEQ;
+	if (r == 0)
+		return 0;
+	ws_fail(ws, r == -EMSGSIZE ? RS_WS_CLOSE_TOO_BIG
+		: r == -EBADMSG || r == -EILSEQ ? RS_WS_CLOSE_INVALID_DATA
+						: RS_WS_CLOSE_INTERNAL,
+		r == -EMSGSIZE	? "a message over the maximum size once inflated"
+		: r == -EBADMSG ? "compressed data that does not inflate"
+		: r == -EILSEQ	? "text that is not UTF-8"
+				: "out of memory");
+	return -1;
+}
+
 static void ws_frames(rs_ws *ws, const uint8_t *data, size_t len)
 {
 	while (len > 0) {
@@ -430,6 +534,8 @@ static void ws_frames(rs_ws *ws, const uint8_t *data, size_t len)
 		case RS_WS_EV_NONE:
 			return;
 		case RS_WS_EV_MESSAGE:
+			if (e.compressed && ws_inflate_message(ws, &m) < 0)
+				return;
 			if (ws->ev.on_message)
 				ws->ev.on_message(ws, &m, ws->arg);
 			break;
@@ -453,6 +559,26 @@ static void ws_frames(rs_ws *ws, const uint8_t *data, size_t len)
 	}
 }
 
+/* permessage-deflate was agreed on p: each side compresses with its own
+ * window and takeover rule, and inflates with the peer's. */
+static void ws_agreed(rs_ws *ws, const struct rs_ws_deflate_params *p)
+{
+	struct ws_pmd *d = ws->pmd;
+
+	d->params = *p;
+	rs_ws_deflater_init(&d->out, ws->server ? p->server_max_window_bits
+						: p->client_max_window_bits,
+			    ws->server ? p->server_no_context_takeover
+				       : p->client_no_context_takeover);
+	rs_ws_inflater_init(&d->in, ws->server ? p->client_max_window_bits
+					       : p->server_max_window_bits,
+			    ws->server ? p->client_no_context_takeover
+				       : p->server_no_context_takeover,
+			    ws->parser.opt.max_message);
+	ws->parser.opt.rsv1_ok = 1;
+	ws->deflate = 1;
+}
+
 static void ws_opened(rs_ws *ws)
 {
 	ws->state = WS_OPEN;
@@ -463,38 +589,60 @@ static void ws_opened(rs_ws *ws)
 	ws_drain(ws);
 }
 
+/* Refuses an Upgrade request with status (400, 426 or 431) and ends. */
+static void ws_refuse(rs_ws *ws, int status, const char *problem)
+{
+	const char *answer = status == 426
+		? "HTTP/1.1 426 Upgrade Required\r\n"
+		  "Sec-WebSocket-Version: 13\r\nConnection: close\r\n\r\n"
+		: status == 431
+		? "HTTP/1.1 431 Request Header Fields Too Large\r\n"
+		  "Connection: close\r\n\r\n"
+		: "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n";
+
+	if (ws->ev.on_error)
+		ws->ev.on_error(ws, status, problem, ws->arg);
+	ws->ending = 1;
+	rs_socket_end(ws->sock, answer, strlen(answer), NULL, NULL);
+}
+
 /* A server's handshake: answers the Upgrade request. Returns the head's
  * length, 0 for more, or -1 after a failure. */
 static int ws_server_head(rs_ws *ws)
 {
 	struct rs_ws_request r;
-	char resp[256];
-	int n = rs_ws_parse_request(ws->head, ws->head_len, &r), m;
+	struct rs_ws_deflate_params p;
+	char resp[512], ext[256];
+	int n = rs_ws_parse_request(ws->head, ws->head_len, &r), m, k = 0;
 
 	if (n == 0)
 		return 0;
 	if (n < 0) {
-		const char *answer = r.status == 426
-			? "HTTP/1.1 426 Upgrade Required\r\n"
-			  "Sec-WebSocket-Version: 13\r\nConnection: close\r\n\r\n"
-			: r.status == 431
-			? "HTTP/1.1 431 Request Header Fields Too Large\r\n"
-			  "Connection: close\r\n\r\n"
-			: "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n";
-
-		if (ws->ev.on_error)
-			ws->ev.on_error(ws, r.status, r.problem ? r.problem
-						  : "the head is too large",
-					ws->arg);
-		ws->ending = 1;
-		rs_socket_end(ws->sock, answer, strlen(answer), NULL, NULL);
+		ws_refuse(ws, r.status, r.problem ? r.problem
+						  : "the head is too large");
 		return -1;
 	}
-	m = rs_ws_server_response(resp, sizeof(resp), r.key, NULL);
+	if (ws->pmd && r.extensions) {
+		const char *problem;
+
+		k = rs_ws_deflate_answer(&ws->pmd->opt, r.extensions,
+					 r.extensions_len, &p, ext, sizeof(ext),
+					 &problem);
+		if (k < 0) {
+			/* npm ws: "Invalid or unacceptable
+			 * Sec-WebSocket-Extensions header", 400. */
+			ws_refuse(ws, 400, problem ? problem
+					   : "the extensions do not fit");
+			return -1;
+		}
+	}
+	m = rs_ws_server_response(resp, sizeof(resp), r.key, k == 1 ? ext : NULL);
 	if (m < 0 || rs_socket_write(ws->sock, resp, (size_t)m, NULL, NULL) < 0) {
 		ws_fail(ws, RS_WS_CLOSE_INTERNAL, "the 101 answer failed");
 		return -1;
 	}
+	if (k == 1)
+		ws_agreed(ws, &p);
 	return n;
 }
 
@@ -507,6 +655,21 @@ static int ws_client_head(rs_ws *ws)
 		ws_fail(ws, RS_WS_CLOSE_PROTOCOL,
 			r.problem ? r.problem : "the answer is too large");
 		return -1;
+	}
+	if (n > 0 && r.extensions) {
+		/* npm ws fails the handshake on an extension it did not
+		 * offer, or an answer its offer does not allow. */
+		struct rs_ws_deflate_params p;
+		const char *problem = "the server named an extension that was "
+				      "not offered";
+
+		if (!ws->pmd || rs_ws_deflate_accept(&ws->pmd->opt, r.extensions,
+						     r.extensions_len, &p,
+						     &problem) < 0) {
+			ws_fail(ws, RS_WS_CLOSE_PROTOCOL, problem);
+			return -1;
+		}
+		ws_agreed(ws, &p);
 	}
 	return n;
 }
@@ -555,6 +718,17 @@ static void ws_on_data(rs_socket *s, const char *data, size_t len, void *arg)
 			  len - ((size_t)n - old));
 }
 
+/* Frees permessage-deflate's contexts (zlib's state and buffers). */
+static void ws_pmd_free(rs_ws *ws)
+{
+	if (!ws->pmd)
+		return;
+	rs_ws_deflater_free(&ws->pmd->out);
+	rs_ws_inflater_free(&ws->pmd->in);
+	free(ws->pmd);
+	ws->pmd = NULL;
+}
+
 static void ws_on_close(rs_socket *s, int had_error, void *arg)
 {
 	rs_ws *ws = arg;
@@ -570,6 +744,7 @@ static void ws_on_close(rs_socket *s, int had_error, void *arg)
 						       : RS_WS_CLOSE_ABNORMAL,
 				dropped, ws->arg);
 	rs_ws_parser_free(&ws->parser);
+	ws_pmd_free(ws);
 	free(ws->head);
 	free(ws);
 }
@@ -600,17 +775,30 @@ int rs_ws_attach(rs_socket *s, const struct rs_ws_options *o,
 	ws->qtail = &ws->qhead;
 	rs_ws_rng_seed(&ws->rng, o->seed);
 	rs_ws_parser_init(&ws->parser, &po);
+	if (o->deflate.enabled) {
+		/* Contexts zeroed: nothing to free until ws_agreed. */
+		ws->pmd = calloc(1, sizeof(*ws->pmd));
+		if (!ws->pmd) {
+			free(ws);
+			return -ENOMEM;
+		}
+		ws->pmd->opt = o->deflate;
+	}
 	if (!o->server) {
-		char req[1024];
+		char req[1024], offer[256];
 		uint8_t nonce[16];
-		int n;
+		int n = 0;
 
 		rs_ws_rng_bytes(&ws->rng, nonce, sizeof(nonce));
-		n = rs_ws_client_request(req, sizeof(req),
-					 o->host ? o->host : "localhost",
-					 o->path ? o->path : "/", nonce, 0,
-					 ws->key);
+		if (ws->pmd)
+			n = rs_ws_deflate_offer(&o->deflate, offer, sizeof(offer));
+		if (n >= 0)
+			n = rs_ws_client_request(req, sizeof(req),
+						 o->host ? o->host : "localhost",
+						 o->path ? o->path : "/", nonce,
+						 ws->pmd ? offer : NULL, ws->key);
 		if (n < 0 || rs_socket_write(s, req, (size_t)n, NULL, NULL) < 0) {
+			free(ws->pmd);
 			free(ws);
 			return n < 0 ? n : -EPIPE;
 		}

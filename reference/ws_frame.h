@@ -270,12 +270,13 @@ int rs_ws_server_response(char *out, size_t cap, const char *key,
 			  const char *extensions);
 /*
  * Writes a client's Upgrade request for host and path with the key made of
- * nonce (base64 of 16 bytes, 24 characters and a NUL into key), offering
- * permessage-deflate when deflate is 1. Returns its length or -ENOSPC.
+ * nonce (base64 of 16 bytes, 24 characters and a NUL into key), with a
+ * Sec-WebSocket-Extensions header of value extensions when it is not NULL
+ * (ws_deflate.h, rs_ws_deflate_offer). Returns its length or -ENOSPC.
  */
 int rs_ws_client_request(char *out, size_t cap, const char *host,
 			 const char *path, const uint8_t nonce[16],
-			 int deflate, char key[25]);
+			 const char *extensions, char key[25]);
 /* What the client takes from the server's answer. */
 struct rs_ws_response {
 	const char *extensions;  /* Sec-WebSocket-Extensions, or NULL */

@@ -223,7 +223,7 @@ int rs_ws_server_response(char *out, size_t cap, const char *key,
 
 int rs_ws_client_request(char *out, size_t cap, const char *host,
 			 const char *path, const uint8_t nonce[16],
-			 int deflate, char key[25])
+			 const char *extensions, char key[25])
 {
 	int n;
 
@@ -236,12 +236,11 @@ int rs_ws_client_request(char *out, size_t cap, const char *host,
 		     "Connection: Upgrade\r\n"
 		     "Sec-WebSocket-Key: %s\r\n"
 		     "Sec-WebSocket-Version: 13\r\n"
-		     "%s"
+		     "%s%s%s"
 		     "\r\n",
 		     path, host, key,
-		     deflate ? "Sec-WebSocket-Extensions: permessage-deflate; "
-			       "client_max_window_bits\r\n"
-			     : "");
+		     extensions ? "Sec-WebSocket-Extensions: " : "",
+		     extensions ? extensions : "", extensions ? "\r\n" : "");
 	if (n < 0 || (size_t)n >= cap)
 		return -ENOSPC;
 	return n;

@@ -42,8 +42,12 @@ CTEST_EXCLUDE = "instructions"
 # catches, one per part (batch.c's exit wrappers, the gate's clamp, the
 # socket's return value), so that the runner itself keeps working.
 SAMPLE = ["abort-no-flush", "gate-clamp-off-by-one", "write-return-le-hwm"]
-OTHER_SUITES = ["tests/e2e", "tests/plugin", "tests/report", "tests/property",
-                "tests/mutants"]
+# The pass's own bounds first (they are aimed at the mutants no golden can
+# catch), then CTest (FIRST_SUITES run before it), then the rest: a test
+# that fails by timing on a loaded machine then does not take the credit
+# for a mutant that an aimed test catches.
+FIRST_SUITES = ["tests/mutants"]
+OTHER_SUITES = ["tests/e2e", "tests/plugin", "tests/report", "tests/property"]
 
 
 def log(msg):
@@ -79,6 +83,19 @@ def breaks_of(path):
         first = f.readline()
     m = re.match(r"#\s*breaks:\s*(.*)", first)
     return m.group(1).strip() if m else ""
+
+
+def reason_of(path):
+    """The patch's "# not by scenarios: ..." line: why the scenario suite
+    cannot catch it and what does (tests/mutants/README.md), or ""."""
+    with open(path) as f:
+        for line in f:
+            if line.startswith("diff "):
+                break
+            m = re.match(r"#\s*not by scenarios:\s*(.*)", line)
+            if m:
+                return m.group(1).strip()
+    return ""
 
 
 def files_of(path):
@@ -131,8 +148,29 @@ def build(tree, logf, targets=None, jobs=2, timeout=1800):
     return rc == 0
 
 
-def scenarios(tree, logf, args):
-    cmd = [PY, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "scenarios"]
+def scenario_folders(tree, files):
+    """Every folder of scenarios/, the one most likely to catch a patch of
+    files first (the protocol's own folder, else rules/), then rules/, so
+    that -x stops sooner; the suite run is the same set of scenarios
+    whatever the order."""
+    folders = sorted(d for d in os.listdir(os.path.join(tree, "scenarios"))
+                     if os.path.isdir(os.path.join(tree, "scenarios", d))
+                     and not d.startswith(("_", ".")))
+    first = "rules"
+    for f in files:
+        b = os.path.basename(f)
+        if b.startswith(("ws", "utf8")):
+            first = "websocket" if "websocket" in folders else "ws"
+        elif b.startswith(("chunk", "http")):
+            first = "chunked"
+    # rules/ next: small, and aimed at one rule each.
+    order = [d for d in dict.fromkeys((first, "rules")) if d in folders]
+    return ["scenarios/" + d for d in order + [d for d in folders if d not in order]]
+
+
+def scenarios(tree, logf, args, files=()):
+    cmd = [PY, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"] + \
+        scenario_folders(tree, files)
     if args.jobs > 1:
         cmd += ["-n", str(args.jobs)]
     return run(cmd, tree, args.timeout, logf)
@@ -141,17 +179,24 @@ def scenarios(tree, logf, args):
 def other_tests(tree, logf, args):
     """Returns (caught, text, timed_out) for the unit tests and the other
     pytest suites, stopping at the first that fails."""
+    def pytest(suite):
+        # One pytest per suite: two suites' conftest.py files share the
+        # module name "conftest", and one process imports only the first.
+        cmd = [PY, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", suite]
+        if args.jobs > 1:
+            cmd += ["-n", str(args.jobs)]
+        return run(cmd, tree, args.timeout, logf)
+
+    for suite in FIRST_SUITES:
+        rc, text = pytest(suite)
+        if rc != 0:
+            return True, text, rc is None
     rc, text = run(["ctest", "--preset", "default", "-E", CTEST_EXCLUDE,
                     "--stop-on-failure"], tree, args.timeout, logf)
     if rc != 0:
         return True, text, rc is None
-    # One pytest per suite: two suites' conftest.py files share the module
-    # name "conftest", and one process imports only the first.
     for suite in OTHER_SUITES:
-        cmd = [PY, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", suite]
-        if args.jobs > 1:
-            cmd += ["-n", str(args.jobs)]
-        rc, text = run(cmd, tree, args.timeout, logf)
+        rc, text = pytest(suite)
         if rc != 0:
             return True, text, rc is None
     return False, "", False
@@ -163,7 +208,7 @@ def one(tree, patch, logs, args):
     if os.path.exists(logf):
         os.unlink(logf)
     res = {"name": name, "breaks": breaks_of(patch), "files": files_of(patch),
-           "status": "", "by": "", "seconds": 0.0}
+           "reason": reason_of(patch), "status": "", "by": "", "seconds": 0.0}
     t0 = time.monotonic()
     rc, _ = run(["git", "apply", patch], tree, 60, logf)
     if rc != 0:
@@ -173,7 +218,7 @@ def one(tree, patch, logs, args):
         if not build(tree, logf, SCENARIO_TARGETS, args.jobs):
             res["status"] = "build-failed"
             return res
-        rc, text = scenarios(tree, logf, args)
+        rc, text = scenarios(tree, logf, args, res["files"])
         if rc is None:
             res.update(status="scenarios", by="timeout")
         elif rc != 0:
@@ -251,7 +296,8 @@ def main():
                     help="run CI's fixed sample (%s), scenarios only, no baseline"
                     % ", ".join(SAMPLE))
     ap.add_argument("--keep-scratch", action="store_true",
-                    help="reuse SCRATCH and its build (files synced, build incremental)")
+                    help="reuse SCRATCH and its build (files synced, build incremental), "
+                         "and keep them after the pass (else only logs/ and the result stay)")
     ap.add_argument("--merge", nargs="+", metavar="JSON",
                     help="combine result files (a later one wins for a mutant), "
                          "print the table, write --json; runs nothing")
@@ -284,25 +330,50 @@ def main():
     first = SCENARIO_TARGETS if args.scenarios_only else None
     if rc != 0 or not build(tree, setup_log, first, args.jobs):
         log("error: the unpatched tree does not build (see %s)" % setup_log)
+        if not args.keep_scratch:
+            clean_scratch(tree, "")
         return 2
     if not args.no_baseline:
         rc, text = scenarios(tree, setup_log, args)
         if rc != 0:
             log("error: the unpatched tree fails the scenarios: %s (see %s)"
                 % (first_failure(text), setup_log))
+            if not args.keep_scratch:
+                clean_scratch(tree, "")
             return 2
     results = []
     t0 = time.monotonic()
     out = args.json or os.path.join(tree, "result.json")
-    for i, patch in enumerate(patches, 1):
-        res = one(tree, patch, logs, args)
-        results.append(res)
-        log("[%d/%d] %-34s %-12s %6.1fs  %s" % (i, len(patches), res["name"],
-                                               res["status"], res["seconds"],
-                                               res["by"]))
-        # Written after each mutant: a pass cut short keeps what it found.
+    s = None
+    try:
+        for i, patch in enumerate(patches, 1):
+            res = one(tree, patch, logs, args)
+            results.append(res)
+            log("[%d/%d] %-34s %-12s %6.1fs  %s" % (i, len(patches), res["name"],
+                                                   res["status"], res["seconds"],
+                                                   res["by"]))
+            # Written after each mutant: a pass cut short keeps what it found.
+            s = write_result(out, results, time.monotonic() - t0)
+    finally:
+        if not args.keep_scratch:
+            clean_scratch(tree, out)
+    if s is None:
         s = write_result(out, results, time.monotonic() - t0)
     return report(results, s, out)
+
+
+def clean_scratch(tree, out):
+    """Removes the scratch copy and its build, keeping logs/ and the result
+    file when it is in the scratch: what a pass leaves behind is what it
+    found, not a second tree of the repository."""
+    for name in os.listdir(tree):
+        path = os.path.join(tree, name)
+        if name == "logs" or os.path.abspath(path) == os.path.abspath(out):
+            continue
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
 
 
 def write_result(out, results, seconds):
@@ -332,6 +403,12 @@ def merge(args):
         seconds += data["summary"].get("seconds", 0.0)
         for r in data["mutants"]:
             by_name[r["name"]] = r
+    # The rule and the reason as the patches say them now (a reason line
+    # may have been written after the run).
+    for name, r in by_name.items():
+        patch = os.path.join(ROOT, "tests/mutants", name + ".patch")
+        if os.path.isfile(patch):
+            r["breaks"], r["reason"] = breaks_of(patch), reason_of(patch)
     results = [by_name[n] for n in sorted(by_name)]
     out = args.json or "result.json"
     s = write_result(out, results, seconds)

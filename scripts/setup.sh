@@ -12,7 +12,8 @@ packages=(build-essential cmake pkg-config libfiu-dev fiu-utils libjansson-dev
           python3-pytest-xdist python3-matplotlib python3-hypothesis
           nodejs libuv1-dev
           curl python3-h11 wrk
-          python3-websockets python3-wsproto)
+          python3-websockets python3-wsproto
+          zlib1g-dev)
 # npm installs npm ws, the WebSocket judge (tests/e2e/test_ws_wire.py):
 # Debian's npm, unless the installed nodejs brought its own.
 command -v npm >/dev/null 2>&1 || packages+=(npm)
@@ -33,7 +34,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# npm ws, pinned to the version reference-prs/004 measured against, into a
+# npm ws, pinned to the version oven-sh/bun "ws: take the frame type of send() from options.binary" measured against, into a
 # folder of the project (ignored by git), from the npm registry.
 ws_version=8.18.3
 if ! grep -qs "\"version\": \"$ws_version\"" third_party/node/node_modules/ws/package.json; then

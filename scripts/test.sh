@@ -17,11 +17,10 @@ ctest --preset default --output-junit "$PWD/build/test-results/ctest.xml" || sta
 /usr/bin/python3 -m pytest -n 2 -q scenarios -k "write-behind or epipe or several-writes" \
   --wirecheck-repeat 20 --junitxml=build/test-results/determinism.xml || status=1
 # The same scenarios on node:net and libuv, against the reference goldens
-# and each subject's reviewed differences (docs/subjects.md). Not yet
-# scenarios/rules/: its differences on the foreign subjects are not reviewed.
+# and each subject's reviewed differences (docs/subjects.md).
 for subject in node libuv; do
   /usr/bin/python3 -m pytest -n 2 -q scenarios/queue scenarios/batching scenarios/half-open \
-    scenarios/chunked scenarios/ws --wirecheck-subject "$subject" \
+    scenarios/chunked scenarios/ws scenarios/rules --wirecheck-subject "$subject" \
     --junitxml="build/test-results/scenarios-$subject.xml" || status=1
 done
 # Bun (docs/subjects.md, "Bun"): the node subject's program on the Bun that
@@ -50,17 +49,17 @@ ctest --preset asan --output-junit "$PWD/build/test-results/ctest-asan.xml" || s
 cmake --preset valgrind >/dev/null
 cmake --build --preset valgrind -j"$(nproc)" >/dev/null
 ctest --preset valgrind --output-junit "$PWD/build/test-results/ctest-valgrind.xml" || status=1
-# rules/fault-fd aims its rule at fd 7, the subject's first connection; under
-# valgrind, which holds an fd of its own, that socket is fd 8.
-/usr/bin/python3 -m pytest -n 2 -q scenarios --valgrind -k "not fault-fd" \
+/usr/bin/python3 -m pytest -n 2 -q scenarios --valgrind \
   --junitxml=build/test-results/scenarios-valgrind.xml || status=1
 # The fuzz targets (clang, docs/fuzzing.md): built, and their corpora
 # replayed as regression tests (every file once, nothing new: seconds).
 CC=clang cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j"$(nproc)" >/dev/null
 ctest --preset fuzz --output-junit "$PWD/build/test-results/ctest-fuzz.xml" || status=1
-# A bounded fault sweep (docs/sweeps.md): two scenarios, calls 1..2, each
-# fault and clamp, fixed and legacy strategies (80 runs).
+# A bounded fault sweep (docs/sweeps.md): two scenarios, fixed and legacy
+# strategies, each fault at calls 1..2 and at the first and last byte of
+# connection 0's stream, zero at reading calls 1..2, each clamp.
 /usr/bin/python3 -m pytest -n 2 -q scenarios/queue/epipe-prefix.wcs scenarios/batching/several-writes.wcs \
-  --wirecheck-sweep --wirecheck-sweep-k 2 --junitxml=build/test-results/sweep.xml || status=1
+  --wirecheck-sweep --wirecheck-sweep-k 2 --wirecheck-sweep-bytes 2 \
+  --junitxml=build/test-results/sweep.xml || status=1
 exit $status

@@ -154,6 +154,9 @@ def pytest_addoption(parser):
                          "(docs/sweeps.md); one item per cell, so -n and --tx spread them")
     group.addoption("--wirecheck-sweep-k", metavar="K", type=int, default=8,
                     help="--wirecheck-sweep: the calls swept, 1..K (default 8)")
+    group.addoption("--wirecheck-sweep-bytes", metavar="B", type=int, default=3,
+                    help="--wirecheck-sweep: B bytes of each of the first 2 connections' "
+                         "streams, where both strategies meet the faults (default 3)")
     group.addoption("--valgrind", action="store_true", default=False,
                     help="run every subject under valgrind memcheck; memcheck "
                          "errors fail the item")

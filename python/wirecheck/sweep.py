@@ -1,18 +1,22 @@
 """Fault sweeps (docs/sweeps.md): fail the k-th writing call of a scenario
-with each fault in turn, k = 1..K, and judge every run by invariants
-against a clean run, not by a golden (SQLite's do_one_faultsim_test).
+with each fault in turn, k = 1..K, and the call that carries byte N of
+connection C for a few N spread over each stream, and judge every run by
+invariants against a clean run, not by a golden (SQLite's
+do_one_faultsim_test).
 
-    python3 -m wirecheck.sweep FILE... [-k K] [-j N] [--output FILE]
+    python3 -m wirecheck.sweep FILE... [-k K] [-b B] [-j N] [--output FILE]
     wirecheck sweep FILE...              (the same, through the harness)
 
-A cell is one run: a fault at call k, or a clamp over the whole run. The
-clean run (the scenario as it is) counts the subject's calls; K is its
-writing calls (send, sendto, sendmsg, writev, write(2) on sockets).
+A cell is one run: a fault at call k, a fault at byte N of connection C,
+or a clamp over the whole run. The clean run (the scenario as it is)
+counts the subject's calls; K is its writing calls (send, sendto, sendmsg,
+writev, write(2) on sockets), and its peer's bytes give the byte cells.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
 import sys
@@ -25,51 +29,106 @@ from typing import Iterable, Optional, Sequence
 from . import runner
 
 WRITING = ("send", "sendto", "sendmsg", "writev", "write")
+READING = ("recv", "read")
 
-# name -> (rules with {after} for call k, kind). "transient": the stack must
-# retry, the peer gets the clean run's bytes. "fatal": the connection fails.
+# name -> (rules with {at} for where the fault lands, kind). {at} is
+# "after=K-1" for call k, or "conn=C,byte=N" for the call that carries
+# byte N of connection C (the gate's rule keys, docs/scenario-language.md).
+# "transient": the stack must retry, the peer gets the clean run's bytes.
+# "fatal": the connection fails. "death": the subject dies of the signal.
 # The signal is SIGURG, whose default action is to be ignored: it is raised
 # before the call, which then fails with EINTR, as a call a signal
 # interrupted does; the subject lives on, and the stack's EINTR path runs.
+# "death" raises SIGTERM, which the subject does not handle: it dies in the
+# middle of a write, and the harness must say so (signal, not a timeout).
 FAULTS = {
-    "EAGAIN": (("write:errno=EAGAIN,after={after}",), "transient"),
-    "EINTR": (("write:errno=EINTR,after={after}",), "transient"),
-    "ENOBUFS": (("write:errno=ENOBUFS,after={after}",), "transient"),
-    "short1": (("write:short=1,after={after}",), "transient"),
-    "signal": (("write:signal=SIGURG,after={after}",
-                "write:errno=EINTR,after={after}"), "transient"),
-    "EPIPE": (("write:errno=EPIPE,after={after}",), "fatal"),
-    "ECONNRESET": (("write:errno=ECONNRESET,after={after}",), "fatal"),
+    "EAGAIN": (("write:errno=EAGAIN,{at}",), "transient"),
+    "EINTR": (("write:errno=EINTR,{at}",), "transient"),
+    "ENOBUFS": (("write:errno=ENOBUFS,{at}",), "transient"),
+    "short1": (("write:short=1,{at}",), "transient"),
+    "signal": (("write:signal=SIGURG,{at}",
+                "write:errno=EINTR,{at}"), "transient"),
+    "EPIPE": (("write:errno=EPIPE,{at}",), "fatal"),
+    "ECONNRESET": (("write:errno=ECONNRESET,{at}",), "fatal"),
+    "death": (("write:signal=SIGTERM,{at}",), "death"),
 }
+# A zero return where the call allows it. send(2) does not return 0 for a
+# non-empty buffer (a stream socket that takes nothing says EAGAIN), nor do
+# write(2) and writev(2) on a socket; recv(2) and read(2) return 0 at the
+# end of the stream, the peer's FIN. So the zero cells are on the reading
+# calls, k = 1..(the clean run's reading calls): the subject sees its peer
+# end the stream early, which the peer did not. epoll_wait returns 0 only at
+# its timeout, which the stack's loop (timeout -1) never asks for.
+READ_FAULTS = {
+    "zero": (("read:zero,{at}",), "eof"),
+}
+DEATH_SIGNAL = "SIGTERM"
 CLAMPS = (1, 2, 3, 7, 64, 4096)
+# Byte cells: at most this many connections (the first ones) of a scenario.
+BYTE_CONNS = 2
 
+# A WebSocket connection reports its end as ws-closed with the code: 1006
+# (abnormal closure, RFC 6455 7.1.5) is how it reports a failed write.
 _COMPLETION = re.compile(
     r"^(write#\d+ (?:cb|released) \S+|end cb \S+|finish|error \S+|"
-    r"close had_error=\d bytes_written=\d+)")
+    r"close had_error=\d bytes_written=\d+|ws-closed code=\d+)")
+_WS_FAILED = "ws-closed code=1006"
+
+
+def _is_error(event: str) -> bool:
+    """A completion event that reports the connection's failure."""
+    return event.startswith("error ") or event == _WS_FAILED
+
+
+def _errors(events: list[str]) -> list[str]:
+    """A connection's failure reports: its `error` events, or for a
+    WebSocket one without them, its abnormal ws-closed (one failure, not
+    two)."""
+    return [e for e in events if e.startswith("error ")] or \
+        [e for e in events if e == _WS_FAILED]
 _EVENT = re.compile(r"^t\d+ c(\d+) (.*)$")
+
+
+def _fault(name: str) -> tuple:
+    return FAULTS[name] if name in FAULTS else READ_FAULTS[name]
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One run of a sweep: `fault` at writing call `k`, or `clamp=N`
-    (k 0) over the whole run."""
+    """One run of a sweep: `fault` at writing call `k` (reading call for
+    the READ_FAULTS), `fault` at byte `byte` of connection `conn` (k 0), or
+    `clamp=N` (k 0) over the whole run. `pos` is a byte cell not placed yet
+    (the pytest items are made before any run): its position among the
+    connection's byte positions (byte_positions), placed by Sweep.place."""
     fault: str
     k: int = 0
+    conn: Optional[int] = None
+    byte: Optional[int] = None
+    pos: Optional[int] = None
 
     @property
     def id(self) -> str:
+        if self.conn is not None:
+            where = f"b{self.byte}" if self.byte is not None else f"p{self.pos}"
+            return f"{self.fault}@c{self.conn}.{where}"
         return f"{self.fault}@{self.k}" if self.k else self.fault
 
     @property
     def kind(self) -> str:
-        return "transient" if self.fault.startswith("clamp=") else FAULTS[self.fault][1]
+        return "transient" if self.fault.startswith("clamp=") else _fault(self.fault)[1]
 
     def flags(self) -> list[str]:
         if self.fault.startswith("clamp="):
             return ["--clamp-send", self.fault.split("=", 1)[1]]
+        if self.conn is not None:
+            if self.byte is None:
+                raise ValueError(f"cell {self.id}: its byte is not placed yet")
+            at = f"conn={self.conn},byte={self.byte}"
+        else:
+            at = f"after={self.k - 1}"
         out = []
-        for rule in FAULTS[self.fault][0]:
-            out += ["--fault", rule.format(after=self.k - 1)]
+        for rule in _fault(self.fault)[0]:
+            out += ["--fault", rule.format(at=at)]
         return out
 
 
@@ -79,11 +138,39 @@ def writing_calls(trace: dict) -> int:
     return sum(int(sc.get(k, 0)) for k in WRITING)
 
 
+def reading_calls(trace: dict) -> int:
+    """The reading calls of a run (recv, read): where a zero can land."""
+    sc = trace.get("syscalls") or {}
+    return sum(int(sc.get(k, 0)) for k in READING)
+
+
+def byte_positions(total: int, n: int) -> list[int]:
+    """n bytes spread over a stream of `total` bytes, the first and the
+    last among them (fewer when the stream is shorter): where the byte
+    cells aim. The same for both strategies, which send the same stream."""
+    if total <= 0 or n <= 0:
+        return []
+    if n == 1:
+        return [0]
+    return sorted({(total - 1) * j // (n - 1) for j in range(n)})
+
+
 def cells(calls: int, k_max: Optional[int] = None,
-          faults: Iterable[str] = FAULTS, clamps: Iterable[int] = CLAMPS) -> list[Cell]:
-    """Every cell of a sweep over `calls` writing calls (at most k_max)."""
+          faults: Iterable[str] = FAULTS, clamps: Iterable[int] = CLAMPS,
+          *, reads: int = 0, conn_bytes: Sequence[int] = (),
+          n_bytes: int = 0) -> list[Cell]:
+    """Every cell of a sweep over `calls` writing calls and `reads` reading
+    calls (at most k_max of each), and n_bytes byte positions of each of
+    the first BYTE_CONNS connections (conn_bytes: the clean stream's
+    bytes of each)."""
     k_top = calls if k_max is None else min(calls, k_max)
+    r_top = reads if k_max is None else min(reads, k_max)
+    faults = list(faults)
     out = [Cell(f, k) for k in range(1, k_top + 1) for f in faults]
+    out += [Cell(f, k) for k in range(1, r_top + 1) for f in READ_FAULTS]
+    for c, total in enumerate(list(conn_bytes)[:BYTE_CONNS]):
+        out += [Cell(f, conn=c, byte=b) for b in byte_positions(total, n_bytes)
+                for f in faults]
     out += [Cell(f"clamp={n}") for n in clamps]
     return out
 
@@ -141,14 +228,30 @@ def _fired(clean: dict, trace: dict, cell: Cell) -> bool:
     return any(c.get("rule") in ours for c in calls)
 
 
-def judge(clean: dict, run: dict, cell: Cell, *, valgrind: bool = False) -> list[str]:
+def judge(clean: dict, run: dict, cell: Cell, *, valgrind: bool = False,
+          half_open: bool = False) -> list[str]:
     """The invariants `run` breaks, as sentences (empty: it passed). Each
     invariant that compares with the clean run is checked only where it
     holds on the clean run itself."""
     broken = []
     ex, cex = run.get("exit") or {}, clean.get("exit") or {}
+    fired = _fired(clean, run, cell)
+    # An early end of stream on a connection that allows half-open leaves
+    # it open until the application ends it, and an application that
+    # answers only data it never got does not: that run can only time
+    # out, by design, and is judged on its peer's bytes alone.
+    if cell.kind == "eof" and fired and half_open and ex.get("timed_out"):
+        ex = dict(cex)
+    # The subject was meant to die of the signal: it must have, and the
+    # harness must say so (its signal, not a timeout); its peers then get
+    # what went out before, a prefix of the clean run's streams.
+    death = cell.kind == "death" and fired
     if ex.get("timed_out"):
         broken.append("the subject hung: killed at the timeout")
+    elif death:
+        if ex.get("signal") != DEATH_SIGNAL:
+            broken.append(f"the subject did not die of {DEATH_SIGNAL} raised in a write: "
+                          f"{_exit_text(ex)}")
     elif ex.get("signal") and ex.get("signal") != cex.get("signal"):
         broken.append(f"the subject crashed: {_exit_text(ex)} (clean run: {_exit_text(cex)})")
     elif (ex.get("code"), ex.get("signal"), ex.get("error")) != \
@@ -162,8 +265,12 @@ def judge(clean: dict, run: dict, cell: Cell, *, valgrind: bool = False) -> list
     # A scenario whose connection fails by itself (its own refuse-write,
     # counted by call index) may fail elsewhere once a transient fault adds
     # a call: such runs are judged as after a fatal fault.
-    fatal = (cell.kind == "fatal" and _fired(clean, run, cell)) or any(
-        e.startswith("error ") for es in cevs.values() for e in es)
+    fatal = (cell.kind == "fatal" and fired) or any(
+        _is_error(e) for es in cevs.values() for e in es)
+    # An early end of stream (a zero from recv) ends a connection the peer
+    # did not end: what it still had queued may be lost, as after a fatal
+    # fault, but no error is owed. A death loses what was queued too.
+    lossy = fatal or death or (cell.kind == "eof" and fired)
     # A scenario that ends the subject itself (exit, abort, execve, a fatal
     # signal: its clean run has no queue figures) or destroys a connection
     # drops what is still queued at that point, and a fault changes how
@@ -181,7 +288,7 @@ def judge(clean: dict, run: dict, cell: Cell, *, valgrind: bool = False) -> list
             if h is not None and ch is not None and not (h.startswith(ch) or ch.startswith(h)):
                 broken.append(f"connection {i}: the peer's {p.get('bytes')} bytes and the "
                               f"clean run's {cp.get('bytes')} differ where both have bytes")
-        elif not fatal:
+        elif not lossy:
             if p.get("sha256") != cp.get("sha256"):
                 broken.append(f"connection {i}: the peer got {p.get('bytes')} bytes "
                               f"(sha256 {str(p.get('sha256'))[:12]}), the clean run's peer "
@@ -196,30 +303,43 @@ def judge(clean: dict, run: dict, cell: Cell, *, valgrind: bool = False) -> list
     conns = sorted(set(evs) | set(cevs))
     for c in conns:
         got, want = evs.get(c, []), cevs.get(c, [])
-        if not fatal and not abrupt and got != want:
+        if not lossy and not abrupt and got != want:
             broken.append(f"connection {c}: completion events {got}, the clean run's {want}")
-        errors = [e for e in got if e.startswith("error ")]
-        if len(errors) > max(1, len([e for e in want if e.startswith("error ")])):
+        errors = _errors(got)
+        if len(errors) > max(1, len(_errors(want))):
             broken.append(f"connection {c}: {len(errors)} errors reported ({errors})")
-        if fatal and errors:
+        if lossy and errors:
             after = got[got.index(errors[0]) + 1:]
             bad = [e for e in after if e.endswith(" ok") or e == "finish"]
             if bad:
                 broken.append(f"connection {c}: {bad} after '{errors[0]}': a completion "
                               "claims bytes the kernel did not take")
-    if fatal and not abrupt and \
-            not any(e.startswith("error ") for c in conns for e in evs.get(c, [])):
+    if fatal and not death and not abrupt and \
+            not any(_is_error(e) for c in conns for e in evs.get(c, [])):
         broken.append("the fault fired but no connection reported an error")
     # bytes_written is what the kernel took: the peer's bytes, when the clean
     # run says so too.
     closes, ccloses = _closes(run), _closes(clean)
     for c, n in closes.items():
-        if not abrupt and c < len(peers) and c < len(cpeers) \
+        if not abrupt and not death and c < len(peers) and c < len(cpeers) \
                 and ccloses.get(c) == cpeers[c].get("bytes") \
                 and n != peers[c].get("bytes"):
             broken.append(f"connection {c}: close says bytes_written={n}, the peer got "
                           f"{peers[c].get('bytes')}")
     return broken
+
+
+# The timeout of a zero cell on a scenario that allows half-open (judge).
+EOF_HALF_OPEN_TIMEOUT = 5.0
+_HALF_OPEN = re.compile(r"^\s*allow-half-open\s+yes\b", re.M)
+
+
+def _allows_half_open(path: str) -> bool:
+    """Whether the scenario sets allow-half-open yes."""
+    try:
+        return bool(_HALF_OPEN.search(Path(path).read_text(errors="replace")))
+    except OSError:
+        return False
 
 
 @dataclass
@@ -235,23 +355,34 @@ class Sweep:
 
     def __init__(self, path: str, *, variants: Sequence[str] = (), binary=None,
                  valgrind: bool = False, timeout: Optional[float] = None,
-                 k_max: Optional[int] = None):
+                 k_max: Optional[int] = None, n_bytes: int = 0,
+                 byte_source: Optional["Sweep"] = None):
         self.path = str(path)
         self.variants = list(variants)
         self.binary = runner.find_binary(binary)
         self.valgrind = valgrind
         self.timeout = timeout
         self.k_max = k_max
+        self.n_bytes = n_bytes
+        # The sweep whose clean streams place the byte cells: the scenario's
+        # first strategy (fixed), so that a legacy sweep aims at the same
+        # bytes as the fixed one.
+        self.byte_source = byte_source
         self.clean: Optional[dict] = None
+        self.half_open = _allows_half_open(self.path)
 
-    def _flags(self, extra: Sequence[str]) -> list[str]:
-        flags = list(extra)
-        if self.timeout:
-            flags += ["--timeout", str(self.timeout)]
+    def _flags(self, cell: Optional[Cell]) -> list[str]:
+        flags = cell.flags() if cell else []
+        timeout = self.timeout
+        # See judge: such a run times out by design; no need to wait long.
+        if cell is not None and cell.kind == "eof" and self.half_open:
+            timeout = min(timeout or EOF_HALF_OPEN_TIMEOUT, EOF_HALF_OPEN_TIMEOUT)
+        if timeout:
+            flags += ["--timeout", f"{timeout:g}"]
         return flags
 
     def command(self, cell: Optional[Cell]) -> list[str]:
-        argv = [str(self.binary), "run", self.path, *self._flags(cell.flags() if cell else [])]
+        argv = [str(self.binary), "run", self.path, *self._flags(cell)]
         for v in self.variants:
             argv += ["--variant", v]
         if self.valgrind:
@@ -259,7 +390,7 @@ class Sweep:
         return argv
 
     def _run(self, cell: Optional[Cell]) -> dict:
-        return runner.run(self.path, self._flags(cell.flags() if cell else []),
+        return runner.run(self.path, self._flags(cell),
                           variants=self.variants, valgrind=self.valgrind,
                           binary=self.binary)
 
@@ -268,8 +399,29 @@ class Sweep:
             self.clean = self._run(None)
         return self.clean
 
+    def conn_bytes(self) -> list[int]:
+        """The bytes of each connection's clean stream, from the byte
+        source's clean run (this sweep's own when it has none)."""
+        src = self.byte_source or self
+        return [int(p.get("bytes") or 0) for p in _peers(src.run_clean())]
+
     def cells(self) -> list[Cell]:
-        return cells(writing_calls(self.run_clean()), self.k_max)
+        clean = self.run_clean()
+        return cells(writing_calls(clean), self.k_max, reads=reading_calls(clean),
+                     conn_bytes=self.conn_bytes(), n_bytes=self.n_bytes)
+
+    def place(self, cell: Cell, n_bytes: int) -> Optional[Cell]:
+        """A byte cell made before any run (pos j of n_bytes positions),
+        with its byte; None when the connection has no such position."""
+        if cell.conn is None or cell.byte is not None:
+            return cell
+        conns = self.conn_bytes()
+        if cell.conn >= len(conns):
+            return None
+        pos = byte_positions(conns[cell.conn], n_bytes)
+        if cell.pos is None or cell.pos >= len(pos):
+            return None
+        return Cell(cell.fault, conn=cell.conn, byte=pos[cell.pos])
 
     def run_cell(self, cell: Cell) -> Result:
         clean = self.run_clean()
@@ -280,7 +432,8 @@ class Sweep:
             res.broken = [f"wirecheck failed (status {e.returncode}): {e}"]
             return res
         res.exit = _exit_text(trace.get("exit") or {})
-        res.broken = judge(clean, trace, cell, valgrind=self.valgrind)
+        res.broken = judge(clean, trace, cell, valgrind=self.valgrind,
+                           half_open=self.half_open)
         return res
 
 
@@ -295,12 +448,27 @@ def _progress(done: int, total: int, failures: int, start: float, out) -> None:
     out.flush()
 
 
+def _loadavg() -> Optional[str]:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return None
+
+
 def sweep_files(paths: Sequence[str], *, variants_sets: Sequence[Sequence[str]] = ((),),
-                jobs: int = 2, out=sys.stderr, **kw) -> dict:
-    """Sweeps every file on every set of variants; returns the result (the
-    JSON of --output)."""
+                jobs: int = 2, out=sys.stderr, plan=None, **kw) -> dict:
+    """Sweeps every file on every set of variants (or, with plan, each
+    (file, sets of variants) of it), in one pool, so that the progress
+    counts every run; returns the result (the JSON of --output). The byte
+    cells of each file come from its first set of variants' clean run."""
     start = time.monotonic()
-    sweeps = [Sweep(p, variants=vs, **kw) for p in paths for vs in variants_sets]
+    load_start = _loadavg()
+    sweeps = []
+    for p, sets in (plan if plan is not None else [(p, variants_sets) for p in paths]):
+        first = None
+        for vs in sets:
+            sweeps.append(Sweep(p, variants=vs, byte_source=first, **kw))
+            first = first or sweeps[-1]
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         list(pool.map(Sweep.run_clean, sweeps))
         work = [(s, c) for s in sweeps for c in s.cells()]
@@ -312,16 +480,22 @@ def sweep_files(paths: Sequence[str], *, variants_sets: Sequence[Sequence[str]] 
             failing += bool(r.broken)
             _progress(done, total, failing, start, out)
     report = {"seconds": round(time.monotonic() - start, 1), "jobs": jobs,
-              "cells": total, "failing": failing, "scenarios": []}
+              "cells": total, "failing": failing, "scenarios": [],
+              "k_max": kw.get("k_max"), "n_bytes": kw.get("n_bytes", 0),
+              "cores": os.cpu_count(), "loadavg": [load_start, _loadavg()]}
     for s in sweeps:
         rs = results[id(s)]
         report["scenarios"].append({
             "path": s.path, "variants": s.variants,
             "writing_calls": writing_calls(s.clean or {}),
+            "reading_calls": reading_calls(s.clean or {}),
+            "conn_bytes": s.conn_bytes() if s.clean else [],
             "syscalls": (s.clean or {}).get("syscalls"),
             "cells": len(rs),
             "outcomes": {r.cell.id: ("ok" if not r.broken else "broken") for r in rs},
+            "exits": {r.cell.id: r.exit for r in rs},
             "failures": [{"cell": r.cell.id, "fault": r.cell.fault, "k": r.cell.k,
+                          "conn": r.cell.conn, "byte": r.cell.byte,
                           "kind": r.cell.kind, "exit": r.exit, "broken": r.broken,
                           "command": shlex.join(r.command)} for r in rs if r.broken],
         })
@@ -336,6 +510,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("files", nargs="+", metavar="FILE")
     ap.add_argument("-k", "--max-k", type=int, default=None, metavar="K",
                     help="sweep calls 1..K only (default: every writing call of the clean run)")
+    ap.add_argument("-b", "--bytes", type=int, default=3, metavar="B",
+                    help="byte cells: B bytes spread over each of the first "
+                         f"{BYTE_CONNS} connections' clean streams, first and last "
+                         "included (default 3; 0: none)")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="runs at once (default 2)")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=VALUE",
                     help="sweep with this variant (repeatable)")
@@ -350,6 +528,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     a = ap.parse_args(argv)
     if a.max_k is not None and a.max_k < 1:
         ap.error(f"--max-k {a.max_k}: expected a count from 1")
+    if a.bytes < 0:
+        ap.error(f"--bytes {a.bytes}: expected a count from 0")
     try:
         binary = runner.find_binary(a.wirecheck_bin)
     except FileNotFoundError as e:
@@ -366,13 +546,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if a.legacy and meta.get("legacy"):
             sets.append(list(a.variant) + [meta["legacy"]["variant"]])
         per_file.append((f, sets))
-    report = {"seconds": 0.0, "cells": 0, "failing": 0, "scenarios": [], "jobs": a.jobs}
-    for f, sets in per_file:
-        r = sweep_files([f], variants_sets=sets, jobs=a.jobs, binary=binary,
-                        valgrind=a.valgrind, timeout=a.timeout, k_max=a.max_k)
-        for key in ("seconds", "cells", "failing"):
-            report[key] = round(report[key] + r[key], 1)
-        report["scenarios"] += r["scenarios"]
+    report = sweep_files([], plan=per_file, jobs=a.jobs, binary=binary,
+                         valgrind=a.valgrind, timeout=a.timeout, k_max=a.max_k,
+                         n_bytes=a.bytes)
+    report["command"] = shlex.join(["wirecheck", "sweep", *(argv if argv is not None
+                                                            else sys.argv[1:])])
     text = json.dumps(report, indent=2, sort_keys=True) + "\n"
     if a.output:
         Path(a.output).write_text(text)

@@ -2,10 +2,12 @@
 item per (variant, call k, fault) and per clamp, so that pytest-xdist
 spreads them over local cores (`-n 2`) or other machines (`--tx ssh=...`).
 
-Items are made without running anything (k goes up to --wirecheck-sweep-k),
-so that every xdist worker collects the same ones; each item runs the clean
-run once per worker (cached) and is skipped when its k is past the clean
-run's writing calls."""
+Items are made without running anything (k goes up to --wirecheck-sweep-k,
+a byte cell is the j-th of --wirecheck-sweep-bytes positions), so that every
+xdist worker collects the same ones; each item runs the clean run once per
+worker (cached) and is skipped when its k is past the clean run's writing
+(or reading) calls, or its connection has no such byte. A byte cell takes
+its byte from the fixed strategy's clean run, for the legacy items too."""
 from __future__ import annotations
 
 import shlex
@@ -21,7 +23,9 @@ _CLEAN: dict = {}
 def _sweep_for(path: str, variants: tuple, binary, valgrind: bool) -> sweep.Sweep:
     key = (path, variants, str(binary), valgrind)
     if key not in _CLEAN:
-        _CLEAN[key] = sweep.Sweep(path, variants=variants, binary=binary, valgrind=valgrind)
+        source = None if not variants else _sweep_for(path, (), binary, valgrind)
+        _CLEAN[key] = sweep.Sweep(path, variants=variants, binary=binary, valgrind=valgrind,
+                                  byte_source=source)
     return _CLEAN[key]
 
 
@@ -31,23 +35,36 @@ class SweepFailure(Exception):
 
 class SweepItem(pytest.Item):
     def __init__(self, *, scenario: str, variants: tuple, cell: sweep.Cell,
-                 binary, valgrind: bool, **kw):
+                 binary, valgrind: bool, n_bytes: int = 0, **kw):
         super().__init__(**kw)
         self.scenario = scenario
         self.variants = variants
         self.cell = cell
         self.binary = binary
         self.valgrind = valgrind
+        self.n_bytes = n_bytes
 
     def runtest(self):
         s = _sweep_for(self.scenario, self.variants, self.binary, self.valgrind)
-        calls = sweep.writing_calls(s.run_clean())
-        if self.cell.k > calls:
-            pytest.skip(f"the clean run makes {calls} writing call(s)")
-        res = s.run_cell(self.cell)
+        clean = s.run_clean()
+        cell = self.cell
+        if cell.conn is not None:
+            cell = s.place(cell, self.n_bytes)
+            if cell is None:
+                pytest.skip(f"connection {self.cell.conn} of the clean run has no byte "
+                            f"position {self.cell.pos} of {self.n_bytes}")
+        elif cell.fault in sweep.READ_FAULTS:
+            calls = sweep.reading_calls(clean)
+            if cell.k > calls:
+                pytest.skip(f"the clean run makes {calls} reading call(s)")
+        else:
+            calls = sweep.writing_calls(clean)
+            if cell.k > calls:
+                pytest.skip(f"the clean run makes {calls} writing call(s)")
+        res = s.run_cell(cell)
         if res.broken:
             raise SweepFailure("\n".join(
-                [f"{self.cell.id} ({self.cell.kind}) broke {len(res.broken)} invariant(s):"]
+                [f"{cell.id} ({cell.kind}) broke {len(res.broken)} invariant(s):"]
                 + [f"  - {b}" for b in res.broken]
                 + [f"reproduce: {shlex.join(res.command)}"]))
 
@@ -68,10 +85,15 @@ def collect(parent, meta: dict, scenario: str, *, binary, valgrind: bool,
     legacy: Optional[dict] = meta.get("legacy")
     if legacy:
         sets.append(("legacy", (legacy["variant"],)))
+    n_bytes = parent.config.getoption("wirecheck_sweep_bytes", 3)
     items = []
     for name, variants in sets:
-        for cell in sweep.cells(k_max, k_max):
+        todo = sweep.cells(k_max, k_max, reads=k_max)
+        todo += [sweep.Cell(f, conn=c, pos=j) for c in range(sweep.BYTE_CONNS)
+                 for j in range(n_bytes) for f in sweep.FAULTS]
+        for cell in todo:
             items.append(SweepItem.from_parent(
                 parent, name=f"sweep::variant={name}::{cell.id}", scenario=scenario,
-                variants=variants, cell=cell, binary=binary, valgrind=valgrind))
+                variants=variants, cell=cell, binary=binary, valgrind=valgrind,
+                n_bytes=n_bytes))
     return items

@@ -33,6 +33,7 @@
  * "fatal unsupported cork: REASON" before connecting.
  */
 #include "protocol.h"
+#include "script_read.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -49,41 +50,6 @@
 #define HIGH_WATER 16384 /* write() returns false from here (node's mark) */
 
 extern char **environ;
-
-enum op_kind {
-	OP_WRITE, OP_END, OP_DESTROY, OP_DESTROY_SOON, OP_CORK, OP_UNCORK,
-	OP_PAUSE, OP_RESUME, OP_SIGNAL, OP_DISARM, OP_CHECKPOINT, OP_IGNORE,
-	OP_ABORT, OP_EXIT, OP_EXECVE, OP_AWAIT_DRAINED, OP_WRITE_OWNED,
-	OP_OVERWRITE, OP_KIND_COUNT
-};
-static const char *op_names[OP_KIND_COUNT] = {
-	"write", "end", "destroy", "destroy-soon", "cork", "uncork",
-	"pause", "resume", "signal", "disarm", "checkpoint", "ignore",
-	"abort", "exit", "execve", "await-drained", "write-owned", "overwrite",
-};
-
-enum ev_kind {
-	EV_DATA, EV_EOF, EV_DRAIN, EV_FINISH, EV_CLOSE, EV_WRITE_CB, EV_END_CB,
-	EV_KIND_COUNT
-};
-static const char *ev_names[EV_KIND_COUNT] = {
-	"data", "eof", "drain", "finish", "close", "write-cb", "end-cb",
-};
-
-struct op {
-	enum op_kind kind;
-	int conn;
-	size_t len;
-	unsigned char *data;
-	int fill, cb, micro, sig, external;
-};
-
-struct block {
-	int conn;
-	enum ev_kind event;
-	struct op *ops;
-	size_t nops;
-};
 
 struct conn {
 	int index;
@@ -140,19 +106,7 @@ struct job {
 };
 
 static struct {
-	char transport[8];
-	char address[256];
-	int port, server, nconns, half_open;
-	char **faults;
-	size_t nfaults;
-	struct block *tasks;
-	size_t ntasks;
-	struct block *handlers;
-	size_t nhandlers;
-	int sync_start;
-	unsigned char *sync_task;
-	int *sync_list;
-	size_t nsync;
+	struct sr_script sc;      /* the script (harness/script_read.h) */
 	struct conn *conns;
 	int connected;
 	size_t next_task;
@@ -173,8 +127,6 @@ static struct {
 	struct job *posted, **posted_tail;
 	struct job *micro, **micro_tail;
 	struct owned_buf *owned;  /* every write-owned buffer */
-	char layer[16];           /* "http" or "websocket": unsupported */
-	char unknown_op[32];      /* an operation this subject lacks */
 } S;
 
 /* ---- the event pipe ------------------------------------------------------ */
@@ -251,7 +203,7 @@ static void event(int conn, const char *fmt, ...)
 	char text[768];
 	va_list ap;
 
-	if (conn >= 0 && conn < S.nconns)
+	if (conn >= 0 && conn < S.sc.nconns)
 		(void)taken(&S.conns[conn]);
 	if (S.loop_task != S.last_event_task || S.loop_task == 0) {
 		S.visible_task++;
@@ -286,7 +238,7 @@ static void sync_point(const char *point)
 	static char buf[1024 * 22 + 64];
 	size_t off = (size_t)snprintf(buf, sizeof(buf), "sync %s", point);
 
-	for (int i = 0; i < S.nconns && off < sizeof(buf) - 32; i++)
+	for (int i = 0; i < S.sc.nconns && off < sizeof(buf) - 32; i++)
 		off += (size_t)snprintf(buf + off, sizeof(buf) - off, " %llu",
 					(unsigned long long)taken(&S.conns[i]));
 	buf[off++] = '\n';
@@ -350,7 +302,7 @@ static void leave(void)
 		char point[32];
 
 		S.task_done = 0;
-		if (S.sync_task[n]) {
+		if (S.sc.sync_task[n]) {
 			snprintf(point, sizeof(point), "task:%zu", n);
 			sync_point(point);
 		}
@@ -394,13 +346,13 @@ static void post(void (*fn)(void *), void *arg)
 
 /* ---- operations ------------------------------------------------------------- */
 
-static void run_block_from(const struct block *b, int conn, size_t from);
+static void run_block_from(const struct sr_block *b, int conn, size_t from);
 static void maybe_close(struct conn *c);
 
-static void run_handlers(enum ev_kind ev, int conn)
+static void run_handlers(enum sr_ev_kind ev, int conn)
 {
-	for (size_t i = 0; i < S.nhandlers; i++) {
-		const struct block *h = &S.handlers[i];
+	for (size_t i = 0; i < S.sc.nhandlers; i++) {
+		const struct sr_block *h = &S.sc.handlers[i];
 
 		if (h->event == ev && (h->conn < 0 || h->conn == conn))
 			run_block_from(h, conn, 0);
@@ -418,7 +370,7 @@ static const char *sig_name(int sig, char *buf, size_t len)
 	return buf;
 }
 
-static unsigned char *op_bytes(const struct op *op, struct conn *c)
+static unsigned char *op_bytes(const struct sr_op *op, struct conn *c)
 {
 	unsigned char *buf = xmalloc(op->len);
 
@@ -445,7 +397,7 @@ static void on_write(uv_write_t *req, int status)
 	else if (w->cb && w->number)
 		event(c->index, "write#%d cb %s", w->number, status == 0 ? "ok" : uv_err_name(status));
 	if ((w->cb || w->owned) && w->number)
-		run_handlers(EV_WRITE_CB, c->index);
+		run_handlers(SR_EV_WRITE_CB, c->index);
 	if (status < 0 && status != UV_ECANCELED && c->open) {
 		event(c->index, "error %s write", uv_err_name(status));
 		close_conn(c, 1);
@@ -453,7 +405,7 @@ static void on_write(uv_write_t *req, int status)
 		   uv_stream_get_write_queue_size(&c->h.stream) == 0) {
 		c->need_drain = 0;
 		event(c->index, "drain");
-		run_handlers(EV_DRAIN, c->index);
+		run_handlers(SR_EV_DRAIN, c->index);
 	}
 	free(w->buf);
 	free(w);
@@ -522,7 +474,22 @@ static unsigned char *copy_of(const unsigned char *bytes, size_t len)
 	return copy;
 }
 
-static void op_write(const struct op *op, struct conn *c)
+/* A write that failed in its call (libuv's UV_EPIPE after uv_shutdown, or
+ * the kernel's error to uv_try_write) fails the stream as a write callback's
+ * error does: reported, then closed with an error, as node destroys a
+ * stream on a write after end. Left open, a write still queued behind it
+ * would be retried on every writable event for as long as the peer does not
+ * read. */
+static void write_failed(struct conn *c, int rc)
+{
+	if (!c->open)
+		return;
+	c->failed = 1;
+	event(c->index, "error %s write", uv_err_name(rc));
+	close_conn(c, 1);
+}
+
+static void op_write(const struct sr_op *op, struct conn *c)
 {
 	int number = ++c->writes;
 	unsigned char *user;
@@ -542,6 +509,7 @@ static void op_write(const struct op *op, struct conn *c)
 	c->seq += op->len;
 	if (rc < 0) {
 		event(c->index, "write#%d %zu -> %s", number, op->len, uv_err_name(rc));
+		write_failed(c, rc);
 		return;
 	}
 	if (uv_stream_get_write_queue_size(&c->h.stream) >= HIGH_WATER)
@@ -553,7 +521,7 @@ static void op_write(const struct op *op, struct conn *c)
 /* write-owned: uv_write of the subject's own buffer, by reference, as
  * libuv takes every buffer: an overwrite before the release changes what
  * the kernel gets after it. The release is the write callback. */
-static void op_write_owned(const struct op *op, struct conn *c)
+static void op_write_owned(const struct sr_op *op, struct conn *c)
 {
 	int number = ++c->writes;
 	struct owned_buf *ob;
@@ -572,6 +540,7 @@ static void op_write_owned(const struct op *op, struct conn *c)
 	rc = c->ended ? UV_EPIPE : send_bytes(c, ob->bytes, op->len, number, 1, 0, 1);
 	if (rc < 0) {
 		event(c->index, "write#%d %zu owned -> %s", number, op->len, uv_err_name(rc));
+		write_failed(c, rc);
 		return;
 	}
 	if (uv_stream_get_write_queue_size(&c->h.stream) >= HIGH_WATER)
@@ -580,7 +549,7 @@ static void op_write_owned(const struct op *op, struct conn *c)
 	      uv_stream_get_write_queue_size(&c->h.stream) >= HIGH_WATER ? "false" : "true");
 }
 
-static void op_overwrite(const struct op *op, struct conn *c)
+static void op_overwrite(const struct sr_op *op, struct conn *c)
 {
 	if (!c->last) {
 		event(c->index, "overwrite (no write)");
@@ -597,12 +566,12 @@ static void on_shutdown(uv_shutdown_t *req, int status)
 	enter();
 	if (c->end_cb) {
 		event(c->index, "end cb %s", status == 0 ? "ok" : uv_err_name(status));
-		run_handlers(EV_END_CB, c->index);
+		run_handlers(SR_EV_END_CB, c->index);
 	}
 	if (status == 0 && c->open) {
 		c->finished = 1;
 		event(c->index, "finish");
-		run_handlers(EV_FINISH, c->index);
+		run_handlers(SR_EV_FINISH, c->index);
 		if (c->destroy_soon && c->open)
 			close_conn(c, 0);
 		else
@@ -622,7 +591,7 @@ static int do_end(struct conn *c)
 	return uv_shutdown(&c->shutdown_req, &c->h.stream, on_shutdown);
 }
 
-static void op_end(const struct op *op, struct conn *c)
+static void op_end(const struct sr_op *op, struct conn *c)
 {
 	int rc = 0;
 
@@ -651,7 +620,7 @@ static void on_close(uv_handle_t *h)
 	c->closed = 1;
 	event(c->index, "close had_error=%d bytes_written=%llu", c->had_error,
 	      (unsigned long long)c->written);
-	run_handlers(EV_CLOSE, c->index);
+	run_handlers(SR_EV_CLOSE, c->index);
 	leave();
 }
 
@@ -687,14 +656,14 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	free(buf->base);
 	if (nread > 0) {
 		event(c->index, "data %zd", nread);
-		run_handlers(EV_DATA, c->index);
+		run_handlers(SR_EV_DATA, c->index);
 	} else if (nread == UV_EOF) {
 		c->peer_ended = 1;
 		(void)uv_read_stop(s);
-		if (c->open && !S.half_open && !c->ended && do_end(c) < 0)
+		if (c->open && !S.sc.half_open && !c->ended && do_end(c) < 0)
 			close_conn(c, 0);
 		event(c->index, "eof"); /* the peer's FIN; "end" names end() */
-		run_handlers(EV_EOF, c->index);
+		run_handlers(SR_EV_EOF, c->index);
 		maybe_close(c);
 	} else if (nread < 0) {
 		event(c->index, "error %s read", uv_err_name((int)nread));
@@ -703,7 +672,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	leave();
 }
 
-static void op_signal(const struct op *op, int conn)
+static void op_signal(const struct sr_op *op, int conn)
 {
 	char name[32];
 
@@ -719,7 +688,7 @@ static void op_signal(const struct op *op, int conn)
 		event(conn, "signal %d refused", op->sig);
 }
 
-static void op_ignore(const struct op *op, int conn)
+static void op_ignore(const struct sr_op *op, int conn)
 {
 	struct sigaction sa;
 	char name[32];
@@ -732,22 +701,22 @@ static void op_ignore(const struct op *op, int conn)
 		event(conn, "ignore %s", sig_name(op->sig, name, sizeof(name)));
 }
 
-static void run_op(const struct op *op, int conn_index)
+static void run_op(const struct sr_op *op, int conn_index)
 {
 	int ci = op->conn >= 0 ? op->conn : conn_index;
 	struct conn *c = &S.conns[ci];
 
 	switch (op->kind) {
-	case OP_WRITE: op_write(op, c); return;
-	case OP_WRITE_OWNED: op_write_owned(op, c); return;
-	case OP_OVERWRITE: op_overwrite(op, c); return;
-	case OP_END: op_end(op, c); return;
-	case OP_SIGNAL: op_signal(op, ci); return;
-	case OP_DISARM:
+	case SR_OP_WRITE: op_write(op, c); return;
+	case SR_OP_WRITE_OWNED: op_write_owned(op, c); return;
+	case SR_OP_OVERWRITE: op_overwrite(op, c); return;
+	case SR_OP_END: op_end(op, c); return;
+	case SR_OP_SIGNAL: op_signal(op, ci); return;
+	case SR_OP_DISARM:
 		(void)gate_command("disarm");
 		event(ci, "disarm");
 		return;
-	case OP_CHECKPOINT: {
+	case SR_OP_CHECKPOINT: {
 		char point[32];
 
 		snprintf(point, sizeof(point), "checkpoint:%d", ++S.checkpoints);
@@ -755,14 +724,14 @@ static void run_op(const struct op *op, int conn_index)
 		sync_point(point);
 		return;
 	}
-	case OP_IGNORE: op_ignore(op, ci); return;
-	case OP_ABORT:
+	case SR_OP_IGNORE: op_ignore(op, ci); return;
+	case SR_OP_ABORT:
 		event(ci, "abort");
 		abort();
-	case OP_EXIT:
+	case SR_OP_EXIT:
 		event(ci, "exit %d", op->sig);
 		exit(op->sig);
-	case OP_EXECVE: {
+	case SR_OP_EXECVE: {
 		char *argv[] = { "true", NULL };
 
 		event(ci, "execve /bin/true");
@@ -773,24 +742,24 @@ static void run_op(const struct op *op, int conn_index)
 	default:
 		break;
 	}
-	event(ci, "%s%s", op_names[op->kind], c->open ? "" : " (closed)");
+	event(ci, "%s%s", sr_op_names[op->kind], c->open ? "" : " (closed)");
 	if (!c->open)
 		return;
 	switch (op->kind) {
-	case OP_DESTROY:
+	case SR_OP_DESTROY:
 		close_conn(c, 0);
 		break;
-	case OP_DESTROY_SOON:
+	case SR_OP_DESTROY_SOON:
 		c->destroy_soon = 1;
 		if (c->finished)
 			close_conn(c, 0);
 		else if (!c->ended && do_end(c) < 0)
 			close_conn(c, 0);
 		break;
-	case OP_PAUSE:
+	case SR_OP_PAUSE:
 		(void)uv_read_stop(&c->h.stream);
 		break;
-	case OP_RESUME:
+	case SR_OP_RESUME:
 		if (!c->peer_ended && uv_read_start(&c->h.stream, on_alloc, on_read) < 0)
 			event(ci, "error EINVAL read_start");
 		break;
@@ -800,7 +769,7 @@ static void run_op(const struct op *op, int conn_index)
 }
 
 struct micro_ctx {
-	const struct op *op;
+	const struct sr_op *op;
 	int conn;
 };
 
@@ -813,14 +782,14 @@ static void micro_run(void *arg)
 }
 
 struct resume {
-	const struct block *block;
+	const struct sr_block *block;
 	size_t next;
 	int conn;
 };
 
-static int is_task(const struct block *b)
+static int is_task(const struct sr_block *b)
 {
-	return b >= S.tasks && b < S.tasks + S.ntasks;
+	return b >= S.sc.tasks && b < S.sc.tasks + S.sc.ntasks;
 }
 
 static void resume_task(void *arg)
@@ -833,12 +802,12 @@ static void resume_task(void *arg)
 
 /* Runs a block from op `from`; a script task's end is marked when its last
  * op ran (an await-drained that waits posts the rest as a later task). */
-static void run_block_from(const struct block *b, int conn, size_t from)
+static void run_block_from(const struct sr_block *b, int conn, size_t from)
 {
 	for (size_t i = from; i < b->nops; i++) {
-		const struct op *op = &b->ops[i];
+		const struct sr_op *op = &b->ops[i];
 
-		if (op->kind == OP_AWAIT_DRAINED) {
+		if (op->kind == SR_OP_AWAIT_DRAINED) {
 			struct conn *c = &S.conns[op->conn >= 0 ? op->conn : conn];
 			struct resume *r;
 
@@ -862,31 +831,31 @@ static void run_block_from(const struct block *b, int conn, size_t from)
 		run_op(op, conn);
 	}
 	if (is_task(b))
-		S.task_done = (size_t)(b - S.tasks) + 1;
+		S.task_done = (size_t)(b - S.sc.tasks) + 1;
 }
 
 static void script_task(void *arg)
 {
-	const struct block *b = arg;
+	const struct sr_block *b = arg;
 
 	run_block_from(b, b->conn, 0);
 }
 
 static void post_next_task(void)
 {
-	if (S.next_task == S.ntasks) {
+	if (S.next_task == S.sc.ntasks) {
 		S.next_task++;
 		sync_point("done");
 		return;
 	}
-	if (S.next_task > S.ntasks)
+	if (S.next_task > S.sc.ntasks)
 		return;
-	post(script_task, &S.tasks[S.next_task++]);
+	post(script_task, &S.sc.tasks[S.next_task++]);
 }
 
 static void all_connected(void)
 {
-	if (S.sync_start)
+	if (S.sc.sync_start)
 		sync_point("start");
 	post_next_task();
 }
@@ -910,7 +879,7 @@ static void on_connect(uv_connect_t *req, int status)
 		fatal("connect: %s", uv_strerror(status));
 	start_reading(c);
 	event(c->index, "connect");
-	if (++S.connected == S.nconns)
+	if (++S.connected == S.sc.nconns)
 		all_connected();
 	leave();
 }
@@ -922,7 +891,7 @@ static void on_listener_close(uv_handle_t *h)
 
 static int init_stream(struct conn *c)
 {
-	int rc = strcmp(S.transport, "unix") == 0 ? uv_pipe_init(S.loop, &c->h.pipe, 0)
+	int rc = strcmp(S.sc.transport, "unix") == 0 ? uv_pipe_init(S.loop, &c->h.pipe, 0)
 						   : uv_tcp_init(S.loop, &c->h.tcp);
 
 	c->h.handle.data = c;
@@ -937,14 +906,14 @@ static void on_connection(uv_stream_t *server, int status)
 	enter();
 	if (status < 0)
 		fatal("accept: %s", uv_strerror(status));
-	if (S.connected >= S.nconns)
-		fatal("more connections than the script's %d", S.nconns);
+	if (S.connected >= S.sc.nconns)
+		fatal("more connections than the script's %d", S.sc.nconns);
 	c = &S.conns[S.connected];
 	if (init_stream(c) < 0 || uv_accept(server, &c->h.stream) < 0)
 		fatal("uv_accept failed");
 	start_reading(c);
 	event(c->index, "accept");
-	if (++S.connected == S.nconns) {
+	if (++S.connected == S.sc.nconns) {
 		uv_close(&S.listener.handle, on_listener_close);
 		all_connected();
 	}
@@ -953,15 +922,15 @@ static void on_connection(uv_stream_t *server, int status)
 
 static void open_connections(void)
 {
-	int unix_socket = strcmp(S.transport, "unix") == 0;
+	int unix_socket = strcmp(S.sc.transport, "unix") == 0;
 	int rc;
 
-	S.conns = calloc((size_t)S.nconns, sizeof(*S.conns));
+	S.conns = calloc((size_t)S.sc.nconns, sizeof(*S.conns));
 	if (!S.conns)
 		fatal("out of memory");
-	for (int i = 0; i < S.nconns; i++)
+	for (int i = 0; i < S.sc.nconns; i++)
 		S.conns[i].index = i;
-	if (S.server) {
+	if (S.sc.server) {
 		struct sockaddr_in sa;
 		struct sockaddr_storage bound;
 		int len = sizeof(bound);
@@ -969,11 +938,11 @@ static void open_connections(void)
 		if (unix_socket) {
 			rc = uv_pipe_init(S.loop, &S.listener.pipe, 0);
 			if (rc == 0)
-				rc = uv_pipe_bind(&S.listener.pipe, S.address);
+				rc = uv_pipe_bind(&S.listener.pipe, S.sc.address);
 		} else {
 			rc = uv_tcp_init(S.loop, &S.listener.tcp);
 			if (rc == 0)
-				rc = uv_ip4_addr(S.address, S.port, &sa);
+				rc = uv_ip4_addr(S.sc.address, S.sc.port, &sa);
 			if (rc == 0)
 				rc = uv_tcp_bind(&S.listener.tcp, (const struct sockaddr *)&sa, 0);
 		}
@@ -991,7 +960,7 @@ static void open_connections(void)
 		line_out("listening %d", ntohs(((struct sockaddr_in *)&bound)->sin_port));
 		return;
 	}
-	for (int i = 0; i < S.nconns; i++) {
+	for (int i = 0; i < S.sc.nconns; i++) {
 		struct conn *c = &S.conns[i];
 
 		rc = init_stream(c);
@@ -999,11 +968,11 @@ static void open_connections(void)
 			fatal("init: %s", uv_strerror(rc));
 		c->connect_req.data = c;
 		if (unix_socket) {
-			uv_pipe_connect(&c->connect_req, &c->h.pipe, S.address, on_connect);
+			uv_pipe_connect(&c->connect_req, &c->h.pipe, S.sc.address, on_connect);
 		} else {
 			struct sockaddr_in sa;
 
-			rc = uv_ip4_addr(S.address, S.port, &sa);
+			rc = uv_ip4_addr(S.sc.address, S.sc.port, &sa);
 			if (rc == 0)
 				rc = uv_tcp_connect(&c->connect_req, &c->h.tcp,
 						    (const struct sockaddr *)&sa, on_connect);
@@ -1038,219 +1007,103 @@ static char *read_line(void)
 	return buf;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-static void parse_op_line(char *line, struct block *b)
-{
-	struct op op = { .conn = -1, .fill = -1 };
-	char *save = NULL, *tok = strtok_r(line, " ", &save);
-	struct op *slot;
-	int k;
-
-	tok = strtok_r(NULL, " ", &save);
-	for (k = 0; k < OP_KIND_COUNT; k++)
-		if (tok && strcmp(tok, op_names[k]) == 0)
-			break;
-	if (k == OP_KIND_COUNT) {
-		/* Declared unsupported once the script is read. */
-		snprintf(S.unknown_op, sizeof(S.unknown_op), "%s", tok ? tok : "?");
-		return;
-	}
-	op.kind = (enum op_kind)k;
-	while ((tok = strtok_r(NULL, " ", &save))) {
-		char *eq = strchr(tok, '=');
-		long v;
-
-		if (!eq)
-			fatal("bad op field '%s'", tok);
-		*eq++ = '\0';
-		if (strcmp(tok, "hex") == 0) {
-			size_t n = strlen(eq) / 2;
-
-			op.data = xmalloc(n);
-			for (size_t i = 0; i < n; i++) {
-				int hi = hexval(eq[2 * i]), lo = hexval(eq[2 * i + 1]);
-
-				if (hi < 0 || lo < 0)
-					fatal("bad hex in op");
-				op.data[i] = (unsigned char)(hi * 16 + lo);
-			}
-			op.len = n;
-			continue;
-		}
-		v = strtol(eq, NULL, 10);
-		if (strcmp(tok, "conn") == 0) op.conn = (int)v;
-		else if (strcmp(tok, "len") == 0) op.len = (size_t)strtoull(eq, NULL, 10);
-		else if (strcmp(tok, "fill") == 0) op.fill = (int)v;
-		else if (strcmp(tok, "cb") == 0) op.cb = (int)v;
-		else if (strcmp(tok, "micro") == 0) op.micro = (int)v;
-		else if (strcmp(tok, "sig") == 0) op.sig = (int)v;
-		else if (strcmp(tok, "ext") == 0) op.external = (int)v;
-		else if (strcmp(tok, "final") && strcmp(tok, "resume") && strcmp(tok, "ws"))
-			fatal("unknown op field '%s'", tok);
-	}
-	if (op.conn >= S.nconns)
-		fatal("op on connection %d of %d", op.conn, S.nconns);
-	slot = realloc(b->ops, (b->nops + 1) * sizeof(*b->ops));
-	if (!slot)
-		fatal("out of memory");
-	b->ops = slot;
-	b->ops[b->nops++] = op;
-}
-
-static struct block *new_block(struct block **arr, size_t *n)
-{
-	struct block *bigger = realloc(*arr, (*n + 1) * sizeof(**arr));
-
-	if (!bigger)
-		fatal("out of memory");
-	*arr = bigger;
-	memset(&bigger[*n], 0, sizeof(**arr));
-	return &bigger[(*n)++];
-}
-
-static void parse_header_line(char *line)
-{
-	char a[64], b[256];
-	int n;
-
-	if (sscanf(line, "variant %63s %255s", a, b) == 2) {
-		line_out("note variant %s=%s is the reference stack's; libuv ignores it", a, b);
-	} else if (strcmp(line, "http 1") == 0 || strncmp(line, "websocket ", 10) == 0) {
-		snprintf(S.layer, sizeof(S.layer), "%s", line[0] == 'h' ? "http" : "websocket");
-	} else if (strncmp(line, "fault ", 6) == 0) {
-		char **bigger = realloc(S.faults, (S.nfaults + 1) * sizeof(*S.faults));
-
-		if (!bigger)
-			fatal("out of memory");
-		S.faults = bigger;
-		S.faults[S.nfaults] = strdup(line + 6);
-		if (!S.faults[S.nfaults++])
-			fatal("out of memory");
-	} else if (sscanf(line, "connections %d", &n) == 1 && n > 0) {
-		S.nconns = n;
-	} else if (strncmp(line, "connect ", 8) == 0 &&
-		   sscanf(line, "connect %7s %255s %d", S.transport, S.address, &S.port) >= 2) {
-		S.server = 0;
-	} else if (sscanf(line, "listen %7s %255s %d", S.transport, S.address, &S.port) >= 2) {
-		S.server = 1;
-	} else if (sscanf(line, "half-open %d", &n) == 1) {
-		S.half_open = n;
-	} else if (strcmp(line, "sync start") == 0) {
-		S.sync_start = 1;
-	} else if (sscanf(line, "sync task %d", &n) == 1 && n > 0) {
-		int *bigger = realloc(S.sync_list, (S.nsync + 1) * sizeof(int));
-
-		if (!bigger)
-			fatal("out of memory");
-		S.sync_list = bigger;
-		S.sync_list[S.nsync++] = n;
-	} else {
-		fatal("unknown script line '%s'", line);
-	}
-}
-
+/* Reads the script up to "run" with the harness's own reader
+ * (harness/script_read.c), then notes each variant: they select strategies
+ * of the reference stack, which libuv does not have. */
 static void read_script(void)
 {
-	struct block *open = NULL;
+	char err[512];
 	char *line;
+	int rc = 0;
 
-	S.nconns = 1;
-	while ((line = read_line()) && strcmp(line, "run") != 0) {
-		int n;
+	sr_init(&S.sc);
+	while (rc == 0 && (line = read_line()))
+		rc = sr_feed_line(&S.sc, line, err, sizeof(err));
+	if (rc < 0)
+		fatal("%s", err);
+	if (rc == 0)
+		fatal("the script ended before 'run'");
+	if (sr_finish(&S.sc, err, sizeof(err)) < 0)
+		fatal("%s", err);
+	for (size_t i = 0; i < S.sc.nvariants; i++)
+		line_out("note variant %s=%s is the reference stack's; libuv ignores it",
+			 S.sc.variants[i].name, S.sc.variants[i].value);
+}
 
-		if (strncmp(line, "op ", 3) == 0) {
-			if (!open)
-				fatal("an op outside a block");
-			parse_op_line(line, open);
-		} else if (sscanf(line, "task %d", &n) == 1) {
-			open = new_block(&S.tasks, &S.ntasks);
-			open->conn = n;
-		} else if (strncmp(line, "handler ", 8) == 0) {
-			char ev[16];
-			int k;
+/* The first op or handler event of the blocks that this subject does not
+ * perform, or NULL: cork and uncork (libuv has none), and the HTTP and
+ * WebSocket ops and events, which belong to the reference stack's layers. */
+static const char *unsupported_in(const struct sr_block *b, size_t n, int *is_cork)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (b != S.sc.tasks && b[i].event > SR_EV_END_CB)
+			return sr_ev_names[b[i].event];
+		for (size_t k = 0; k < b[i].nops; k++) {
+			enum sr_op_kind kind = b[i].ops[k].kind;
 
-			if (sscanf(line, "handler %15s %d", ev, &n) != 2)
-				fatal("bad handler line '%s'", line);
-			for (k = 0; k < EV_KIND_COUNT; k++)
-				if (strcmp(ev, ev_names[k]) == 0)
-					break;
-			if (k == EV_KIND_COUNT) /* a layer's event: declared */
-				snprintf(S.unknown_op, sizeof(S.unknown_op), "event %s", ev);
-			open = new_block(&S.handlers, &S.nhandlers);
-			open->event = (enum ev_kind)k;
-			open->conn = n;
-		} else if (strcmp(line, "endblock") == 0) {
-			open = NULL;
-		} else {
-			parse_header_line(line);
+			*is_cork = kind == SR_OP_CORK || kind == SR_OP_UNCORK;
+			if (*is_cork || kind >= SR_OP_RES_WRITE)
+				return sr_op_names[kind];
 		}
 	}
-	if (!line)
-		fatal("the script ended before 'run'");
-	S.sync_task = calloc(S.ntasks + 1, 1);
-	if (!S.sync_task)
-		fatal("out of memory");
-	for (size_t i = 0; i < S.nsync; i++) {
-		if ((size_t)S.sync_list[i] > S.ntasks)
-			fatal("sync at task %d, but the script has %zu tasks",
-			      S.sync_list[i], S.ntasks);
-		S.sync_task[S.sync_list[i]] = 1;
-	}
-	free(S.sync_list);
-	S.sync_list = NULL;
+	return NULL;
 }
 
 /* An operation libuv has no equivalent for: the run stops before it
  * connects, and says why (docs/subjects.md, "Unsupported operations"). */
 static void refuse_unsupported(void)
 {
-	const struct block *lists[2] = { S.tasks, S.handlers };
-	size_t counts[2] = { S.ntasks, S.nhandlers };
+	const char *what;
+	int cork = 0;
 
-	if (S.layer[0])
-		fatal("unsupported %s: %s is a layer of the reference stack (its own "
-		      "code above the socket); the libuv subject drives libuv streams only",
-		      S.layer, strcmp(S.layer, "http") == 0 ? "HTTP/1.1 serving (http yes)"
-							    : "WebSocket framing (websocket yes)");
-	if (S.unknown_op[0])
+	if (S.sc.websocket)
+		fatal("unsupported websocket: WebSocket framing (websocket yes) is a layer "
+		      "of the reference stack (its own code above the socket); the libuv "
+		      "subject drives libuv streams only");
+	if (S.sc.http)
+		fatal("unsupported http: HTTP/1.1 serving (http yes) is a layer of the "
+		      "reference stack (its own code above the socket); the libuv subject "
+		      "drives libuv streams only");
+	what = unsupported_in(S.sc.tasks, S.sc.ntasks, &cork);
+	if (!what)
+		what = unsupported_in(S.sc.handlers, S.sc.nhandlers, &cork);
+	if (what && cork)
+		fatal("unsupported %s: libuv streams have no cork (uv_write sends at "
+		      "once; TCP_CORK is not node's user-space cork)", what);
+	if (what)
 		fatal("unsupported %s: an operation this subject does not perform yet "
-		      "(docs/subjects.md)", S.unknown_op);
+		      "(docs/subjects.md)", what);
+}
 
-	for (int l = 0; l < 2; l++)
-		for (size_t i = 0; i < counts[l]; i++)
-			for (size_t k = 0; k < lists[l][i].nops; k++) {
-				enum op_kind kind = lists[l][i].ops[k].kind;
+/* A script whose every fault is on a call libuv never makes (it reads with
+ * read(2) and writes with write(2)/writev(2)) would run fault-free and wait
+ * for an error that cannot come: declared unsupported, with the reason. */
+static void refuse_unreached_faults(void)
+{
+	const unsigned unreached = FI_MASK(FI_SEND) | FI_MASK(FI_SENDTO) |
+				   FI_MASK(FI_SENDMSG) | FI_MASK(FI_RECV);
+	char targets[128] = "";
+	size_t off = 0;
 
-				if (kind == OP_CORK || kind == OP_UNCORK)
-					fatal("unsupported %s: libuv streams have no cork "
-					      "(uv_write sends at once; TCP_CORK is not "
-					      "node's user-space cork)", op_names[kind]);
-			}
+	for (size_t i = 0; i < S.sc.nfaults; i++) {
+		if (S.sc.faults[i].sys_mask & ~unreached)
+			return;
+		off += (size_t)snprintf(targets + off, sizeof(targets) - off, "%s%.*s",
+					i ? "," : "", (int)sizeof(S.sc.faults[i].target),
+					S.sc.faults[i].target);
+		if (off >= sizeof(targets))
+			off = sizeof(targets) - 1;
+	}
+	if (S.sc.nfaults > 0)
+		fatal("unsupported fault %s: libuv never calls send(2), sendto(2), "
+		      "sendmsg(2) or recv(2) (it reads with read(2), writes with "
+		      "write(2)/writev(2)), so the scenario would run without its faults",
+		      targets);
 }
 
 static void free_script(void)
 {
-	for (size_t i = 0; i < S.ntasks; i++) {
-		for (size_t k = 0; k < S.tasks[i].nops; k++)
-			free(S.tasks[i].ops[k].data);
-		free(S.tasks[i].ops);
-	}
-	for (size_t i = 0; i < S.nhandlers; i++) {
-		for (size_t k = 0; k < S.handlers[i].nops; k++)
-			free(S.handlers[i].ops[k].data);
-		free(S.handlers[i].ops);
-	}
-	for (size_t i = 0; i < S.nfaults; i++)
-		free(S.faults[i]);
-	for (int i = 0; S.conns && i < S.nconns; i++)
+	for (int i = 0; S.conns && i < S.sc.nconns; i++)
 		if (!S.conns[i].last_owned)
 			free(S.conns[i].last);
 	while (S.owned) {
@@ -1260,11 +1113,23 @@ static void free_script(void)
 		free(ob->bytes);
 		free(ob);
 	}
-	free(S.faults);
-	free(S.tasks);
-	free(S.handlers);
-	free(S.sync_task);
 	free(S.conns);
+	sr_free(&S.sc);
+}
+
+/* Arms the script's faults in the preloaded gate, each in its canonical
+ * spec (faultinject/fi.h, fi_rule_format). */
+static void arm_faults(void)
+{
+	for (size_t i = 0; i < S.sc.nfaults; i++) {
+		char spec[256], cmd[300];
+
+		(void)fi_rule_format(&S.sc.faults[i], spec, sizeof(spec));
+		snprintf(cmd, sizeof(cmd), "arm %s", spec);
+		if (gate_command(cmd) < 0)
+			fatal("cannot arm '%s' (is the gate preloaded? "
+			      "wirecheck run --subject libuv sets it)", spec);
+	}
 }
 
 int main(void)
@@ -1273,14 +1138,8 @@ int main(void)
 
 	read_script();
 	refuse_unsupported();
-	for (size_t i = 0; i < S.nfaults; i++) {
-		char cmd[300];
-
-		snprintf(cmd, sizeof(cmd), "arm %s", S.faults[i]);
-		if (gate_command(cmd) < 0)
-			fatal("cannot arm '%s' (is the gate preloaded? "
-			      "wirecheck run --subject libuv sets it)", S.faults[i]);
-	}
+	refuse_unreached_faults();
+	arm_faults();
 	S.posted_tail = &S.posted;
 	S.micro_tail = &S.micro;
 	S.loop = uv_default_loop();
@@ -1292,7 +1151,7 @@ int main(void)
 	rc = uv_run(S.loop, UV_RUN_DEFAULT);
 	if (rc < 0)
 		fatal("uv_run: %s", uv_strerror(rc));
-	if (S.next_task <= S.ntasks)
+	if (S.next_task <= S.sc.ntasks)
 		line_out("note the loop ended before task %zu", S.next_task + 1);
 	uv_close((uv_handle_t *)&S.check, NULL);
 	uv_close((uv_handle_t *)&S.idle, NULL);

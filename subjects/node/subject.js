@@ -736,8 +736,22 @@ function openConnections() {
   }
 }
 
+// A script whose every fault is on a call node never makes (libuv reads
+// with read(2) and writes with write(2)/writev(2)) would run fault-free and
+// wait for an error that cannot come: declared unsupported, with the reason.
+const UNREACHED_TARGETS = ['send', 'sendto', 'sendmsg', 'recv'];
+function refuseUnreachedFaults() {
+  if (S.faults.length === 0) return;
+  const targets = S.faults.map((f) => f.split(':')[0]);
+  if (targets.every((t) => UNREACHED_TARGETS.includes(t)))
+    fatal(`unsupported fault ${targets.join(',')}: node's libuv never calls ` +
+          `${targets.join(' or ')} (it reads with read(2), writes with ` +
+          'write(2)/writev(2)), so the scenario would run without its faults');
+}
+
 function main() {
   readScript();
+  refuseUnreachedFaults();
   for (const layer of S.layers) fatal(`unsupported ${layer}: ${LAYERS[layer]}`);
   for (const op of S.unknownOps) fatal(`unsupported ${op}: ${NOT_YET}`);
   for (const blocks of [S.tasks, S.handlers])

@@ -1,4 +1,4 @@
-"""Half-open connections (reference-prs/001): the per-connection figure and
+"""Half-open connections (oven-sh/bun "usockets: dispatch on_end before the poll change"): the per-connection figure and
 its independent cross-check by strace.
 
 per-connection.wcs: every peer sends a request, reads the 1 KiB reply, then

@@ -187,6 +187,41 @@ def test_an_unsupported_operation_is_skipped_with_its_reason(subject, tmp_path):
     assert "2 skipped" in proc.stdout and reason in proc.stdout, proc.stdout
 
 
+def test_faults_only_on_calls_the_stack_never_makes_are_declared(subject, wc, tmp_path):
+    # node and libuv read with read(2): a recv rule can never fire, and the
+    # scenario, which counts on it to end the connection, ran until the
+    # harness killed the subject at its timeout (30 s, SIGKILL). The subject
+    # now says so before it connects.
+    p = tmp_path / "recv.wcs"
+    p.write_text('fault recv:errno=ECONNRESET\npeer send "hello\\n" at start\n'
+                 'task\n  write 10 cb\n')
+    proc = wc("run", p, "--subject", subject, "--timeout", "10")
+    assert proc.returncode == 4, proc.stderr  # the subject stopped with an error
+    assert "unsupported fault recv" in proc.stderr, proc.stderr
+    assert json.loads(proc.stdout)["exit"]["timed_out"] is False
+    # a rule on a call the stack makes is armed as before
+    p.write_text('fault write:short=3\ntask\n  write 10\n  end\n')
+    t = run_trace(wc, p, "--subject", subject)
+    assert t["exit"] == {"code": 0, "timed_out": False}
+    assert t["fired"]["total"] == 1 and t["peer"]["bytes"] == 10
+
+
+def test_libuv_a_write_after_end_fails_the_stream(wc):
+    if not subject_path("libuv").exists():
+        pytest.skip("libuv-subject is not built")
+    # Before: UV_EPIPE changed nothing, and write#1, refused forever, was
+    # retried on every writable event until the timeout (2.7 million
+    # write(2) calls in 30 s). Now the stream fails as for an error in a
+    # write callback, and the close cancels write#1 and the shutdown.
+    t = run_trace(wc, REPO / "scenarios/rules/write-after-end.wcs", "--subject", "libuv",
+                  "--timeout", "10")
+    assert t["exit"] == {"code": 0, "timed_out": False}
+    ev = [e.split(" ", 2)[2] for e in t["events"]]
+    assert ev[3:] == ["write#2 5 -> EPIPE", "error EPIPE write", "write#1 cb ECANCELED",
+                      "end cb ECANCELED", "close had_error=1 bytes_written=0"], ev
+    assert t["syscalls"]["write"] < 10
+
+
 # ------------------------------------------------------------- the gate
 
 

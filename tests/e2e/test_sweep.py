@@ -48,6 +48,69 @@ def test_cells_cover_every_fault_at_every_call_and_the_clamps():
     assert sweep.Cell("clamp=7").flags() == ["--clamp-send", "7"]
 
 
+def test_byte_cells_aim_at_a_connection_and_a_byte():
+    assert sweep.byte_positions(19, 3) == [0, 9, 18]
+    assert sweep.byte_positions(2, 3) == [0, 1]
+    assert sweep.byte_positions(19, 1) == [0] and sweep.byte_positions(0, 3) == []
+    cell = sweep.Cell("EPIPE", conn=1, byte=4096)
+    assert cell.id == "EPIPE@c1.b4096" and cell.kind == "fatal"
+    assert cell.flags() == ["--fault", "write:errno=EPIPE,conn=1,byte=4096"]
+    assert sweep.Cell("signal", conn=0, byte=3).flags() == [
+        "--fault", "write:signal=SIGURG,conn=0,byte=3",
+        "--fault", "write:errno=EINTR,conn=0,byte=3"]
+    assert sweep.Cell("death", 2).flags() == ["--fault", "write:signal=SIGTERM,after=1"]
+    assert sweep.Cell("zero", 1).flags() == ["--fault", "read:zero,after=0"]
+    assert sweep.Cell("zero", 1).kind == "eof"
+    # Three connections: the first BYTE_CONNS get byte cells.
+    got = sweep.cells(0, conn_bytes=[10, 20, 30], n_bytes=2, clamps=())
+    assert {(c.conn, c.byte) for c in got} == {(0, 0), (0, 9), (1, 0), (1, 19)}
+    assert len(got) == 4 * len(sweep.FAULTS)
+    # Zero cells on the reading calls only.
+    assert [c.id for c in sweep.cells(0, reads=2, clamps=())] == ["zero@1", "zero@2"]
+
+
+def test_a_legacy_sweep_aims_at_the_bytes_of_the_fixed_run():
+    fixed = sweep.Sweep(str(SCENARIO), binary=sys.executable)
+    legacy = sweep.Sweep(str(SCENARIO), variants=["batch=off"], binary=sys.executable,
+                         byte_source=fixed, n_bytes=3)
+    fixed.clean = dict(CLEAN, peer={"bytes": 19, "sha256": "a"})
+    legacy.clean = dict(CLEAN, peer={"bytes": 25, "sha256": "b"})
+    assert legacy.conn_bytes() == [19]
+    assert legacy.place(sweep.Cell("EPIPE", conn=0, pos=1), 3) == \
+        sweep.Cell("EPIPE", conn=0, byte=9)
+    assert legacy.place(sweep.Cell("EPIPE", conn=1, pos=0), 3) is None
+    assert {c.byte for c in legacy.cells() if c.conn is not None} == {0, 9, 18}
+
+
+def test_a_death_must_be_reported_as_the_signal_and_leave_a_prefix():
+    death = sweep.Cell("death", 2)
+    rule = "write:signal=SIGTERM,after=1"
+    died = dict(trace("t1 c0 connect", peer=(6, "cc"), faults=[rule], fired=[rule]),
+                exit={"signal": "SIGTERM", "core": False, "timed_out": False}, queue=None)
+    assert sweep.judge(CLEAN, died, death) == []
+    lived = dict(died, exit={"code": 0, "timed_out": False})
+    assert any("did not die of SIGTERM" in b for b in sweep.judge(CLEAN, lived, death))
+    hung = dict(died, exit={"code": None, "timed_out": True})
+    assert any("hung" in b for b in sweep.judge(CLEAN, hung, death))
+    more = dict(died, peer={"bytes": 20, "sha256": "dd"})
+    assert any("more than the clean run" in b for b in sweep.judge(CLEAN, more, death))
+    # Not fired (past the last call): the clean run's exit is owed.
+    unfired = dict(died, fired={"calls": []})
+    assert any("crashed: signal SIGTERM" in b for b in sweep.judge(CLEAN, unfired, death))
+
+
+def test_an_early_end_of_stream_may_lose_queued_bytes_but_owes_no_error():
+    zero = sweep.Cell("zero", 1)
+    rule = "read:zero"
+    cut = trace("t1 c0 connect", "t2 c0 eof", "t3 c0 close had_error=0 bytes_written=6",
+                peer=(6, "cc"), faults=[rule], fired=[rule])
+    assert sweep.judge(CLEAN, cut, zero) == []
+    more = dict(cut, peer={"bytes": 20, "sha256": "dd"})
+    assert any("more than the clean run" in b for b in sweep.judge(CLEAN, more, zero))
+    crashed = dict(cut, exit={"signal": "SIGSEGV", "core": False, "timed_out": False})
+    assert any("crashed" in b for b in sweep.judge(CLEAN, crashed, zero))
+
+
 def test_writing_calls_add_every_writing_kind():
     assert sweep.writing_calls({"syscalls": {"send": 2, "sendmsg": 1, "writev": 3,
                                              "recv": 9, "write": 1}}) == 7
@@ -114,14 +177,22 @@ def test_a_fatal_fault_past_the_last_call_must_leave_the_clean_run():
 
 def test_wirecheck_sweep_runs_every_cell_and_writes_the_result(wc, tmp_path):
     out = tmp_path / "sweep.json"
-    proc = wc("sweep", SCENARIO, "-k", "1", "-j", "2", "--output", out)
+    proc = wc("sweep", SCENARIO, "-k", "1", "-b", "2", "-j", "2", "--legacy", "--output", out)
     assert proc.returncode == 0, proc.stderr
     res = json.loads(out.read_text())
-    (s,) = res["scenarios"]
-    assert res["cells"] == s["cells"] == len(sweep.FAULTS) + len(sweep.CLAMPS)
-    assert res["failing"] == 0 and s["failures"] == []
-    assert s["writing_calls"] >= 1
-    assert set(s["outcomes"]) == {c.id for c in sweep.cells(1)}
+    fixed, legacy = res["scenarios"]
+    assert legacy["variants"] == ["batch=off"]
+    # "first\n second\n third\n": both strategies aim at bytes 0 and 18.
+    assert fixed["conn_bytes"] == legacy["conn_bytes"] == [19]
+    for s in (fixed, legacy):
+        want = sweep.cells(1, 1, reads=1, conn_bytes=[19], n_bytes=2)
+        assert set(s["outcomes"]) == {c.id for c in want}
+        assert {"zero@1", "death@1", "EPIPE@c0.b0", "EPIPE@c0.b18", "death@c0.b18",
+                "clamp=7"} <= set(s["outcomes"])
+        assert s["exits"]["death@c0.b18"] == "signal SIGTERM"
+        assert s["failures"] == []
+    assert res["cells"] == fixed["cells"] + legacy["cells"]
+    assert res["failing"] == 0 and res["k_max"] == 1 and res["n_bytes"] == 2
     assert f"{res['cells']}/{res['cells']} runs, 0 failing" in proc.stderr
 
 
@@ -177,7 +248,8 @@ def _pytest(tmp_path, wirecheck, *args):
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
          "-p", "wirecheck.plugin", "--wirecheck-bin", str(wirecheck),
-         "two-writes.wcs", "--wirecheck-sweep", "--wirecheck-sweep-k", "1", *args],
+         "two-writes.wcs", "--wirecheck-sweep", "--wirecheck-sweep-k", "1",
+         "--wirecheck-sweep-bytes", "1", *args],
         cwd=tmp_path, capture_output=True, text=True, env=env, timeout=SAFETY_TIMEOUT)
 
 
@@ -186,9 +258,12 @@ def _pytest(tmp_path, wirecheck, *args):
                          ids=["local-cores", "execnet-remote"])
 def test_sweep_items_are_pytest_items_that_xdist_spreads(wirecheck, tmp_path, spread):
     proc = _pytest(tmp_path, wirecheck, *spread)
-    cells = len(sweep.cells(1))
+    # Every fault at call 1, zero at reading call 1, the clamps, and every
+    # fault at byte 0 of connection 0; those of connection 1, which the
+    # scenario does not have, are skipped.
+    cells = len(sweep.cells(1, reads=1, conn_bytes=[13], n_bytes=1))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert f"{cells} passed" in proc.stdout, proc.stdout
+    assert f"{cells} passed, {len(sweep.FAULTS)} skipped" in proc.stdout, proc.stdout
 
 
 def test_a_subject_that_ends_itself_is_judged_on_the_common_part_of_the_streams():
@@ -202,3 +277,26 @@ def test_a_subject_that_ends_itself_is_judged_on_the_common_part_of_the_streams(
     assert any("differ where both have bytes" in b for b in sweep.judge(clean, other, EAGAIN))
     crashed = dict(fewer, exit={"signal": "SIGSEGV", "timed_out": False})
     assert any("crashed" in b for b in sweep.judge(clean, crashed, EAGAIN))
+
+
+def test_a_websocket_reports_a_failed_write_as_an_abnormal_close():
+    # No `error` event on a WebSocket connection: ws-closed code=1006 is
+    # its one failure report (ws/client-masked under EPIPE@1).
+    run = trace("t1 c0 connect", "t1 c0 ws-closed code=1006 dropped=0 bytes_written=0",
+                peer=(0, "ee"), faults=[EPIPE_RULE], fired=[EPIPE_RULE])
+    assert sweep.judge(CLEAN, run, EPIPE) == []
+    closed_ok = trace("t1 c0 connect", "t1 c0 ws-closed code=1000 dropped=0 bytes_written=0",
+                      peer=(0, "ee"), faults=[EPIPE_RULE], fired=[EPIPE_RULE])
+    assert any("no connection reported an error" in b
+               for b in sweep.judge(CLEAN, closed_ok, EPIPE))
+
+
+def test_an_early_end_of_stream_on_a_half_open_connection_may_wait_for_ever():
+    # half-open/eof-with-queued-write: the application answers data it
+    # never got, and half-open keeps the connection open for its answer.
+    zero, rule = sweep.Cell("zero", 1), "read:zero"
+    hung = dict(trace("t1 c0 accept", "t2 c0 eof", peer=(0, "ee"), faults=[rule],
+                      fired=[rule]), exit={"code": None, "timed_out": True})
+    assert sweep.judge(CLEAN, hung, zero, half_open=True) == []
+    assert any("hung" in b for b in sweep.judge(CLEAN, hung, zero))
+    assert any("hung" in b for b in sweep.judge(CLEAN, hung, EAGAIN, half_open=True))

@@ -1,4 +1,4 @@
-"""The seed's wire table (reference-prs/004) in C terms, judged by real
+"""The seed's wire table (oven-sh/bun "ws: take the frame type of send() from options.binary") in C terms, judged by real
 peers: every cell of data kind (text, bytes, empty, invalid UTF-8, large)
 x binary option (absent, false, true) x fin (true, false) x socket (server,
 client) sends one call from the reference stack (build/bin/ws_cell) and,
@@ -12,6 +12,15 @@ cell is bytes and a Buffer (the invalid UTF-8 cell is the seed's Buffer
 send with fin true that ends the message (npm ws: `send('', {fin: true})`).
 Each connection ends with close(1000). Client frames are compared without
 their mask (each side's keys differ; the mask bit is kept).
+
+The compress axis: with compress "on" every side enables permessage-deflate
+with its library's defaults (ws_cell's `deflate`, npm ws's
+perMessageDeflate: true, websockets' compression="deflate", wsproto's
+PerMessageDeflate()), and the raw peers that read the wire offer and answer
+as npm ws does. npm ws keeps its context, so it compresses every message
+(its 1,024-byte threshold counts only without context takeover) and sets
+RSV1 on each message's first frame; the compressed bytes are equal to npm
+ws's in every cell (its zlib is node's, the same settings as ours).
 
 The table is written to build/ws-wire-table.md.
 """
@@ -41,6 +50,7 @@ KINDS = [("text", "text", "hello".encode()),
          ("large", "text", "é".encode() * 1500)]
 BINARY = [("absent", None), ("false", False), ("true", True)]
 FIN = [True, False]
+COMPRESS = ["off", "on"]
 CELLS = [dict(name=name, kind=kind, hex=data.hex(), binary=b, fin=fin, bname=bname)
          for name, kind, data in KINDS for bname, b in BINARY for fin in FIN]
 
@@ -62,7 +72,9 @@ def cell_json():
                    for c in CELLS)
 
 
-def spawn(args, stdin_text, env=None):
+def spawn(args, stdin_text, env=None, compress="off"):
+    env = dict(env if env is not None else os.environ,
+               WS_DEFLATE="1" if compress == "on" else "0")
     p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env)
     p.stdin.write(stdin_text)
@@ -97,20 +109,22 @@ def by_cell(out):
     return res
 
 
-def our_sender(role, by_kind=False):
-    extra = ["by-kind"] if by_kind else []
+def our_sender(role, by_kind=False, compress="off"):
+    extra = (["by-kind"] if by_kind else []) + (["deflate"] if compress == "on" else [])
     if role == "server":
-        return lambda port=None: spawn([str(CELL_BIN), "server", *extra], cell_lines())
-    return lambda port: spawn([str(CELL_BIN), "client", str(port), *extra], cell_lines())
+        return lambda port=None: spawn([str(CELL_BIN), "server", *extra], cell_lines(),
+                                       compress=compress)
+    return lambda port: spawn([str(CELL_BIN), "client", str(port), *extra], cell_lines(),
+                              compress=compress)
 
 
-def npm_sender(role):
+def npm_sender(role, compress="off"):
     js = str(PEERS / "npm_peer.js")
     if role == "server":
         return lambda port=None: spawn(["node", js, "send-server", str(len(CELLS))],
-                                       cell_json(), node_env())
+                                       cell_json(), node_env(), compress)
     return lambda port: spawn(["node", js, "send-client", str(port), str(len(CELLS))],
-                              cell_json(), node_env())
+                              cell_json(), node_env(), compress)
 
 
 def receiver_args(lib, mode, port=None):
@@ -121,17 +135,17 @@ def receiver_args(lib, mode, port=None):
     return [sys.executable, str(PEERS / "py_peer.py"), lib] + tail, None
 
 
-def run_pair(role, sender, lib):
+def run_pair(role, sender, lib, compress="off"):
     """One sender (ours or npm's) in `role` against one peer library; returns
     ({cell: what the peer got}, {cell: the sender's close code})."""
     if role == "server":
         s = sender()
         port = read_port(s)
         args, env = receiver_args(lib, "recv-client", port)
-        r = spawn(args, "", env)
+        r = spawn(args, "", env, compress)
     else:
         args, env = receiver_args(lib, "recv-server")
-        r = spawn(args, "", env)
+        r = spawn(args, "", env, compress)
         s = sender(read_port(r))
     got, sent = by_cell(finish(r)), by_cell(finish(s))
     return got, sent
@@ -188,37 +202,60 @@ def read_head(sock):
     return head, rest
 
 
-def our_wire(role, by_kind=False):
-    """The frames ws_cell sends for each cell, read by a raw TCP peer."""
+# What npm ws's client offers with perMessageDeflate: true, and what npm
+# ws's server answers to it (both read from npm ws's wire in
+# test_deflate_handshake_equals_npm_ws).
+NPM_OFFER = b"permessage-deflate; client_max_window_bits"
+NPM_ANSWER = b"permessage-deflate"
+
+
+def header(head, name):
+    vals = [l.split(b":", 1)[1].strip() for l in head.split(b"\r\n")
+            if l.lower().startswith(name.lower() + b":")]
+    return vals[0] if vals else None
+
+
+def our_wire(role, by_kind=False, compress="off", heads=None):
+    """The frames ws_cell sends for each cell, read by a raw TCP peer that
+    offers (server role) or answers (client role) permessage-deflate as npm
+    ws does when compress is on. heads, a list, gets the heads ws_cell
+    sent."""
     import base64
     import hashlib
     res = {}
+    offer = b"Sec-WebSocket-Extensions: " + NPM_OFFER + b"\r\n" if compress == "on" else b""
     if role == "server":
-        p = our_sender("server", by_kind)()
+        p = our_sender("server", by_kind, compress)()
         port = read_port(p)
         for i in range(len(CELLS)):
             with socket.create_connection(("127.0.0.1", port)) as s:
                 s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
                           b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                          b"Sec-WebSocket-Version: 13\r\n\r\n")
-                _, rest = read_head(s)
+                          b"Sec-WebSocket-Version: 13\r\n" + offer + b"\r\n")
+                head, rest = read_head(s)
+                if heads is not None:
+                    heads.append(head)
                 res[i] = b"".join(read_frames(s, rest)).hex()
         finish(p)
         return res, {}
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(4)
-    p = our_sender("client", by_kind)(srv.getsockname()[1])
+    p = our_sender("client", by_kind, compress)(srv.getsockname()[1])
     masks = {}
     for i in range(len(CELLS)):
         s, _ = srv.accept()
         with s:
             head, rest = read_head(s)
-            key = [l.split(b":", 1)[1].strip() for l in head.split(b"\r\n")
-                   if l.lower().startswith(b"sec-websocket-key:")][0]
+            if heads is not None:
+                heads.append(head)
+            key = header(head, b"sec-websocket-key")
             accept = base64.b64encode(hashlib.sha1(key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest())
+            answer = (b"Sec-WebSocket-Extensions: " + NPM_ANSWER + b"\r\n"
+                      if compress == "on" and header(head, b"sec-websocket-extensions") else b"")
             s.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
-                      b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n\r\n")
+                      b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n" +
+                      answer + b"\r\n")
             fs = read_frames(s, rest)
             masks[i] = all(f[1] & 0x80 for f in fs)
             res[i] = b"".join(unmasked(f) for f in fs).hex()
@@ -227,8 +264,9 @@ def our_wire(role, by_kind=False):
     return res, masks
 
 
-def npm_wire(role):
-    p = spawn(["node", str(PEERS / "npm_peer.js"), f"wire-{role}"], cell_json(), node_env())
+def npm_wire(role, compress="off"):
+    p = spawn(["node", str(PEERS / "npm_peer.js"), f"wire-{role}"], cell_json(), node_env(),
+              compress)
     return by_cell(finish(p))
 
 
@@ -245,23 +283,40 @@ def built():
 TABLE = {}
 
 
+@pytest.mark.parametrize("compress", COMPRESS)
 @pytest.mark.parametrize("role", ["server", "client"])
-def test_wire_equals_npm_ws(built, role):
-    ours, masks = our_wire(role)
-    npm = npm_wire(role)
+def test_wire_equals_npm_ws(built, role, compress):
+    heads = []
+    ours, masks = our_wire(role, compress=compress, heads=heads)
+    npm = npm_wire(role, compress)
     bad = [f"{label(c)}: ours {ours[i]}, npm ws {npm[i]}"
            for i, c in enumerate(CELLS) if ours[i] != npm[i]]
     assert not bad, "\n".join(bad)
     if role == "client":
         assert all(masks.values()), "a client frame without the mask bit"
     for i, c in enumerate(CELLS):
-        TABLE.setdefault((role, i), {})["wire"] = ours[i]
+        TABLE.setdefault((role, compress, i), {})["wire"] = ours[i]
     write_table()
-    # The seed's example, as its table has it.
     i = next(i for i, c in enumerate(CELLS)
              if c["name"] == "invalid UTF-8" and c["bname"] == "false" and c["fin"])
-    want = "8102ff68" if role == "server" else "8182ff68"
-    assert ours[i] == want
+    ext = {header(h, b"sec-websocket-extensions") for h in heads}
+    if compress == "off":
+        # The seed's example, as its table has it.
+        want = "8102ff68" if role == "server" else "8182ff68"
+        assert ours[i] == want
+        assert ext == {None}
+        return
+    # permessage-deflate agreed as npm ws agrees it, and every message
+    # compressed: RSV1 (0x40) on each message's first frame, on none of
+    # its continuation frames (the code before this axis sent no RSV1).
+    assert ext == {NPM_ANSWER if role == "server" else NPM_OFFER}
+    for i, c in enumerate(CELLS):
+        first = int(ours[i][:2], 16)
+        assert first & 0x40, f"{label(c)}: no RSV1 in {ours[i][:8]}"
+    # "ff 68" as text, deflated: c1 04 fa cf 02 00 (npm ws's bytes too).
+    i = next(i for i, c in enumerate(CELLS)
+             if c["name"] == "invalid UTF-8" and c["bname"] == "false" and c["fin"])
+    assert ours[i].startswith("c104" if role == "server" else "c184"), ours[i]
 
 
 @pytest.mark.parametrize("role", ["server", "client"])
@@ -280,16 +335,17 @@ def test_legacy_wire_differs_from_npm_ws(built, role):
     assert ours[i] == ("8202ff68" if role == "server" else "8282ff68")
 
 
+@pytest.mark.parametrize("compress", COMPRESS)
 @pytest.mark.parametrize("lib", ["npm", "websockets", "wsproto"])
 @pytest.mark.parametrize("role", ["server", "client"])
-def test_peer_receives_as_from_npm_ws(built, role, lib):
+def test_peer_receives_as_from_npm_ws(built, role, lib, compress):
     if lib != "npm":
         try:
             __import__(lib)
         except ImportError:
             pytest.skip(f"python3-{lib} is not installed (scripts/setup.sh installs it)")
-    ours, ours_close = run_pair(role, our_sender(role), lib)
-    npm, npm_close = run_pair(role, npm_sender(role), lib)
+    ours, ours_close = run_pair(role, our_sender(role, compress=compress), lib, compress)
+    npm, npm_close = run_pair(role, npm_sender(role, compress), lib, compress)
     bad = [f"{label(c)}: the peer got {ours.get(i)!r} from us, {npm.get(i)!r} from npm ws"
            for i, c in enumerate(CELLS) if ours.get(i) != npm.get(i)]
     assert not bad, "\n".join(bad)
@@ -302,8 +358,20 @@ def test_peer_receives_as_from_npm_ws(built, role, lib):
              if c["name"] == "invalid UTF-8" and c["bname"] == "false" and c["fin"])
     # A validating peer fails the connection: the sender sees 1007.
     assert ours_close[i].endswith("1007"), ours_close[i]
+    # Every message arrives intact: what the cell sent (text or binary by
+    # npm ws's rule), whatever the compression.
+    for i, c in enumerate(CELLS):
+        kind = ("binary" if c["binary"] else "text") if c["binary"] is not None else \
+            ("text" if c["kind"] == "text" else "binary")
+        try:
+            bytes.fromhex(c["hex"]).decode("utf-8")
+        except UnicodeDecodeError:
+            if kind == "text":
+                continue  # a text frame that is not UTF-8: the peer closes 1007
+        want = f"{kind}:{c['hex'] or '-'}"
+        assert ours[i].split(" ")[0] == want, f"{label(c)}: {ours[i]!r}, want {want}"
     for i in range(len(CELLS)):
-        TABLE.setdefault((role, i), {})[lib] = ours[i]
+        TABLE.setdefault((role, compress, i), {})[lib] = ours[i]
     write_table()
 
 
@@ -313,27 +381,98 @@ def write_table():
     part = REPO / "build" / "ws-wire"
     try:
         part.mkdir(exist_ok=True)
-        for (role, i), v in TABLE.items():
+        for (role, compress, i), v in TABLE.items():
             for k, val in v.items():
-                (part / f"{role}.{i}.{k}").write_text(val)
+                (part / f"{role}.{compress}.{i}.{k}").write_text(val)
     except OSError:
         return
     table = {}
     for f in part.iterdir():
-        role, i, k = f.name.split(".", 2)
-        table.setdefault((role, int(i)), {})[k] = f.read_text()
+        parts = f.name.split(".", 3)
+        if len(parts) != 4:
+            continue  # a file of the table before the compress axis
+        role, compress, i, k = parts
+        table.setdefault((role, compress, int(i)), {})[k] = f.read_text()
     out = REPO / "build" / "ws-wire-table.md"
-    rows = ["| socket | cell | frame on the wire (unmasked) | npm ws gets | websockets gets | wsproto gets |",
-            "|---|---|---|---|---|---|"]
-    for (role, i), v in sorted(table.items()):
+    rows = ["| socket | compress | cell | frame on the wire (unmasked) | npm ws gets | websockets gets | wsproto gets |",
+            "|---|---|---|---|---|---|---|"]
+    for (role, compress, i), v in sorted(table.items()):
         wire = v.get("wire", "")
         wire = wire if len(wire) <= 40 else wire[:40] + f"... ({len(wire) // 2} bytes)"
         cols = []
         for lib in ("npm", "websockets", "wsproto"):
             g = v.get(lib, "")
             cols.append(g if len(g) <= 48 else g[:48] + "...")
-        rows.append(f"| {role} | {label(CELLS[i])} | `{wire}` | " + " | ".join(f"`{c}`" for c in cols) + " |")
+        rows.append(f"| {role} | {compress} | {label(CELLS[i])} | `{wire}` | " +
+                    " | ".join(f"`{c}`" for c in cols) + " |")
     try:
         out.write_text("\n".join(rows) + "\n")
     except OSError:
         pass
+
+
+# ---- the receive side: real peers send, the stack echoes -------------------
+
+def echo_run(role, lib, echoer, compress):
+    """The echoer (ours: ws_cell echo; npm: npm ws sending each message
+    back) in `role`; lib's peer sends each cell's message and prints what
+    came back. Returns {cell: line}."""
+    n = str(len(CELLS))
+    js = str(PEERS / "npm_peer.js")
+    peer = (["node", js] if lib == "npm" else [sys.executable, str(PEERS / "py_peer.py"), lib])
+    env = node_env()
+    extra = ["deflate"] if compress == "on" else []
+    if role == "server":
+        e = (spawn([str(CELL_BIN), "server", "echo", *extra], cell_lines(), compress=compress)
+             if echoer == "ours" else spawn(["node", js, "back-server", n], "", env, compress))
+        p = spawn(peer + ["echo-client", str(read_port(e)), n], cell_json(), env, compress)
+    else:
+        p = spawn(peer + ["echo-server", n], cell_json(), env, compress)
+        port = str(read_port(p))
+        e = (spawn([str(CELL_BIN), "client", port, "echo", *extra], cell_lines(), compress=compress)
+             if echoer == "ours" else spawn(["node", js, "back-client", port, n], "", env, compress))
+    got = by_cell(finish(p))
+    finish(e)
+    return got
+
+
+@pytest.mark.parametrize("compress", COMPRESS)
+@pytest.mark.parametrize("lib", ["npm", "websockets", "wsproto"])
+@pytest.mark.parametrize("role", ["server", "client"])
+def test_stack_receives_as_npm_ws(built, role, lib, compress):
+    """Each peer library (with deflate on when compress is) sends every
+    cell's message to the reference stack, which sends it back; npm ws in
+    the same place, in the same run, must give the peer the same answers,
+    and every message that is valid comes back intact (so the stack's
+    inflate and its compressed answer agree with each real peer)."""
+    if lib != "npm":
+        try:
+            __import__(lib)
+        except ImportError:
+            pytest.skip(f"python3-{lib} is not installed (scripts/setup.sh installs it)")
+    ours = echo_run(role, lib, "ours", compress)
+    npm = echo_run(role, lib, "npm", compress)
+    bad = [f"{label(c)}: back from us {ours.get(i)!r}, from npm ws {npm.get(i)!r}"
+           for i, c in enumerate(CELLS) if ours.get(i) != npm.get(i)]
+    assert not bad, "\n".join(bad)
+    if lib == "npm":
+        # npm ws says what was agreed: permessage-deflate when compress is on.
+        ext = {line.rsplit(" ext:", 1)[1] for line in ours.values()}
+        assert ext == ({"permessage-deflate"} if compress == "on" else {"-"}), ext
+        ours = {i: line.rsplit(" ext:", 1)[0] for i, line in ours.items()}
+    intact = 0
+    for i, c in enumerate(CELLS):
+        if ours[i] == "skip":
+            continue
+        kind = ("binary" if c["binary"] else "text") if c["binary"] is not None else \
+            ("text" if c["kind"] == "text" else "binary")
+        try:
+            bytes.fromhex(c["hex"]).decode("utf-8")
+        except UnicodeDecodeError:
+            if kind == "text":
+                # npm ws sends it: the stack closes 1007, as npm ws does.
+                assert ours[i].endswith("close:1006") or ours[i].endswith("close:1007"), ours[i]
+                continue
+        assert ours[i] == f"{kind}:{c['hex'] or '-'} close:1000", f"{label(c)}: {ours[i]!r}"
+        intact += 1
+    assert intact >= 20

@@ -36,14 +36,14 @@ NEW_SCENARIOS = ["scenarios/batching/several-writes.wcs", "scenarios/batching/en
                  "scenarios/half-open/per-connection.wcs"]
 MIB, KIB = 1 << 20, 1 << 10
 
-# The rows of the seed's table (reference-prs/000, "Numbers"), in its order.
+# The rows of the seed's table (oven-sh/bun#45246, "Numbers"), in its order.
 SEED_BATCHING_ROWS = [
     "2 x write(262144 B)", "16 x write(49152 B)", "16 x write(32768 B)",
     "16 x write(16384 B)", "16 x write(1024 B)", "1 x write(128 B)", "2 x write(128 B)",
     "16 x write(128 B)", "64 x write(128 B)", "256 x write(128 B)",
     "64 x write(128 B, callback)",
 ]
-# The rows of the seed's per-connection figures (reference-prs/001), in the
+# The rows of the seed's per-connection figures (oven-sh/bun "usockets: dispatch on_end before the poll change"), in the
 # issue's order.
 PER_CONNECTION_ROWS = ["epoll_ctl MOD", "epoll_ctl ADD", "epoll_ctl DEL", "send", "recv",
                        "shutdown"]
@@ -479,10 +479,43 @@ def test_real_benchmarks_at_small_sizes(tmp_path):
     # node's row is there when node ran (it is found on PATH or /usr/bin),
     # the owned write's once the stack has it.
     assert {"cursor", "memmove", "floor", "copy"} <= senders
-    assert senders <= {"cursor", "memmove", "floor", "copy", "node", "owned"}
+    assert senders <= {"cursor", "memmove", "floor", "copy", "node", "owned", "libuv"}
     assert ("node" in senders) == bool(rep["bench"]["sender_cpu"]["node_version"])
+    assert ("libuv" in senders) == bool(rep["bench"]["sender_cpu"]["libuv_version"])
     assert all(pt["payload"] in (MIB, 2 * MIB) for s in cpu for pt in s["points"])
     assert (tmp_path / "scaling-sender-cpu.svg").is_file()
+
+
+@needs_wirecheck
+def test_real_sender_cpu_across_subjects(tmp_path):
+    """sender_cpu --subjects (issue 13): the unix transport only, cursor,
+    floor, node and libuv, each clamped too when its sender runs (node's and
+    libuv's under the preloaded gate), and the load beside the figures."""
+    bench = wirecheck_bin().parent / "sender_cpu"
+    if not bench.is_file():
+        pytest.skip(f"{bench} is not built")
+    proc = subprocess.run([str(bench), "--subjects", "--sizes", "1", "--rounds", "1", "--json"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    ss = json.loads(proc.stdout)
+    assert ss["subjects"] is True
+    assert {c["transport"] for c in ss["cells"]} == {"unix"}
+    ran = {(c["sender"], c["mode"]) for c in ss["cells"] if c.get("median_cpu_ms") is not None}
+    expect = {("cursor", m) for m in ("unclamped", "clamp_4k")} | \
+             {("floor", m) for m in ("unclamped", "clamp_4k")}
+    for child, version in (("node", ss["node_version"]), ("libuv", ss["libuv_version"])):
+        if version:
+            expect.add((child, "unclamped"))
+            if ss["children_clamped_by_preload"][child]:
+                expect.add((child, "clamp_4k"))
+    assert ran == expect
+    assert all(c["min_cpu_ms"] <= c["median_cpu_ms"] <= c["max_cpu_ms"] for c in ss["cells"])
+    assert ss["under_load"] == (max(ss["load_average_start"], ss["load_average_end"])
+                                > ss["cpus"])
+    md = subprocess.run([str(bench), "--subjects", "--sizes", "1", "--rounds", "1"],
+                        capture_output=True, text=True, timeout=300)
+    assert md.returncode == 0, md.stderr
+    assert "| floor (send + epoll) |" in md.stdout and "Load average" in md.stdout
 
 
 # ------------------------------------- write batching and half-open (issues 4, 5)

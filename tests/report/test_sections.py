@@ -51,8 +51,8 @@ def test_bench_sections_say_not_run():
               "scaling": {"bytes_moved": [], "sender_cpu": []}, "per_connection": None,
               "options": {"no_per_connection": True}}
     text = "\n".join(line for sec in sections.BENCH_SECTIONS for line in sec.markdown(report))
-    # bytes_moved, sender_cpu, batching, chat and subjects (per_connection and
-    # gate_cost say it their own way)
-    assert text.count("Not run (--no-bench).") == 5
+    # bytes_moved, sender_cpu, batching, chat, subjects and chunked
+    # (per_connection and gate_cost say it their own way)
+    assert text.count("Not run (--no-bench).") == 6
     assert "Not run (--no-per-connection)." in text
     assert all(sec.summary(report) == [] for sec in sections.BENCH_SECTIONS)

@@ -74,3 +74,59 @@ def test_not_run_when_the_bench_did_not_run():
     text = "\n".join(section.markdown(report_with(None)))
     assert "### Instructions, syscalls and bytes copied (callgrind)" in text
     assert "Not run (not in --benches)." in text
+
+
+def subjects_report(load_end: float, *, libuv: bool = True) -> dict:
+    """sender_cpu --subjects's JSON, as the bench prints it: unix cells at
+    64 MiB for cursor, floor, node and libuv in both modes."""
+    ms = {("cursor", "unclamped"): 40.0, ("floor", "unclamped"): 20.0,
+          ("node", "unclamped"): 30.0, ("libuv", "unclamped"): 22.0,
+          ("cursor", "clamp_4k"): 120.0, ("floor", "clamp_4k"): 60.0,
+          ("node", "clamp_4k"): 180.0, ("libuv", "clamp_4k"): 150.0}
+    cells = []
+    for (s, m), v in ms.items():
+        if s == "libuv" and not libuv:
+            continue
+        c = {"transport": "unix", "mode": m, "payload": 64 * MIB, "sender": s,
+             "skipped": False, "median_cpu_ms": v, "min_cpu_ms": v - 1, "max_cpu_ms": v + 2}
+        if s != "floor":
+            c["ratio_to_floor"] = v / ms[("floor", m)]
+        cells.append(c)
+    ss = {"rounds": 7, "subjects": True, "node_version": "v20.20.2",
+          "libuv_version": "libuv-1.44.2" if libuv else None,
+          "children_clamped_by_preload": {"node": True, "libuv": libuv},
+          "cpus": 2, "load_average_start": 1.0, "load_average_end": load_end,
+          "under_load": load_end > 2, "cells": cells}
+    report = report_with(None)
+    report["bench"]["sender_subjects"] = ss
+    report["bench"]["runs"]["sender_subjects"] = {
+        "command": ["bench/sender_cpu", "--subjects", "--json"]}
+    return report
+
+
+def test_subjects_table_has_each_sender_with_its_spread_and_ratio():
+    text = "\n".join(section.markdown(subjects_report(9.5)))
+    assert "### Across subjects: end(64 MiB) over a unix socket" in text
+    assert "`bench/sender_cpu --subjects --json`" in text
+    assert "| reference stack (queue=cursor) | 40.0 (39.0-42.0) | 2.00x | 120.0 (119.0-122.0) | 2.00x |" in text
+    assert "| libuv uv_write + uv_shutdown | 22.0 (21.0-24.0) | 1.10x | 150.0 (149.0-152.0) | 2.50x |" in text
+    assert "| floor (send + epoll) | 20.0 (19.0-22.0) | 1.00x | 60.0 (59.0-62.0) | 1.00x |" in text
+    # the load beside the figures, and what it means
+    assert "Load average 1.0 at the start, 9.5 at the end, on 2 CPUs: the run was under load" in text
+    summary = "\n".join(section.summary(subjects_report(9.5)))
+    assert "cursor 2.00x / 2.00x; node 1.50x / 3.00x; libuv 1.10x / 2.50x" in summary
+    assert "under load" in summary
+
+
+def test_subjects_table_on_a_quiet_machine_and_without_libuv():
+    text = "\n".join(section.markdown(subjects_report(0.5, libuv=False)))
+    assert "on 2 CPUs." in text and "under load" not in text
+    assert "| libuv uv_write + uv_shutdown | - | - | - | - |" in text
+    assert "libuv did not run" in text and "not for every child" in text
+
+
+def test_subjects_table_says_when_it_did_not_run():
+    report = report_with(None)
+    text = "\n".join(section.markdown(report))
+    assert "### Across subjects" in text
+    assert section.subjects_summary(report) == []

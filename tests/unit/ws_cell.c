@@ -3,8 +3,18 @@
  * that tests/e2e/test_ws_wire.py can put it in front of real peers (npm
  * ws, python3-websockets, wsproto) without the harness.
  *
- *     ws_cell server [by-kind]        listens on 127.0.0.1:0, prints "port N"
- *     ws_cell client PORT [by-kind]   connects to 127.0.0.1:PORT
+ *     ws_cell server [by-kind] [deflate] [echo]       listens on
+ *                                                     127.0.0.1:0, prints
+ *                                                     "port N"
+ *     ws_cell client PORT [by-kind] [deflate] [echo]  connects to
+ *                                                     127.0.0.1:PORT
+ *
+ * deflate enables permessage-deflate with npm ws's default options (the
+ * client offers it, the server accepts an offer).
+ *
+ * With echo, a connection sends nothing of its own: each message it
+ * receives goes back with the same type (text as text, binary as binary),
+ * and the peer ends the connection; "cell I close CODE" as above.
  *
  * stdin holds one cell per line, "KIND BINARY FIN HEX" (KIND 1 text, 2
  * bytes; BINARY -1 absent, 0, 1; FIN 0 or 1; HEX the payload, "-" for
@@ -34,10 +44,23 @@ static struct {
 	size_t next;        /* the next cell to open a connection for */
 	int server;
 	int port;
+	int deflate;
+	int echo;
 	struct rs_config cfg;
 } C;
 
 static void next_connection(void);
+
+static void on_message(rs_ws *ws, const struct rs_ws_message *m, void *arg)
+{
+	int r = rs_ws_send(ws, m->data, m->len,
+			   m->opcode == RS_WS_OP_TEXT ? RS_WS_KIND_TEXT
+						  : RS_WS_KIND_BYTES, NULL);
+
+	(void)arg;
+	if (r < 0)
+		fprintf(stderr, "ws_cell: echo: %d\n", r);
+}
 
 static void on_open(rs_ws *ws, void *arg)
 {
@@ -68,14 +91,18 @@ static void on_close(rs_ws *ws, int code, size_t dropped, void *arg)
 
 static const struct rs_ws_events events = { .on_open = on_open,
 					    .on_close = on_close };
+static const struct rs_ws_events echo_events = { .on_message = on_message,
+						 .on_close = on_close };
 
 static void attach(rs_socket *s, int server)
 {
 	struct rs_ws_options o = { .server = server, .seed = 7 + C.next,
-				   .config = &C.cfg, .host = "127.0.0.1" };
+				   .config = &C.cfg, .host = "127.0.0.1",
+				   .deflate = { .enabled = C.deflate } };
 	rs_ws *ws;
 
-	if (rs_ws_attach(s, &o, &events, &C.cells[C.next - 1], &ws) < 0) {
+	if (rs_ws_attach(s, &o, C.echo ? &echo_events : &events,
+			 &C.cells[C.next - 1], &ws) < 0) {
 		fprintf(stderr, "ws_cell: attach failed\n");
 		exit(2);
 	}
@@ -146,13 +173,17 @@ int main(int argc, char **argv)
 	int by_kind = 0;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: ws_cell server|client [PORT] [by-kind]\n");
+		fprintf(stderr, "usage: ws_cell server|client [PORT] [by-kind] [deflate] [echo]\n");
 		return 2;
 	}
 	C.server = strcmp(argv[1], "server") == 0;
 	for (int i = 2; i < argc; i++)
 		if (strcmp(argv[i], "by-kind") == 0)
 			by_kind = 1;
+		else if (strcmp(argv[i], "deflate") == 0)
+			C.deflate = 1;
+		else if (strcmp(argv[i], "echo") == 0)
+			C.echo = 1;
 		else
 			C.port = atoi(argv[i]);
 	C.cfg = (struct rs_config)RS_CONFIG_DEFAULTS;

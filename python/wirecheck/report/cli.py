@@ -17,11 +17,14 @@ from ..runner import REPO, find_binary
 from .collect import (BENCHES, CPU_SIZES_FULL, CPU_SIZES_QUICK, PER_CONNECTION_SCENARIO,
                       empty_bench, environment, find_scenarios, run_benches,
                       run_per_connection, run_scenarios)
+from .compare_builds import run_compare
 from .derive import bytes_moved_scaling, sender_cpu_scaling, seed_table
 from .fmt import rel
 from .markdown import render_markdown
 from .pr import render_summary
+from .sections import fuzz as fuzz_section
 from .plots import _plt, plot_jobs, run_plots
+from .sections import sweep as sweep_section
 
 SCHEMA = 1
 DEFAULT_OUT = REPO / "reports" / "out"
@@ -57,6 +60,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                          "under a second)")
     ap.add_argument("--wirecheck-bin", metavar="PATH",
                     help="the wirecheck binary (default: $WIRECHECK_BIN, else build/bin/wirecheck)")
+    ap.add_argument("--base-bin", metavar="PATH",
+                    help="also run the scenarios with this other build's wirecheck (the base "
+                         "of a pull request) and the head's (--wirecheck-bin), and put their "
+                         "counts side by side in report.md and summary.md")
     ap.add_argument("--bench-dir", metavar="DIR",
                     help="where bytes_moved, sender_cpu, gate_cost are (default: beside wirecheck)")
     ap.add_argument("--png", action="store_true",
@@ -68,6 +75,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                          "(default: relative to the output folder)")
     ap.add_argument("--from-json", metavar="REPORT_JSON",
                     help="run nothing: re-render report.md and the plots from a report.json")
+    ap.add_argument("--sweep-json", metavar="FILE",
+                    help="the fault sweep's result (wirecheck sweep --output; default: "
+                         "reports/sweep/sweep.json when it exists and --paths is the default)")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     return ap.parse_args(argv)
 
@@ -148,7 +158,31 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"(from {', '.join(BENCHES)})", file=sys.stderr)
             return 2
 
+    base_bin = None
+    if opts.base_bin:
+        try:
+            given = Path(opts.base_bin)
+            # A build folder names its wirecheck: DIR/bin/wirecheck or DIR/wirecheck.
+            for inside in (given / "bin" / "wirecheck", given / "wirecheck"):
+                if given.is_dir() and inside.is_file():
+                    given = inside
+                    break
+            base_bin = find_binary(given)
+        except FileNotFoundError as e:
+            print(f"wirecheck.report: --base-bin: {e}", file=sys.stderr)
+            return 2
+    # The committed sweep result is the bundled suite's: a report of other
+    # scenarios takes one only when --sweep-json names it.
+    default_suite = opts.paths == [str(p) for p in DEFAULT_PATHS]
+    try:
+        sweep_data = (sweep_section.load(opts.sweep_json) if opts.sweep_json or default_suite
+                      else None)
+    except (OSError, ValueError) as e:
+        print(f"wirecheck.report: --sweep-json: {e}", file=sys.stderr)
+        return 2
+
     scenarios = run_scenarios(paths, binary, log)
+    compared = run_compare(paths, base_bin, binary, log) if base_bin else None
     per_connection = (None if opts.no_per_connection else
                       run_per_connection(binary, PER_CONNECTION_SCENARIO, log))
 
@@ -182,9 +216,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "sender_cpu": sender_cpu_scaling(bench.get("sender_cpu"))},
         "seed_table": seed_table(bench.get("bytes_moved")),
         "per_connection": per_connection,
+        "compare": compared,
+        "fuzz": fuzz_section.load(),  # bench/fuzz.sh's last runs (sections/fuzz.py)
+        "sweep": sweep_data,
         "files": [],
         "seconds": None,
     }
+
+    report["options"]["base_bin"] = rel(base_bin) if base_bin else None
 
     def finish(rep: dict) -> None:  # the run's time, plots included
         rep["seconds"] = round(time.monotonic() - started, 1)
@@ -194,4 +233,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"wrote {len(files)} files into {rel(out)} in {report['seconds']:.0f} s")
 
     failed = any(s["error"] or any(p["errors"] for p in s["profiles"]) for s in scenarios)
-    return 1 if failed or bench.get("errors") or (per_connection or {}).get("errors") else 0
+    return 1 if failed or bench.get("errors") or (per_connection or {}).get("errors") \
+        or (compared or {}).get("errors") else 0

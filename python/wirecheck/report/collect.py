@@ -26,7 +26,8 @@ CPU_SIZES_FULL = "4,8,16,32,64"
 
 # The benchmarks, in the order they run; --benches picks some.
 BENCHES = ("bytes_moved", "sender_cpu", "gate_cost", "batching", "chat",
-           "sender_instr", "subjects")
+           "sender_instr", "subjects", "sender_subjects")
+BENCHES = BENCHES + ("chunked",)  # issue 10: bench/chunked.py (wrk, node)
 
 # Issue 5: syscalls per connection, (count at TO - count at FROM) / (TO - FROM).
 # Issue 5: syscalls per connection, (count at TO - count at FROM) / (TO - FROM),
@@ -163,6 +164,12 @@ def run_benches(bench_dir: Path, opts, log) -> dict:
         # Issue 13: node and libuv against the reference goldens (docs/subjects.md).
         "subjects": ["/usr/bin/python3", str(REPO / "bench" / "subjects.py"), "--json", "-q",
                      "--wirecheck-bin", str(bench_dir / "wirecheck")],
+        # Issue 10: syscalls per response and wrk's requests per second
+        # (--quick: 1 round of 1 s; --full: 5 rounds of 3 s).
+        "chunked": ["/usr/bin/python3", str(REPO / "bench" / "chunked.py"), "--json", "-",
+                    "--bin-dir", str(bench_dir), *quick],
+        # Issue 13: sender CPU of end(64 MiB), refstack, node, libuv, floor.
+        "sender_subjects": [str(bench_dir / "sender_cpu"), "--subjects", "--json"],
     }
     plan = [(name, argvs[name]) for name in selected_benches(opts)]
     for i, (name, argv) in enumerate(plan, 1):

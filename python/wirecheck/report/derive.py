@@ -19,7 +19,7 @@ WRITE_KINDS = ("send", "sendto", "sendmsg", "write", "writev")
 # would say it.
 COMPARED_FIELDS = ("exit", "faults", "peer", "events", "syscalls", "queue")
 
-# Issue 5: the rows of the per-connection table, as reference-prs/001 names
+# Issue 5: the rows of the per-connection table, as oven-sh/bun "usockets: dispatch on_end before the poll change" names
 # them, and its two sides (fixed: on_end before the poll change).
 PER_CONNECTION_SIDES = (("fixed", "halfopen=end-first"), ("poll_first", "halfopen=poll-first"))
 PER_CONNECTION_ROWS = (("epoll_ctl.mod", "epoll_ctl MOD"), ("epoll_ctl.add", "epoll_ctl ADD"),

@@ -13,6 +13,7 @@ from typing import Sequence
 from .derive import WRITE_KINDS, batching_series, fixed_variant_label, key_comparison
 from .fmt import MODE_TITLES, byte_unit, exit_short, fmt_int, iec, safe_name
 from .sections import behaviour_section
+from .sections import sweep as sweep_section
 
 FIXED_COLOR = "#1f77b4"
 LEGACY_COLOR = "#d95f02"
@@ -396,4 +397,14 @@ def plot_jobs(report: dict, out: Path, extra: Sequence[str]) -> tuple[list[tuple
     if (batching_series(report["bench"].get("batching")) or {}).get("rows"):
         jobs.append((plot_batching, (report["bench"]["batching"], out / "batching.svg", extra)))
         files.append("batching.svg")
+    # Issue 10: chunked responses (sections/bench_chunked.py draws it).
+    from .sections import bench_chunked
+    if bench_chunked.has_plot(report):
+        jobs.append((bench_chunked.plot, (report["bench"][bench_chunked.NAME],
+                                          out / bench_chunked.PLOT, extra)))
+        files.append(bench_chunked.PLOT)
+    # The fault sweep's plots, one per scenario (sections/sweep.py).
+    sweep_jobs, sweep_files = sweep_section.plot_jobs(report, out, extra)
+    jobs += sweep_jobs
+    files += sweep_files
     return jobs, files

@@ -9,6 +9,7 @@ reports/sample/), or start with --link-base, an absolute URL of that folder,
 so that they render pasted anywhere. Pure: a string from a report dict."""
 from __future__ import annotations
 
+from . import compare_builds
 from .fmt import md_table
 from .markdown import header_line, summary_lines
 
@@ -19,6 +20,8 @@ SUMMARY_LIMIT = 16_000
 PLOTS = (("scaling-bytes-moved.svg", "Bytes moved by end(P) against payload, log-log"),
          ("scaling-sender-cpu.svg", "Sender CPU against payload, log-log"),
          ("batching.svg", "Write batching: sends and time per round against N"))
+PLOTS = PLOTS + (("chunked.svg", "Chunked responses: requests per second and syscalls "
+                                 "per response, fixed, separate and node"),)
 
 
 def link(base: str, name: str) -> str:
@@ -32,7 +35,7 @@ def link(base: str, name: str) -> str:
 def targets_rows(report: dict) -> list[list[str]]:
     """Every target of the report, as (source, target, measured, result)."""
     rows = []
-    for name in ("batching", "chat"):
+    for name in ("batching", "chat", "chunked"):
         b = report["bench"].get(name) or {}
         for t in b.get("targets") or []:
             measured = t["measured"] if isinstance(t["measured"], str) else (
@@ -58,6 +61,7 @@ def render_summary(report: dict, link_base: str = "") -> str:
         met = sum(1 for r in rows if r[3] == "PASS")
         L += ["", "## Targets", "", f"{met} of {len(rows)} met.", ""]
         L += md_table(["Source", "Target", "Measured", "Result"], rows, "llll")
+    L += compare_builds.pr_lines(report)  # with --base-bin: base against head
     plots = [(f, caption) for f, caption in PLOTS if f in files]
     if plots:
         L += ["", "## Plots", ""]

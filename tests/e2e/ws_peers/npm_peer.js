@@ -5,6 +5,13 @@
 //   recv-server N | recv-client PORT N   receive N connections, print what came
 //   send-server N | send-client PORT N   send each cell as ws_cell does
 //   wire-server | wire-client            the frames npm ws puts on the wire
+//   echo-server N | echo-client PORT N   send each cell, print what comes
+//                                        back, close 1000
+//   back-server N | back-client PORT N   echo each message back (as
+//                                        ws_cell's echo does)
+// WS_DEFLATE=1 enables permessage-deflate with npm ws's default options on
+// every side (the raw peers of the wire modes offer and accept it as npm ws
+// does); unset or 0, no side offers or accepts it.
 'use strict';
 const net = require('net');
 const crypto = require('crypto');
@@ -13,6 +20,7 @@ const { WebSocketServer, WebSocket } = require(process.env.WS_MODULE);
 const [mode, a1, a2] = process.argv.slice(2);
 const cells = require('fs').readFileSync(0, 'utf8').split('\n').filter(Boolean).map(JSON.parse);
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
+const DEFLATE = process.env.WS_DEFLATE === '1';
 
 // A text cell is a string (valid UTF-8 in every cell); bytes are a Buffer.
 const dataOf = c => (c.kind === 'text' ? Buffer.from(c.hex, 'hex').toString('utf8') : Buffer.from(c.hex, 'hex'));
@@ -22,10 +30,10 @@ function optsOf(c) {
   if (!c.fin) o.fin = false;
   return o;
 }
-function sendCell(ws, c) {
+function sendCell(ws, c, close = true) {
   ws.send(dataOf(c), optsOf(c));
   if (!c.fin) ws.send('', { fin: true });
-  ws.close(1000);
+  if (close) ws.close(1000);
 }
 function receiver(ws, i, done) {
   const got = [];
@@ -35,7 +43,7 @@ function receiver(ws, i, done) {
 }
 
 function serverMode(n, onConn) {
-  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: DEFLATE });
   let i = 0, closed = 0;
   wss.on('listening', () => console.log(`port ${wss.address().port}`));
   wss.on('connection', ws => onConn(ws, i++, () => { if (++closed === n) { wss.close(); } }));
@@ -44,7 +52,7 @@ function clientMode(port, n, onConn) {
   let i = 0;
   const next = () => {
     if (i === n) return;
-    const ws = new WebSocket(`ws://127.0.0.1:${port}/`);
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/`, { perMessageDeflate: DEFLATE });
     onConn(ws, i++, next);
   };
   next();
@@ -97,7 +105,7 @@ function collect(sock, skipHead, onFrames) {
 }
 
 function wireServer() {
-  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: DEFLATE });
   let i = 0;
   wss.on('connection', ws => sendCell(ws, cells[i]));
   wss.on('listening', () => {
@@ -106,7 +114,9 @@ function wireServer() {
       if (i === cells.length) { wss.close(); return; }
       const sock = net.connect(port, '127.0.0.1', () => sock.write(
         'GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
-        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n'));
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n' +
+        (DEFLATE ? 'Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n' : '') +
+        '\r\n'));
       collect(sock, () => {}, fs => {
         console.log(`cell ${i} ${Buffer.concat(fs).toString('hex')}`);
         i++;
@@ -123,9 +133,12 @@ function wireClient() {
   const srv = net.createServer(sock => {
     collect(sock, head => {
       const key = /Sec-WebSocket-Key: (\S+)/i.exec(head.toString())[1];
+      const offer = /Sec-WebSocket-Extensions: ([^\r]*)/i.exec(head.toString());
       const accept = crypto.createHash('sha1').update(key + GUID).digest('base64');
+      // npm ws's server answer to npm ws's client offer.
       sock.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
-                 `Sec-WebSocket-Accept: ${accept}\r\n\r\n`);
+                 `Sec-WebSocket-Accept: ${accept}\r\n` +
+                 (DEFLATE && offer ? 'Sec-WebSocket-Extensions: permessage-deflate\r\n' : '') + '\r\n');
     }, fs => {
       console.log(`cell ${i} ${Buffer.concat(fs.map(unmasked)).toString('hex')}`);
       i++;
@@ -135,11 +148,33 @@ function wireClient() {
   });
   const one = () => {
     if (i === cells.length) { srv.close(); return; }
-    const ws = new WebSocket(`ws://127.0.0.1:${srv.address().port}/`);
+    const ws = new WebSocket(`ws://127.0.0.1:${srv.address().port}/`, { perMessageDeflate: DEFLATE });
     ws.on('open', () => sendCell(ws, cells[i]));
     ws.on('error', () => {});
   };
   srv.listen(0, '127.0.0.1', one);
+}
+
+// Sends the cell once open and prints the one message that comes back.
+function echoPeer(ws, i, done) {
+  const got = [];
+  const go = () => sendCell(ws, cells[i], false);
+  if (ws.readyState === WebSocket.OPEN) go(); else ws.on('open', go);
+  ws.on('message', (d, isBinary) => {
+    got.push(`${isBinary ? 'binary' : 'text'}:${Buffer.from(d).toString('hex') || '-'}`);
+    ws.close(1000);
+  });
+  ws.on('error', e => got.push(`error:${e.code || e.message}`));
+  ws.on('close', code => {
+    console.log(`cell ${i} ${got.join(' ')} close:${code} ext:${ws.extensions || '-'}`.replace('  ', ' '));
+    done();
+  });
+}
+// Sends each message back with its type, as ws_cell's echo does.
+function backPeer(ws, i, done) {
+  ws.on('message', (d, isBinary) => ws.send(d, { binary: isBinary }));
+  ws.on('error', () => {});
+  ws.on('close', code => { console.log(`cell ${i} close ${code}`); done(); });
 }
 
 const n = Number(mode.endsWith('server') ? a1 : a2);
@@ -155,4 +190,8 @@ else if (mode === 'send-server' || mode === 'send-client') {
   if (mode === 'send-server') serverMode(n, onConn); else clientMode(Number(a1), n, onConn);
 } else if (mode === 'wire-server') wireServer();
 else if (mode === 'wire-client') wireClient();
+else if (mode === 'echo-server') serverMode(n, echoPeer);
+else if (mode === 'echo-client') clientMode(Number(a1), n, echoPeer);
+else if (mode === 'back-server') serverMode(n, backPeer);
+else if (mode === 'back-client') clientMode(Number(a1), n, backPeer);
 else { console.error(`unknown mode ${mode}`); process.exit(2); }

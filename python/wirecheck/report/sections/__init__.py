@@ -12,12 +12,15 @@ from typing import Optional
 from ... import behaviours
 from . import (bench_batching, bench_bytes_moved, bench_chat, bench_gate_cost,
                bench_per_connection, bench_sender_cpu, generic)
-from . import bench_subjects
+from . import bench_chunked, bench_subjects, fuzz, sweep
+from .. import compare_builds
 
 # The benchmarks' sections, in the order report.md shows them and their
-# summary lines.
+# summary lines: then the fault sweep (issue 14), fuzzing (issue 14) and the
+# comparison of two builds (issue 12 item 11, --base-bin).
 BENCH_SECTIONS = (bench_bytes_moved, bench_sender_cpu, bench_batching, bench_chat,
-                  bench_per_connection, bench_gate_cost, bench_subjects)
+                  bench_per_connection, bench_gate_cost, bench_subjects, bench_chunked,
+                  sweep, fuzz, compare_builds)
 
 
 def behaviour_section(name: Optional[str]) -> ModuleType:

@@ -1,12 +1,12 @@
 """The batching benchmark (bench/batching, issue 4): the seed's "Numbers"
-table (reference-prs/000) and the bench's targets."""
+table (oven-sh/bun#45246) and the bench's targets."""
 from __future__ import annotations
 
 from ..fmt import bench_command, fmt_load, md_table, not_run_text, sends_text, targets_text
 
 NAME = "batching"
 
-# reference-prs/000, "Numbers": off/on of each row of its table (main against
+# oven-sh/bun#45246, "Numbers": off/on of each row of its table (main against
 # the branch, node + Bun on a 12-core machine), for comparison only.
 SEED_BATCHING_RATIO = {
     "2 x write(262144 B)": 1.01, "16 x write(49152 B)": 1.00, "16 x write(32768 B)": 1.00,
@@ -32,7 +32,7 @@ def summary(report: dict) -> list[str]:
 
 
 def markdown(report: dict) -> list[str]:
-    """Issue 4: the seed's table (reference-prs/000, "Numbers"), from
+    """Issue 4: the seed's table (oven-sh/bun#45246, "Numbers"), from
     bench/batching --json, and its targets."""
     bt = report["bench"].get("batching")
     L = ["", "## Write batching: N writes in one task, per round", ""]
@@ -41,7 +41,7 @@ def markdown(report: dict) -> list[str]:
     cmd = bench_command(report, "batching")
     transport = ("TCP on 127.0.0.1, TCP_NODELAY on both ends" if bt.get("transport") == "tcp"
                  else bt.get("transport"))
-    L += [f"`{' '.join(cmd or ['batching'])}`: the seed's table (reference-prs/000, \"Numbers\"), "
+    L += [f"`{' '.join(cmd or ['batching'])}`: the seed's table (oven-sh/bun#45246, \"Numbers\"), "
           f"rows for rows, on the reference stack over {transport}. "
           f"A round is one posted task that makes the row's writes; it ends when the peer "
           f"(a forked process) has read every byte and its 1-byte reply is in. "

@@ -1,5 +1,5 @@
 """The bytes_moved benchmark (bench/bytes_moved): the seed's "Bytes moved"
-table (reference-prs/002) and the scaling of the legacy queue's bytes moved
+table (oven-sh/bun "socket: drain node:net's pending-write queue with a cursor") and the scaling of the legacy queue's bytes moved
 with the payload."""
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def markdown(report: dict) -> list[str]:
     bm = report["bench"].get("bytes_moved")
     L += ["", "## Bytes moved: end(P) at clamp C", ""]
     if seed:
-        L += ["The seed's \"Bytes moved\" table (reference-prs/002), from `bytes_moved`: "
+        L += ["The seed's \"Bytes moved\" table (oven-sh/bun, \"socket: drain node:net's pending-write queue with a cursor\"), from `bytes_moved`: "
               "the call sends C, P - C is queued once, each writable event sends C "
               "(n = P / C, n - 1 flushes). Legacy moves C(n-1)(n-2)/2 bytes; "
               "fixed moves none.", ""]

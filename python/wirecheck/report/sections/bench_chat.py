@@ -20,7 +20,7 @@ def summary(report: dict) -> list[str]:
 
 
 def markdown(report: dict) -> list[str]:
-    """Issue 4: the broadcast chat server of reference-prs/000, from
+    """Issue 4: the broadcast chat server of oven-sh/bun#45246, from
     bench/chat --json, and its targets."""
     ch = report["bench"].get("chat")
     L = ["", "## Chat server: every message broadcast to every client", ""]
@@ -28,7 +28,7 @@ def markdown(report: dict) -> list[str]:
         return L + [not_run_text(report, "chat")]
     cmd = bench_command(report, "chat")
     off, on = ch["configs"]["off"], ch["configs"]["on"]
-    L += [f"`{' '.join(cmd or ['chat'])}`: the seed's application (reference-prs/000) on the "
+    L += [f"`{' '.join(cmd or ['chat'])}`: the seed's application (oven-sh/bun#45246) on the "
           f"reference stack over {ch.get('transport')}: {ch.get('clients')} clients, each "
           f"sends {ch.get('messages_per_client_per_round')} messages of "
           f"{ch.get('frame_bytes')} bytes per round, the server writes each to every client "

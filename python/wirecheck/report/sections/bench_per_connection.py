@@ -1,5 +1,5 @@
 """The half-open per-connection count (issue 5, `wirecheck per-connection`):
-syscalls per connection, fixed against poll-first, as in reference-prs/001,
+syscalls per connection, fixed against poll-first, as in oven-sh/bun "usockets: dispatch on_end before the poll change",
 and the issue's targets."""
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def run_exits_text(pc: dict) -> list[str]:
 
 def markdown(report: dict) -> list[str]:
     """Issue 5: syscalls per connection, fixed against poll-first, as in
-    reference-prs/001, and the issue's targets."""
+    oven-sh/bun "usockets: dispatch on_end before the poll change", and the issue's targets."""
     pc = report.get("per_connection")
     L = ["", "## Half-open: syscalls per connection", ""]
     if not pc:
@@ -44,7 +44,7 @@ def markdown(report: dict) -> list[str]:
             PER_CONNECTION_SIDES]
     L += [f"`{cmds[0]}` and the same with `--variant {PER_CONNECTION_SIDES[1][1]}`: per "
           f"connection = (count at N={pc['to']} - count at N={pc['from']}) / "
-          f"{pc['to'] - pc['from']}, as in reference-prs/001 (each peer sends its request, reads "
+          f"{pc['to'] - pc['from']}, as in the oven-sh/bun pull request \"usockets: dispatch on_end before the poll change\" (each peer sends its request, reads "
           f"the reply, then sends its FIN; the server ends from on_end). Fixed dispatches "
           f"on_end before the poll change; poll-first changes the poll first. The seed's: "
           f"epoll_ctl(MOD) 1 (Bun.serve) and 2 (node:net) per connection on main, 0.00 with "

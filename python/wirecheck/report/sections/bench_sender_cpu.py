@@ -1,7 +1,9 @@
 """The sender benchmarks of issue 9: bench/sender_instr (callgrind
 instructions, syscalls and bytes copied of end(P), figures that do not move
 between runs, and the targets judged on them) and bench/sender_cpu (CPU of
-end(P) to its callback, the secondary figure, with node's end(P) beside it)."""
+end(P) to its callback, the secondary figure, with node's and libuv's end(P)
+beside it), and `sender_cpu --subjects`: issue 13's sender CPU of end(64 MiB)
+across subjects (the reference stack, node, libuv, the plain send loop)."""
 from __future__ import annotations
 
 from ..fmt import MODE_TITLES, bench_command, fmt_int, fmt_ms, iec, md_table, not_run_text
@@ -52,7 +54,7 @@ def summary(report: dict) -> list[str]:
         if parts:
             out.append("- Sender CPU at the 4 KiB clamp, per doubling of the payload "
                        "(`sender_cpu`, noisy): " + "; ".join(parts) + ".")
-    return out
+    return out + subjects_summary(report)
 
 
 def instr_markdown(report: dict) -> list[str]:
@@ -123,8 +125,10 @@ def cpu_markdown(report: dict) -> list[str]:
     pin = sc.get("sender_cpu")
     pinned = (f"the senders pinned to CPU {pin} and the reader to CPU {sc.get('reader_cpu')}"
               if isinstance(pin, int) and pin >= 0 else "not pinned")
-    node = (f"node {sc['node_version']}'s socket.end(buf) of the same bytes is the node row "
-            "(unclamped only)" if sc.get("node_version") else "node did not run")
+    node = (f"node {sc['node_version']}'s socket.end(buf) of the same bytes is the node row"
+            if sc.get("node_version") else "node did not run")
+    if sc.get("libuv_version"):
+        node += f", {sc['libuv_version']}'s uv_write + uv_shutdown the libuv row"
     L += [f"`{' '.join(cmd or ['sender_cpu'])}`: CPU ms of the sending thread, median "
           f"(min) of {sc.get('rounds')} interleaved rounds, {pinned}; floor is a plain send "
           f"loop; {node}. Load average {sc.get('load_average_start')} at the start, "
@@ -134,7 +138,7 @@ def cpu_markdown(report: dict) -> list[str]:
             for c in sc.get("cells", [])}
     rows = []
     order = {"clamp_4k": 0, "unclamped": 1, "cursor": 0, "owned": 1, "memmove": 2, "floor": 3,
-             "copy": 4, "node": 5, "unix": 0, "tcp": 1}
+             "copy": 4, "node": 5, "libuv": 6, "unix": 0, "tcp": 1}
     for s in sorted(cpu, key=lambda s: (order.get(s["mode"], 9), order.get(s["transport"], 9),
                                         order.get(s["sender"], 9))):
         by = {pt["payload"]: pt for pt in s["points"]}
@@ -158,8 +162,90 @@ def cpu_markdown(report: dict) -> list[str]:
     return L
 
 
+# sender_cpu --subjects: its rows, in its table's order.
+SUBJECT_SENDERS = {
+    "cursor": "reference stack (queue=cursor)",
+    "node": "node socket.end(buf)",
+    "libuv": "libuv uv_write + uv_shutdown",
+    "floor": "floor (send + epoll)",
+}
+SUBJECT_MODES = ("unclamped", "clamp_4k")
+
+
+def subjects_cells(ss: dict) -> dict:
+    """(sender, mode) -> cell of the unix transport, at the largest payload."""
+    cells = [c for c in ss.get("cells", []) if c.get("transport") == "unix"]
+    size = max((c["payload"] for c in cells), default=None)
+    return {(c["sender"], c["mode"]): c for c in cells if c["payload"] == size}
+
+
+def load_text(ss: dict) -> str:
+    start, end = ss.get("load_average_start"), ss.get("load_average_end")
+    text = f"Load average {start} at the start, {end} at the end, on {ss.get('cpus')} CPUs"
+    if ss.get("under_load"):
+        return text + (": the run was under load (more runnable threads than CPUs), so the "
+                       "senders shared their CPU and the spreads are wide; the ratios to the "
+                       "floor, measured in the same rounds, are the figure to read.")
+    return text + "."
+
+
+def subjects_summary(report: dict) -> list[str]:
+    ss = report["bench"].get("sender_subjects")
+    if not ss:
+        return []
+    by = subjects_cells(ss)
+    parts = []
+    for s in ("cursor", "node", "libuv"):
+        r = [by.get((s, m), {}).get("ratio_to_floor") for m in SUBJECT_MODES]
+        if all(x is not None for x in r):
+            parts.append(f"{s} {r[0]:.2f}x / {r[1]:.2f}x")
+    if not parts:
+        return []
+    size = max((c["payload"] for c in by.values()), default=0)
+    return [f"- Sender CPU of end({iec(size)}) over a unix socket, to the floor, unclamped / "
+            "4 KiB clamp (`sender_cpu --subjects`" + (", under load" if ss.get("under_load")
+                                                     else "") + "): " + "; ".join(parts) + "."]
+
+
+def subjects_markdown(report: dict) -> list[str]:
+    ss = report["bench"].get("sender_subjects")
+    L = ["", "### Across subjects: end(64 MiB) over a unix socket (issue 13)", ""]
+    if not ss:
+        return L + [not_run_text(report, "sender_subjects")]
+    by = subjects_cells(ss)
+    size = max((c["payload"] for c in by.values()), default=0)
+    cmd = bench_command(report, "sender_subjects")
+    clamped = ss.get("children_clamped_by_preload") or {}
+    L += [f"`{' '.join(cmd or ['sender_cpu', '--subjects'])}`: CPU ms of the sender from "
+          f"end({iec(size)}) (libuv: uv_write of the one buffer, then uv_shutdown) to its "
+          f"callback, median (min-max) of {ss.get('rounds')} interleaved rounds; the ratio is "
+          "median / the floor's median of the same mode. node "
+          f"{ss.get('node_version') or 'did not run'}, {ss.get('libuv_version') or 'libuv did not run'}. "
+          "Clamped: the gate's write:short=4096,repeat=forever, linked into the reference "
+          "stack, preloaded into second node and libuv processes"
+          + ("" if clamped.get("node") and clamped.get("libuv")
+             else " (not for every child: no preload library)")
+          + "; the floor clamps its own sends. " + load_text(ss), ""]
+    rows = []
+    for s, label in SUBJECT_SENDERS.items():
+        row = [label]
+        for m in SUBJECT_MODES:
+            c = by.get((s, m))
+            if not c or c.get("median_cpu_ms") is None:
+                row += ["-", "-"]
+                continue
+            row.append(f"{fmt_ms(c['median_cpu_ms'])} ({fmt_ms(c.get('min_cpu_ms'))}-"
+                       f"{fmt_ms(c.get('max_cpu_ms'))})")
+            r = 1.0 if s == "floor" else c.get("ratio_to_floor")
+            row.append("-" if r is None else f"{r:.2f}x")
+        rows.append(row)
+    L += md_table(["sender", "unclamped ms", "/ floor", "4 KiB clamp ms", "/ floor"],
+                  rows, "lrrrr")
+    return L
+
+
 def markdown(report: dict) -> list[str]:
     L: list[str] = ["", "## Sender cost: end(P) to its callback", ""]
     if not report["bench"]["ran"]:
         return L + [not_run_text(report, "sender_cpu")]
-    return L + instr_markdown(report) + cpu_markdown(report)
+    return L + instr_markdown(report) + cpu_markdown(report) + subjects_markdown(report)

@@ -1,0 +1,364 @@
+/*
+ * chunked_threshold: where copying a whole chunked response into one buffer
+ * and sending it stops beating a head with MSG_MORE and one sendmsg of body
+ * and terminator (issue 10; RS_HTTP_COPY_MAX in reference/rs.h).
+ *
+ *   chunked_threshold [--quick] [--blocks N] [--rounds N] [--json]
+ *                     [--sizes BYTES,BYTES,...]
+ *
+ * For each body size B, the response is what reference/http.c emits for
+ * try_write(B bytes, final) with its head: the head, the chunk header
+ * "%zx\r\n", the body, the terminator "\r\n0\r\n\r\n". Two ways to send it,
+ * the two of the fixed strategy:
+ *
+ *   copy   memcpy of all four into one buffer, one send()
+ *   iov    head and chunk header copied into one small buffer (as
+ *          http.c's send_run gathers framing) and sent with MSG_MORE, then
+ *          one sendmsg() of body and terminator, no copy
+ *
+ * over TCP on 127.0.0.1 with TCP_NODELAY, to a forked reader (on the other
+ * CPU when there is one) that reads the whole response and answers one byte,
+ * so that every response starts with an empty send buffer, as a server's
+ * answer to a request does. The measured figure is the sender thread's CPU
+ * time (CLOCK_THREAD_CPUTIME_ID: user and kernel) from the first byte copied
+ * to the last call's return, per response: the memcpy and the system calls,
+ * both of which the choice trades, and the kernel's own copy, which both
+ * make. Wall time would add the reader's scheduling on a shared machine;
+ * callgrind would see the memcpy but not the kernel side of a syscall, which
+ * is what the copy saves, so neither answers the question.
+ *
+ * Each block runs `rounds` responses of one way, then of the other, the order
+ * alternating by block, for every size; the figure of a way is the median
+ * over its blocks of each block's median. copy/iov < 1 means copying is
+ * cheaper. The crossover is the first size from which iov is cheaper at that
+ * size and every larger one.
+ *
+ * Exit status: 0, or 1 when something failed, 2 on a bad flag.
+ */
+#include "bench_common.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* The head http.c writes for a chunked 200 without user headers. */
+static const char HEAD[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+static const char TERM[] = "\r\n0\r\n\r\n";
+
+#define MAX_SIZES 32
+#define MAX_BODY (4u << 20)
+
+static const size_t default_sizes[] = {
+	1024, 2048, 4096, 8192, 12288, 16384, 24576, 32768,
+	49152, 65536, 98304, 131072, 262144,
+};
+
+enum way { WAY_COPY, WAY_IOV, WAYS };
+
+struct opts {
+	size_t sizes[MAX_SIZES];
+	int n_sizes;
+	struct bc_block_options b;
+};
+
+static unsigned char *body;
+static unsigned char *copy_buf;
+
+/* Sends all of iov[0..n) with flags, retrying after a short send (the
+ * reader drains, so it is rare; both ways pay it alike). */
+static void send_all(int fd, struct iovec *iov, int n, int flags)
+{
+	while (n > 0) {
+		struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)n };
+		ssize_t got = n == 1 ? send(fd, iov[0].iov_base, iov[0].iov_len, flags)
+				     : sendmsg(fd, &m, flags);
+
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			bc_die("send: %s", strerror(errno));
+		}
+		while (n > 0 && (size_t)got >= iov[0].iov_len) {
+			got -= (ssize_t)iov[0].iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov[0].iov_base = (char *)iov[0].iov_base + got;
+			iov[0].iov_len -= (size_t)got;
+		}
+	}
+}
+
+/* One response of size bytes of body, the chosen way. */
+static void respond(int fd, enum way w, size_t size)
+{
+	char hdr[sizeof(HEAD) + 24];
+	size_t head = sizeof(HEAD) - 1;
+	int h = snprintf(hdr + head, sizeof(hdr) - head, "%zx\r\n", size);
+
+	if (h < 0 || (size_t)h >= sizeof(hdr) - head)
+		bc_die("snprintf: chunk header");
+	if (w == WAY_COPY) {
+		size_t off = 0;
+		struct iovec one;
+
+		memcpy(copy_buf, HEAD, head);
+		off = head;
+		memcpy(copy_buf + off, hdr + head, (size_t)h);
+		off += (size_t)h;
+		memcpy(copy_buf + off, body, size);
+		off += size;
+		memcpy(copy_buf + off, TERM, sizeof(TERM) - 1);
+		off += sizeof(TERM) - 1;
+		one = (struct iovec){ copy_buf, off };
+		send_all(fd, &one, 1, 0);
+	} else {
+		struct iovec framing, rest[2];
+
+		memcpy(hdr, HEAD, head);
+		framing = (struct iovec){ hdr, head + (size_t)h };
+		send_all(fd, &framing, 1, MSG_MORE);
+		rest[0] = (struct iovec){ body, size };
+		rest[1] = (struct iovec){ (void *)TERM, sizeof(TERM) - 1 };
+		send_all(fd, rest, 2, 0);
+	}
+}
+
+static size_t response_len(size_t size)
+{
+	char hdr[24];
+	int h = snprintf(hdr, sizeof(hdr), "%zx\r\n", size);
+
+	return sizeof(HEAD) - 1 + (size_t)h + size + sizeof(TERM) - 1;
+}
+
+/* The reader: for each length the parent announces (8 bytes on the pipe),
+ * reads that many bytes, then answers one byte on the socket. Length 0 ends
+ * it. */
+static void reader(int fd, int ctl)
+{
+	static unsigned char sink[1 << 16];
+
+	for (;;) {
+		uint64_t len;
+
+		if (bc_read_full(ctl, &len, sizeof(len)) < 0)
+			bc_die("reader: the control pipe: %s", strerror(errno));
+		if (len == 0)
+			_exit(0);
+		while (len > 0) {
+			ssize_t got = recv(fd, sink, len < sizeof(sink) ? len : sizeof(sink), 0);
+
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0)
+				bc_die("reader: recv: %s", got < 0 ? strerror(errno) : "end of stream");
+			len -= (uint64_t)got;
+		}
+		if (bc_write_full(fd, "k", 1) < 0)
+			bc_die("reader: the answer: %s", strerror(errno));
+	}
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	if (bc_cpus_online() < 2)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		bc_die("sched_setaffinity: %s", strerror(errno));
+}
+
+/* rounds responses the way w; the median CPU µs per response. */
+static double block(int fd, int ctl, enum way w, size_t size, int rounds,
+		    double *scratch)
+{
+	uint64_t len = response_len(size);
+
+	for (int r = 0; r < rounds; r++) {
+		char k;
+		double t0;
+
+		if (bc_write_full(ctl, &len, sizeof(len)) < 0)
+			bc_die("the control pipe: %s", strerror(errno));
+		t0 = bc_clock_us(CLOCK_THREAD_CPUTIME_ID);
+		respond(fd, w, size);
+		scratch[r] = bc_clock_us(CLOCK_THREAD_CPUTIME_ID) - t0;
+		if (bc_read_full(fd, &k, 1) < 0)
+			bc_die("the reader's answer: %s", strerror(errno));
+	}
+	return bc_median(scratch, (size_t)rounds);
+}
+
+static int parse_sizes(const char *s, struct opts *o)
+{
+	char *end;
+
+	o->n_sizes = 0;
+	while (*s) {
+		unsigned long long v;
+
+		errno = 0;
+		v = strtoull(s, &end, 10);
+		if (end == s || errno || v < 1 || v > MAX_BODY || o->n_sizes == MAX_SIZES ||
+		    (*end && *end != ','))
+			return -EINVAL;
+		o->sizes[o->n_sizes++] = (size_t)v;
+		s = *end ? end + 1 : end;
+	}
+	return o->n_sizes ? 0 : -EINVAL;
+}
+
+static int own_flag(int argc, char **argv, int *i, void *ctx)
+{
+	if (strcmp(argv[*i], "--sizes") != 0)
+		return 0;
+	if (*i + 1 >= argc || parse_sizes(argv[*i + 1], ctx) < 0)
+		return -EINVAL;
+	(*i)++;
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct bc_block_defaults d = { 9, 400, 5, 100 };
+	struct opts o = { .n_sizes = 0 };
+	double med[MAX_SIZES][WAYS], lo[MAX_SIZES][WAYS], hi[MAX_SIZES][WAYS];
+	double *scratch, *per_block[WAYS];
+	struct bc_machine m;
+	int lfd, port, fd, ctl[2], crossover = -1;
+	size_t max = 0;
+	pid_t pid;
+
+	bc_set_prog("chunked_threshold");
+	for (size_t i = 0; i < sizeof(default_sizes) / sizeof(*default_sizes); i++)
+		o.sizes[o.n_sizes++] = default_sizes[i];
+	if (bc_parse_block_options(argc, argv, &d, own_flag, &o, &o.b) < 0) {
+		fprintf(stderr, "usage: chunked_threshold [--quick] [--blocks N] [--rounds N] "
+			"[--json] [--sizes BYTES,...] (sizes 1 to %u)\n", MAX_BODY);
+		return 2;
+	}
+	for (int i = 0; i < o.n_sizes; i++)
+		max = o.sizes[i] > max ? o.sizes[i] : max;
+	body = malloc(max);
+	copy_buf = malloc(response_len(max));
+	scratch = malloc(sizeof(double) * (size_t)o.b.rounds);
+	per_block[WAY_COPY] = malloc(sizeof(double) * (size_t)o.b.blocks);
+	per_block[WAY_IOV] = malloc(sizeof(double) * (size_t)o.b.blocks);
+	if (!body || !copy_buf || !scratch || !per_block[0] || !per_block[1])
+		bc_die("out of memory");
+	memset(body, 'a', max);
+	memset(copy_buf, 0, response_len(max));
+	bc_ignore_sigpipe();
+
+	lfd = bc_listen_tcp(1, &port);
+	bc_pipe(ctl);
+	pid = bc_fork();
+	if (pid == 0) {
+		int rfd;
+
+		close(ctl[1]);
+		close(lfd);
+		pin(1);
+		rfd = bc_connect(NULL, port);
+		reader(rfd, ctl[0]);
+	}
+	close(ctl[0]);
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0)
+		bc_die("accept: %s", strerror(errno));
+	close(lfd);
+	if (bc_set_nodelay(fd) < 0)
+		bc_die("TCP_NODELAY: %s", strerror(errno));
+	pin(0);
+
+	m.cpus = bc_cpus_online();
+	m.load_start = bc_load_average();
+	/* Warm: the buffers' pages and the connection's windows. */
+	for (int i = 0; i < o.n_sizes; i++)
+		for (int w = 0; w < WAYS; w++)
+			(void)block(fd, ctl[1], (enum way)w, o.sizes[i], 10, scratch);
+	for (int i = 0; i < o.n_sizes; i++) {
+		for (int b = 0; b < o.b.blocks; b++)
+			for (int k = 0; k < WAYS; k++) {
+				int w = (b % 2) ? WAYS - 1 - k : k;
+
+				per_block[w][b] = block(fd, ctl[1], (enum way)w, o.sizes[i],
+							o.b.rounds, scratch);
+			}
+		for (int w = 0; w < WAYS; w++) {
+			/* bc_median sorts: the extremes are then at the ends. */
+			med[i][w] = bc_median(per_block[w], (size_t)o.b.blocks);
+			lo[i][w] = per_block[w][0];
+			hi[i][w] = per_block[w][o.b.blocks - 1];
+		}
+	}
+	m.load_end = bc_load_average();
+	{
+		uint64_t zero = 0;
+
+		if (bc_write_full(ctl[1], &zero, sizeof(zero)) < 0)
+			bc_die("the control pipe: %s", strerror(errno));
+	}
+	bc_wait_child(pid, "reader");
+	close(fd);
+	close(ctl[1]);
+	for (int i = o.n_sizes - 1; i >= 0 && med[i][WAY_IOV] < med[i][WAY_COPY]; i--)
+		crossover = i;
+
+	if (o.b.json) {
+		bc_json_begin(argc, argv);
+		printf(",\n");
+		bc_json_machine(&m);
+		printf("  \"blocks\": %d,\n  \"rounds\": %d,\n  \"rows\": [\n", o.b.blocks,
+		       o.b.rounds);
+		for (int i = 0; i < o.n_sizes; i++)
+			printf("    {\"body\": %zu, \"response\": %zu, \"copy_us\": %.4f, "
+			       "\"iov_us\": %.4f, \"copy_block_us\": [%.4f, %.4f], "
+			       "\"iov_block_us\": [%.4f, %.4f]}%s\n", o.sizes[i],
+			       response_len(o.sizes[i]), med[i][WAY_COPY], med[i][WAY_IOV],
+			       lo[i][WAY_COPY], hi[i][WAY_COPY], lo[i][WAY_IOV], hi[i][WAY_IOV],
+			       i + 1 < o.n_sizes ? "," : "");
+		printf("  ],\n  \"crossover_body\": ");
+		if (crossover < 0)
+			printf("null\n}\n");
+		else
+			printf("%zu\n}\n", o.sizes[crossover]);
+	} else {
+		bc_md_command(argc, argv);
+		printf("Sender CPU µs per response (thread CPU time, user + kernel), medians of "
+		       "%d blocks of %d responses per way, interleaved; TCP 127.0.0.1, "
+		       "TCP_NODELAY. ", o.b.blocks, o.b.rounds);
+		bc_md_machine(&m);
+		printf("| body | response | copy + send [block min, max] | "
+		       "MSG_MORE + sendmsg [block min, max] | copy/iov |\n");
+		printf("|---:|---:|---:|---:|---:|\n");
+		for (int i = 0; i < o.n_sizes; i++)
+			printf("| %zu | %zu | %.2f [%.2f, %.2f] | %.2f [%.2f, %.2f] | %.2f |\n",
+			       o.sizes[i], response_len(o.sizes[i]), med[i][WAY_COPY],
+			       lo[i][WAY_COPY], hi[i][WAY_COPY], med[i][WAY_IOV],
+			       lo[i][WAY_IOV], hi[i][WAY_IOV],
+			       med[i][WAY_COPY] / med[i][WAY_IOV]);
+		if (crossover < 0)
+			printf("\nCopying is cheaper up to the largest size measured.\n");
+		else
+			printf("\nMSG_MORE + sendmsg is cheaper from a %zu-byte body on "
+			       "(and at every larger size measured).\n", o.sizes[crossover]);
+	}
+	free(body);
+	free(copy_buf);
+	free(scratch);
+	free(per_block[0]);
+	free(per_block[1]);
+	bc_finish_output();
+	return 0;
+}

@@ -1,0 +1,246 @@
+"""Chunked responses (bench/chunked.py, issue 10): syscalls per response and
+wrk's requests per second, fixed against separate (the legacy strategy)
+against node 20's http server, per payload; the bench's targets; and the
+plot of both (chunked.svg). Reads report["bench"]["chunked"], the JSON that
+`bench/chunked.py --json` writes. Pure, but for plot(), which draws."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from ..fmt import bench_command, fmt_load, iec, md_table, not_run_text, targets_text
+
+NAME = "chunked"
+PLOT = "chunked.svg"
+SIDES = ("fixed", "separate", "node")
+TITLES = {"fixed": "fixed", "separate": "separate (legacy)", "node": "node 20"}
+COLORS = {"fixed": "#1f77b4", "separate": "#d95f02", "node": "#66a61e"}
+
+
+def _sizes(ch: dict) -> list[int]:
+    return sorted(int(s) for s in (ch.get("syscalls") or {}) | (ch.get("rps") or {}))
+
+
+def _sides(ch: dict) -> list[str]:
+    return [s for s in SIDES if s in (ch.get("sides") or SIDES)]
+
+
+def syscalls_rows(ch: dict) -> list[list[str]]:
+    """One row per payload: syscalls per response of each side, with its
+    kinds (send + sendmsg; node: write + writev)."""
+    rows = []
+    for size in _sizes(ch):
+        row = (ch.get("syscalls") or {}).get(str(size))
+        if not row:
+            continue
+        cells = [iec(size)]
+        for side in _sides(ch):
+            c = row.get(side)
+            if not c:
+                cells.append("-")
+            elif side == "node":
+                cells.append(f"{c['per_response']:.2f} ({c['write']:.2f} write + "
+                             f"{c['writev']:.2f} writev)")
+            else:
+                cells.append(f"{c['per_response']:.2f} ({c['send']:.2f} send + "
+                             f"{c['sendmsg']:.2f} sendmsg)")
+        rows.append(cells)
+    return rows
+
+
+def _ratio(row: dict, other: str, rounds: int) -> str:
+    r = row.get(f"fixed_over_{other}")
+    if r is None:
+        return "-"
+    text = f"{r:.2f}x"
+    if rounds > 1 and not row.get(f"clear_over_{other}"):
+        text += " (runs overlap)"
+    return text
+
+
+def rps_rows(ch: dict) -> list[list[str]]:
+    """One row per payload: the median requests per second of each side
+    [min, max], the spread ((max - min) / median), the ratios of fixed's
+    median to the others', the load average before and after."""
+    rounds = (ch.get("wrk") or {}).get("rounds") or 0
+    rows = []
+    for size in _sizes(ch):
+        row = (ch.get("rps") or {}).get(str(size))
+        if not row:
+            continue
+        cells = [iec(size)]
+        for side in _sides(ch):
+            if side not in row["median"]:
+                cells.append("-")
+                continue
+            sp = row["spread"].get(side)
+            cells.append(f"{row['median'][side]:,.0f} [{row['min'][side]:,.0f}, "
+                         f"{row['max'][side]:,.0f}]" + ("" if sp is None else f" ±{sp * 50:.0f}%"))
+        cells.append(_ratio(row, "separate", rounds))
+        if "node" in _sides(ch):
+            cells.append(_ratio(row, "node", rounds))
+        load = row.get("load_average") or [None, None]
+        cells.append(f"{fmt_load(load[0])} -> {fmt_load(load[1])}")
+        rows.append(cells)
+    return rows
+
+
+def cpu_rows(ch: dict) -> list[list[str]]:
+    """One row per payload: each side's server CPU µs per response in the
+    wrk runs, median [min, max], and the others' medians over fixed's."""
+    rows = []
+    for size in _sizes(ch):
+        c = ((ch.get("rps") or {}).get(str(size)) or {}).get("cpu_us")
+        if not c:
+            continue
+        m = c["median"]
+        cells = [iec(size)] + [f"{m[s]:.1f} [{c['min'][s]:.1f}, {c['max'][s]:.1f}]"
+                               if s in m else "-" for s in _sides(ch)]
+        cells += [f"{m[o] / m['fixed']:.2f}x" if o in m and m.get("fixed") else "-"
+                  for o in _sides(ch) if o != "fixed"]
+        rows.append(cells)
+    return rows
+
+
+def summary(report: dict) -> list[str]:
+    ch = report["bench"].get(NAME)
+    if not ch:
+        return []
+    line = f"- Chunked responses (`chunked`): {targets_text(ch)}"
+    s128 = (ch.get("syscalls") or {}).get(str(128 * 1024))
+    if s128:
+        line += (f"; syscalls per 128 KiB response: fixed {s128['fixed']['per_response']:.2f}, "
+                 f"separate {s128['separate']['per_response']:.2f}")
+        if s128.get("node"):
+            line += f", node {s128['node']['per_response']:.2f}"
+    return [line + "."]
+
+
+def markdown(report: dict) -> list[str]:
+    ch = report["bench"].get(NAME)
+    L = ["", "## Chunked responses: syscalls and requests per second", ""]
+    if not ch:
+        return L + [not_run_text(report, NAME)]
+    cmd = bench_command(report, NAME)
+    sides = _sides(ch)
+    L += [f"`{' '.join(cmd or ['bench/chunked.py'])}`: each response is one "
+          "`try_write(body, final)` of the payload by `build/bin/chunked_server` (fixed, and "
+          "`--variant chunked=separate`, the legacy strategy: head, body and terminator in "
+          "three sends), and `res.write(body)` + `res.end()` by node 20's http server "
+          "(`bench/chunked_node.js`), chunked alike. "
+          f"{ch.get('cpus')} CPUs, load average {fmt_load(ch.get('load_average_start'))} at "
+          f"the start, {fmt_load(ch.get('load_average_end'))} at the end.", "",
+          "### Syscalls per response", "",
+          "The reference server's own gate counts its send and sendmsg calls, node's are "
+          "counted by the preload gate (`wirecheck exec`: write and writev on its accepted "
+          "TCP sockets), over the same number of requests (one connection each). Counts: "
+          "they do not move with the load.", ""]
+    L += md_table(["payload", *(TITLES[s] for s in sides)], syscalls_rows(ch),
+                  "l" + "r" * len(sides))
+    L += ["", "### Requests per second (wrk)", ""]
+    w = ch.get("wrk")
+    if not w:
+        L += ["wrk did not run (`--no-wrk`, or wrk is not installed)."]
+    else:
+        L += [f"`wrk -t{w['threads']} -c{w['connections']} -d{w['seconds']}s` (keep-alive) on "
+              f"CPU {w['wrk_cpu']}, each server pinned to CPU {w['server_cpu']} (taskset). "
+              + (f"{w['rounds']} rounds, each running the servers once in an order rotated "
+                 "from round to round" if w["rounds"] > 1 else
+                 "One round (a quick run: no spread, the ratios say little)")
+              + "; a cell is the median [min, max] ±half the spread as a "
+              "percentage of the median; a ratio is fixed's median over the other's, "
+              "\"runs overlap\" when some run of the other side beat some run of fixed, so "
+              "that the ratio is within the noise of this machine. The load average is the "
+              "1-minute one before and after the payload's rounds: on a shared 2-core "
+              "machine a load above 2 means other work took CPU time from the servers and "
+              "wrk, and the requests per second move with it; the syscalls above do not.", ""]
+        L += md_table(["payload", *(TITLES[s] for s in sides), "fixed/separate",
+                       *(["fixed/node"] if "node" in sides else []), "load average"],
+                      rps_rows(ch), "l" + "r" * (len(sides) + 1 + ("node" in sides)) + "l")
+    cpu = cpu_rows(ch)
+    if cpu:
+        L += ["", "### Server CPU per response (the same wrk runs)", "",
+              "The server's CPU time while wrk ran (every thread's time on a CPU, user and "
+              "kernel, from /proc/PID/task/*/schedstat) over the requests wrk completed, in "
+              "µs: the time the server waited for a CPU is not in it, so the load moves it "
+              "less than the requests per second, though not to nothing (caches, the other "
+              "side's share of the CPU).", ""]
+        others = [s for s in sides if s != "fixed"]
+        L += md_table(["payload", *(TITLES[s] for s in sides),
+                       *(f"{TITLES[o]}/fixed" for o in others)], cpu,
+                      "l" + "r" * (len(sides) + len(others)))
+    if ch.get("targets"):
+        L += ["", "### Targets (bench/chunked.py)", ""]
+        L += md_table(["Target", "Measured", "Result"],
+                      ([t["target"], t["measured"], "PASS" if t["pass"] else "FAIL"]
+                       for t in ch["targets"]), "lll")
+        L += ["", f"Targets met: {ch.get('targets_met')} of {ch.get('targets_total')}."]
+    L += ["", f"![Chunked responses: requests per second and syscalls per response]({PLOT})"]
+    return L
+
+
+def has_plot(report: dict) -> bool:
+    ch = report["bench"].get(NAME)
+    return bool(ch and (ch.get("syscalls") or ch.get("rps")))
+
+
+def plot(ch: dict, path: Path, extra_formats: Sequence[str] = ()) -> None:
+    """Two panels against payload (log 2): wrk's requests per second
+    (median, min-max bars; log), and syscalls per response."""
+    from ..plots import _log2_payload_axis, _plt, _save  # plots imports sections
+    plt = _plt()
+    sides = _sides(ch)
+    sizes = _sizes(ch)
+    fig, (ax_r, ax_s) = plt.subplots(1, 2, figsize=(12, 4.4))
+    rps = ch.get("rps") or {}
+    for i, side in enumerate(sides):
+        pts = [(s, rps[str(s)]) for s in sizes if str(s) in rps and side in rps[str(s)]["median"]]
+        if not pts:
+            continue
+        # Sides a little apart on x, so that their bars do not overlap.
+        xs = [s * (1 + 0.06 * (i - 1)) for s, _ in pts]
+        med = [r["median"][side] for _, r in pts]
+        lo = [r["median"][side] - r["min"][side] for _, r in pts]
+        hi = [r["max"][side] - r["median"][side] for _, r in pts]
+        ax_r.errorbar(xs, med, yerr=[lo, hi], fmt="o-", color=COLORS[side], capsize=3,
+                      lw=1.6, ms=5, label=TITLES[side])
+    if rps:
+        _log2_payload_axis(ax_r, sizes)
+        ax_r.set_yscale("log")
+        w = ch.get("wrk") or {}
+        ax_r.set_title(f"Requests per second (wrk -c{w.get('connections')}, server on one "
+                       f"core):\nmedian of {w.get('rounds')} interleaved rounds, bars min-max; "
+                       f"load {fmt_load(ch.get('load_average_start'))} -> "
+                       f"{fmt_load(ch.get('load_average_end'))}", loc="left")
+        ax_r.set_xlabel("payload (log scale)")
+        ax_r.set_ylabel("requests per second (log scale)")
+        ax_r.grid(True, which="major", alpha=0.3)
+        ax_r.legend(fontsize=8, frameon=False)
+    else:
+        ax_r.text(0.5, 0.5, "wrk did not run", ha="center", va="center",
+                  transform=ax_r.transAxes)
+        ax_r.set_axis_off()
+    sc = ch.get("syscalls") or {}
+    width = 0.8 / max(len(sides), 1)
+    for i, side in enumerate(sides):
+        ys = [(sc.get(str(s)) or {}).get(side) for s in sizes]
+        xs = [k + (i - (len(sides) - 1) / 2) * width for k in range(len(sizes))]
+        vals = [y["per_response"] if y else 0 for y in ys]
+        bars = ax_s.bar(xs, vals, width, color=COLORS[side], label=TITLES[side])
+        for b, v in zip(bars, vals):
+            ax_s.annotate(f"{v:.2f}", (b.get_x() + b.get_width() / 2, v), xytext=(0, 2),
+                          textcoords="offset points", ha="center", fontsize=7)
+    ax_s.set_xticks(range(len(sizes)))
+    ax_s.set_xticklabels([iec(s) for s in sizes])
+    ax_s.set_xlabel("payload")
+    ax_s.set_ylabel("writing syscalls per response")
+    ax_s.set_title("Syscalls per response (counts: the load does not move them)\n"
+                   "reference: send + sendmsg; node: write + writev", loc="left")
+    ax_s.legend(fontsize=8, frameon=False, loc="upper left")
+    ax_s.set_ylim(0, max([3.5] + [((sc.get(str(s)) or {}).get(side) or {}).get("per_response", 0)
+                                  * 1.2 for s in sizes for side in sides]))
+    fig.suptitle("Chunked responses (bench/chunked.py): fixed, separate (legacy), node 20",
+                 x=0.01, ha="left", fontsize=11)
+    fig.tight_layout()
+    _save(fig, path, extra_formats)
+    plt.close(fig)

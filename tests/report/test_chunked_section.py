@@ -1,0 +1,169 @@
+"""The chunked responses section of the report (issue 10): the syscalls and
+requests-per-second tables from bench/chunked.py's JSON, its targets, its
+plot, and one real run of the bench (syscalls only) whose figures the
+section shows."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "python"))
+
+pytest.importorskip("matplotlib", reason="python3-matplotlib is not installed")
+
+from wirecheck.report import plots, pr, sections  # noqa: E402
+from wirecheck.report.sections import bench_chunked as section  # noqa: E402
+
+KIB = 1024
+BIN = Path(os.environ.get("WIRECHECK_BIN", REPO / "build" / "bin" / "wirecheck")).parent
+
+
+def counts(per, a, b, node=False):
+    return ({"per_response": per, "write": a, "writev": b} if node else
+            {"per_response": per, "send": a, "sendmsg": b})
+
+
+def rps(fixed, separate, node):
+    runs = {"fixed": fixed, "separate": separate, "node": node}
+    med = {k: sorted(v)[len(v) // 2] for k, v in runs.items()}
+    return {"runs": runs, "median": med, "min": {k: min(v) for k, v in runs.items()},
+            "max": {k: max(v) for k, v in runs.items()},
+            "spread": {k: (max(v) - min(v)) / med[k] for k, v in runs.items()},
+            "fixed_over_separate": med["fixed"] / med["separate"],
+            "fixed_over_node": med["fixed"] / med["node"],
+            "clear_over_separate": min(fixed) > max(separate),
+            "clear_over_node": min(fixed) > max(node),
+            "load_average": [1.5, 2.25],
+            "cpu_us": {"runs": {}, "median": {"fixed": 20.0, "separate": 25.0, "node": 60.0},
+                       "min": {"fixed": 18.0, "separate": 24.0, "node": 50.0},
+                       "max": {"fixed": 22.5, "separate": 30.0, "node": 70.0}}}
+
+
+CHUNKED = {
+    "command": ["bench/chunked.py", "--json", "-"], "cpus": 2,
+    "sides": ["fixed", "separate", "node"], "sizes": [8 * KIB, 128 * KIB],
+    "load_average_start": 1.25, "load_average_end": 3.5,
+    "syscalls": {
+        str(8 * KIB): {"fixed": counts(1.0, 1.0, 0.0), "separate": counts(3.0, 3.0, 0.0),
+                       "node": counts(1.02, 0.02, 1.0, node=True)},
+        str(128 * KIB): {"fixed": counts(2.0, 1.0, 1.0), "separate": counts(3.0, 3.0, 0.0),
+                         "node": counts(1.02, 0.02, 1.0, node=True)}},
+    "wrk": {"threads": 1, "connections": 16, "seconds": 3, "rounds": 3,
+            "server_cpu": 0, "wrk_cpu": 1},
+    "rps": {str(8 * KIB): rps([100.0, 110.0, 120.0], [105.0, 90.0, 95.0], [50.0, 60.0, 55.0]),
+            str(128 * KIB): rps([30.0, 40.0, 35.0], [20.0, 25.0, 22.0], [10.0, 12.0, 11.0])},
+    "targets": [{"target": "128 KiB final chunk in 2 syscalls (fixed)",
+                 "measured": "2.00 (separate 3.00)", "pass": True},
+                {"target": "128 KiB: fixed ahead of separate (req/s)", "measured": "x1.60",
+                 "pass": True},
+                {"target": "8 KiB: fixed ahead of node (req/s)", "measured": "x2.00",
+                 "pass": False}],
+    "targets_met": 2, "targets_total": 3,
+}
+
+
+def report_with(ch):
+    runs = {"chunked": {"command": ["bench/chunked.py", "--json", "-", "--quick"]}} if ch else {}
+    return {"bench": {"ran": True, "runs": runs, "errors": [], "chunked": ch}}
+
+
+def test_registered_after_the_others():
+    assert section in sections.BENCH_SECTIONS
+    assert "chunked.svg" in [f for f, _ in pr.PLOTS]
+
+
+def test_targets_are_in_summary_md():
+    rows = pr.targets_rows({"bench": {"chunked": CHUNKED}})
+    assert ["bench/chunked", "8 KiB: fixed ahead of node (req/s)", "x2.00", "FAIL"] in rows
+    assert len(rows) == 3
+
+
+def test_syscalls_table():
+    text = "\n".join(section.markdown(report_with(CHUNKED)))
+    assert ("| 128 KiB | 2.00 (1.00 send + 1.00 sendmsg) | 3.00 (3.00 send + 0.00 sendmsg) | "
+            "1.02 (0.02 write + 1.00 writev) |") in text
+    assert "| 8 KiB | 1.00 (1.00 send + 0.00 sendmsg) |" in text
+
+
+def test_rps_table_medians_spreads_ratios_and_load():
+    text = "\n".join(section.markdown(report_with(CHUNKED)))
+    # 8 KiB: fixed 110 [100, 120], separate 95 [90, 105]: their runs overlap.
+    assert ("| 8 KiB | 110 [100, 120] ±9% | 95 [90, 105] ±8% | 55 [50, 60] ±9% | "
+            "1.16x (runs overlap) | 2.00x | 1.50 -> 2.25 |") in text
+    # 128 KiB: every fixed run above every other: no overlap said.
+    assert "| 35 [30, 40] ±14% | 22 [20, 25] ±11% | 11 [10, 12] ±9% | 1.59x | 3.18x |" in text
+    assert "load average 1.25 at the start, 3.50 at the end" in text
+    assert "`bench/chunked.py --json - --quick`" in text
+
+
+def test_server_cpu_table():
+    text = "\n".join(section.markdown(report_with(CHUNKED)))
+    assert "### Server CPU per response (the same wrk runs)" in text
+    assert ("| 8 KiB | 20.0 [18.0, 22.5] | 25.0 [24.0, 30.0] | 60.0 [50.0, 70.0] | 1.25x | "
+            "3.00x |") in text
+    without = dict(CHUNKED, rps={k: {kk: vv for kk, vv in v.items() if kk != "cpu_us"}
+                                 for k, v in CHUNKED["rps"].items()})
+    assert "Server CPU" not in "\n".join(section.markdown(report_with(without)))
+
+
+def test_targets_and_summary():
+    text = "\n".join(section.markdown(report_with(CHUNKED)))
+    assert "| 8 KiB: fixed ahead of node (req/s) | x2.00 | FAIL |" in text
+    assert "Targets met: 2 of 3." in text
+    assert section.summary(report_with(CHUNKED)) == [
+        "- Chunked responses (`chunked`): targets met 2 of 3 (FAIL: 8 KiB: fixed ahead of "
+        "node (req/s)); syscalls per 128 KiB response: fixed 2.00, separate 3.00, node 1.02."]
+
+
+def test_not_run_and_no_wrk():
+    assert "Not run (not in --benches)." in "\n".join(section.markdown(report_with(None)))
+    assert section.summary(report_with(None)) == []
+    no_wrk = dict(CHUNKED, wrk=None, rps={}, targets=CHUNKED["targets"][:1])
+    text = "\n".join(section.markdown(report_with(no_wrk)))
+    assert "wrk did not run" in text and "| 128 KiB | 2.00" in text
+
+
+def test_plot_is_in_the_jobs_and_draws(tmp_path):
+    report = {"scenarios": [], "scaling": {"bytes_moved": [], "sender_cpu": []},
+              **report_with(CHUNKED)}
+    jobs, files = plots.plot_jobs(report, tmp_path, ())
+    assert files == ["chunked.svg"]
+    plots.run_plots(jobs, lambda m: None)
+    svg = (tmp_path / "chunked.svg").read_text()
+    assert svg.startswith("<?xml") and "Syscalls per response" in svg
+    assert "Requests per second" in svg and "node 20" in svg
+    # No figures, no plot.
+    empty = dict(report, bench={"ran": True, "runs": {}, "errors": [], "chunked": None})
+    assert plots.plot_jobs(empty, tmp_path, ())[1] == []
+
+
+@pytest.mark.skipif(not (BIN / "chunked_server").exists() or not (BIN / "wirecheck").exists(),
+                    reason="chunked_server is not built")
+def test_a_real_run_of_the_bench_counts_the_seeds_syscalls():
+    """bench/chunked.py without wrk: the fixed strategy sends a 128 KiB final
+    chunk in 2 syscalls (send with MSG_MORE, then sendmsg), the legacy one in
+    3 sends; node (when installed) has its own count. The section shows them."""
+    argv = ["/usr/bin/python3", str(REPO / "bench" / "chunked.py"), "--no-wrk", "--json", "-",
+            "--requests", "3", "--sizes", f"{8 * KIB},{128 * KIB}", "--bin-dir", str(BIN)]
+    if not shutil.which("node"):
+        argv.append("--no-node")
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    ch = json.loads(proc.stdout)
+    big = ch["syscalls"][str(128 * KIB)]
+    assert (big["fixed"]["send"], big["fixed"]["sendmsg"]) == (1.0, 1.0)
+    assert big["separate"]["per_response"] == 3.0
+    assert ch["syscalls"][str(8 * KIB)]["fixed"]["per_response"] == 1.0
+    if shutil.which("node"):
+        assert big["node"]["per_response"] >= 1.0
+    assert ch["targets"][0] == {"target": "128 KiB final chunk in 2 syscalls (fixed)",
+                                "measured": "2.00 (separate 3.00)", "pass": True}
+    text = "\n".join(section.markdown(report_with(ch)))
+    assert "| 128 KiB | 2.00 (1.00 send + 1.00 sendmsg) | 3.00 (3.00 send + 0.00 sendmsg) |" in text
