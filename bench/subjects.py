@@ -9,7 +9,17 @@
                                            to review and give a reason
     bench/subjects.py --sends              writing calls for N x write(128 B) in
                                            one task, N = 1, 16, 256, on each subject
-    bench/subjects.py --json               both, as JSON (the report's section)
+    bench/subjects.py --claims             the seeds' two claims on the installed
+                                           Bun (and node, the reference stack):
+                                           batching on a handed-off socket, and
+                                           end before the poll change
+    bench/subjects.py --json               all of it, as JSON (the report's section)
+
+Subjects: node, libuv, bun (subjects/node/subject.js run by Bun), and
+node-upgrade, bun-upgrade: the same programs with every connection the
+socket a node:http server hands to its 'upgrade' listener (the shape of the
+batching seed, oven-sh/bun#45246). On those the gate also counts the read of
+the Upgrade request and the send of the 101 (one writing call).
 
 For each scenario profile and subject: whether the peer's bytes equal the
 golden's (bytes, sha256, reads), whether the events do, the writing calls
@@ -22,6 +32,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -35,7 +48,7 @@ from wirecheck import runner  # noqa: E402
 
 BEHAVIOUR_DIRS = ("queue", "batching", "half-open")
 WRITING = ("send", "sendto", "sendmsg", "write", "writev")
-SUBJECTS = ("node", "libuv")
+SUBJECTS = ("node", "libuv", "bun", "node-upgrade", "bun-upgrade")
 
 
 def scenarios(root: Path) -> list[Path]:
@@ -54,7 +67,21 @@ def total(sys_counts: dict) -> int:
 
 
 def available(subject: str, binary: Path) -> bool:
-    return (binary.parent / f"{subject}-subject").exists()
+    """Built beside wirecheck (NAME-upgrade: NAME's program, handed-off
+    sockets), and for bun the runtime installed (subjects/bun/subject.sh)."""
+    base = subject.removesuffix("-upgrade")
+    if not (binary.parent / f"{base}-subject").exists():
+        return False
+    return base != "bun" or bun_binary() is not None
+
+
+def bun_binary():
+    """The Bun that bun-subject runs: $WIRECHECK_BUN, else the one
+    scripts/setup.sh installs; None when neither is there."""
+    import os
+    path = Path(os.environ.get("WIRECHECK_BUN") or
+                REPO / "third_party/bun/node_modules/@oven/bun-linux-x64/bin/bun")
+    return path if path.is_file() and os.access(path, os.X_OK) else None
 
 
 def compare_all(subjects, binary: Path, log) -> dict:
@@ -131,6 +158,154 @@ def sends(subjects, binary: Path, log) -> list[dict]:
     return out
 
 
+# ---- the seeds' two claims ---------------------------------------------------
+
+SEVERAL_WRITES = "scenarios/batching/several-writes.wcs"
+PER_CONNECTION = "scenarios/half-open/per-connection.wcs"
+
+
+def batching_claim(subjects, binary: Path, log) -> dict:
+    """oven-sh/bun#45246: the writes after the first of a task, on a handed-off
+    socket, leave in one send after the task. Shown by batching/several-writes:
+    at the checkpoint inside the task the peer has only the first write (6
+    bytes, reads [6, 13]) when the stack batches, all 19 when it does not."""
+    path = REPO / SEVERAL_WRITES
+    golden = G.load(G.golden_path(path, ""))
+    out = {"scenario": SEVERAL_WRITES, "golden_reads": list(golden.peers[0].reads),
+           "golden_writes": writes(golden.syscalls), "subjects": {}}
+    for s in subjects:
+        log(f"claim batching {s}")
+        t = runner.run(str(path), ["--subject", s], binary=binary)
+        reads = t["peer"]["reads"]
+        out["subjects"][s] = {"reads": reads, "writing_calls": writes(t["syscalls"]),
+                              "handoff": s.endswith("-upgrade"),
+                              "batches": bool(reads) and reads[0] < t["peer"]["bytes"]}
+    return out
+
+
+def per_connection(subject: str, binary: Path, extra=()) -> dict:
+    proc = subprocess.run([str(binary), "per-connection", str(REPO / PER_CONNECTION),
+                           "--from", "10", "--to", "30", *extra,
+                           *(["--subject", subject] if subject != "refstack" else [])],
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip()[-300:]}
+    return json.loads(proc.stdout)["per_connection"]
+
+
+STRACE_CALL = re.compile(r"^(\w+)\((\d+)(?:, ([^)]*))?.*= (-?\d+)")
+
+
+def strace_calls(lines):
+    """(pid, call, first argument, the rest up to ')', result) of each line of
+    `strace -f`, a call that another thread interrupted (<unfinished ...>,
+    then <... NAME resumed>) put back together."""
+    pending = {}
+    for raw in lines:
+        m = re.match(r"^(\d+)\s+(.*)$", raw)
+        if not m:
+            continue
+        pid, body = m.groups()
+        if body.endswith("<unfinished ...>"):
+            pending[pid] = body[:-len("<unfinished ...>")]
+            continue
+        r = re.match(r"^<\.\.\. \w+ resumed>(.*)$", body)
+        if r:
+            if pid not in pending:
+                continue
+            body = pending.pop(pid) + r.group(1)
+        c = STRACE_CALL.match(body)
+        if c:
+            yield (pid, *c.groups(), body)
+
+
+def end_order(subject: str, binary: Path, extra=()) -> dict:
+    """The subject's calls on its socket from the read that returned 0 (the
+    peer's FIN) to its shutdown(), from `strace -f` of one run of
+    half-open/per-connection: whether the poll changes (epoll_ctl MOD) come
+    before the shutdown that the end handler makes, or not at all (the order
+    of the oven-sh/bun pull request "usockets: dispatch on_end before the
+    poll change in the half-open EOF arm": on_end first, then no MOD)."""
+    if shutil.which("strace") is None:
+        return {"error": "strace is not installed"}
+    with tempfile.TemporaryDirectory() as tmp:
+        log_path = Path(tmp) / "strace.txt"
+        argv = ["strace", "-f", "-o", str(log_path), "-e",
+                "trace=read,recvfrom,recvmsg,epoll_ctl,shutdown", str(binary), "run",
+                str(REPO / PER_CONNECTION), *extra,
+                *(["--subject", subject] if subject != "refstack" else [])]
+        subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        lines = log_path.read_text(errors="replace").splitlines()
+    open_fin = {}   # pid -> (fd, calls since its read returned 0)
+    for pid, call, first, rest, ret, line in strace_calls(lines):
+        if call in ("read", "recvfrom", "recvmsg") and ret == "0" and '""' in line:
+            open_fin[pid] = (first, [])
+            continue
+        if pid not in open_fin:
+            continue
+        fd, calls = open_fin[pid]
+        if call == "epoll_ctl" and rest and rest.split(", ")[1] == fd:
+            op = rest.split(", ")[0].replace("EPOLL_CTL_", "")
+            ev = re.search(r"events=([A-Z|]+)", rest)
+            calls.append(f"epoll_ctl {op}" + (f" {ev.group(1)}" if ev else ""))
+        elif call == "shutdown" and first == fd:
+            calls.append("shutdown")
+            mods_before = sum(c.startswith("epoll_ctl MOD") for c in calls[:-1])
+            return {"calls": calls, "mod_before_shutdown": mods_before,
+                    "end_first": mods_before == 0}
+    return {"error": "no shutdown after the peer's FIN in the strace log"}
+
+
+def half_open_claim(subjects, binary: Path, log) -> dict:
+    """The oven-sh/bun pull request "usockets: dispatch on_end before the poll
+    change in the half-open EOF arm". Shown by half-open/per-connection (the peer sends its
+    request and then its FIN, the subject replies 1 KiB and ends): epoll_ctl
+    MOD per connection, (count at 30 - count at 10) / 20, and the order of the
+    calls on one connection."""
+    out = {"scenario": PER_CONNECTION, "subjects": {}}
+    for s, extra in [("refstack", ()), ("refstack poll-first", ("--variant", "halfopen=poll-first")),
+                     *[(s, ()) for s in subjects]]:
+        name = s.split()[0]
+        log(f"claim half-open {s}")
+        pc = per_connection(name, binary, extra)
+        out["subjects"][s] = {"per_connection": pc, "order": end_order(name, binary, extra),
+                              "mod_per_connection": pc.get("epoll_ctl.mod")}
+    return out
+
+
+def print_claims(c: dict) -> None:
+    b, h = c["batching"], c["half_open"]
+    print(f"Batching on a handed-off socket ({b['scenario']}; golden reads {b['golden_reads']}):")
+    for s, r in b["subjects"].items():
+        print(f"  {s}: reads {r['reads']}, writing calls {r['writing_calls']}"
+              f"{' (one is the 101)' if r['handoff'] else ''}: "
+              f"{'batches' if r['batches'] else 'no batching: every write left in its call'}")
+    print(f"End before the poll change ({h['scenario']}):")
+    for s, r in h["subjects"].items():
+        o = r["order"]
+        order = " -> ".join(o["calls"]) if "calls" in o else o.get("error")
+        print(f"  {s}: epoll_ctl MOD per connection {r['mod_per_connection']}; after the FIN: "
+              f"{order}")
+
+
+def claims(subjects, binary: Path, log) -> dict:
+    handed = [s for s in subjects if s.endswith("-upgrade")]
+    return {"batching": batching_claim(handed, binary, log),
+            "half_open": half_open_claim([s for s in subjects if s != "libuv"], binary, log)}
+
+
+def runtimes(subjects) -> dict:
+    """The versions the figures are of."""
+    out = {}
+    if any(s.startswith("node") for s in subjects) and shutil.which("node"):
+        out["node"] = subprocess.run(["node", "--version"], capture_output=True,
+                                     text=True, timeout=30).stdout.strip()
+    if any(s.startswith("bun") for s in subjects) and bun_binary():
+        out["bun"] = subprocess.run([str(bun_binary()), "--version"], capture_output=True,
+                                    text=True, timeout=30).stdout.strip()
+    return out
+
+
 def print_table(result: dict) -> None:
     print("| scenario | subject | bytes = golden | reads = golden | events = golden "
           "| writing calls golden/subject | syscalls golden/subject | differences (reason) |")
@@ -160,7 +335,8 @@ def print_sends(rows: list[dict], subjects) -> None:
                  for s in subjects]
         print(f"| {r['writes']} | " + " | ".join(cells) + " |")
     print("\nwriting calls = send + sendto + sendmsg + write + writev on the subject's socket "
-          "(the gate's counts; the subject's own pipes are not counted)")
+          "(the gate's counts; the subject's own pipes are not counted); on NAME-upgrade "
+          "one of them is the 101")
 
 
 def main() -> int:
@@ -171,6 +347,9 @@ def main() -> int:
     ap.add_argument("--propose", metavar="SUBJECT", choices=SUBJECTS,
                     help="print the unexplained differences as differences-file lines")
     ap.add_argument("--sends", action="store_true", help="only the N x write(128 B) figure")
+    ap.add_argument("--claims", action="store_true",
+                    help="only the seeds' two claims (batching on a handed-off socket, end "
+                         "before the poll change) on the subjects")
     ap.add_argument("--json", action="store_true", help="the table and the sends, as JSON")
     ap.add_argument("--wirecheck-bin", default=None)
     ap.add_argument("-q", "--quiet", action="store_true")
@@ -194,11 +373,16 @@ def main() -> int:
     if a.sends:
         print_sends(sends(["refstack"] + subjects, binary, log), ["refstack"] + subjects)
         return 0
+    if a.claims:
+        print_claims(claims(subjects, binary, log))
+        return 0
     result = compare_all(subjects, binary, log)
     if a.json:
         json.dump({"command": [sys.argv[0], *sys.argv[1:]], "subjects": subjects,
                    "missing": missing, "rows": result["rows"], "totals": result["totals"],
-                   "sends": sends(["refstack"] + subjects, binary, log)},
+                   "sends": sends(["refstack"] + subjects, binary, log),
+                   "claims": claims(subjects, binary, log),
+                   "runtimes": runtimes(subjects)},
                   sys.stdout, indent=1, sort_keys=True)
         print()
         return 0

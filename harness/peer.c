@@ -22,6 +22,17 @@
 
 #define READ_CHUNK 262144
 
+/* The request that opens a handed-off connection (WC_HANDOFF_UPGRADE). */
+static const char upgrade_request[] =
+	"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\n"
+	"Upgrade: wirecheck\r\n\r\n";
+
+/* Whether the subject listens: role server, or any role with a handoff. */
+static int subject_listens(const struct wc_peer *pe)
+{
+	return pe->sc->role == SC_ROLE_SERVER || pe->handoff != WC_HANDOFF_NONE;
+}
+
 static int fail(struct wc_peer *pe, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(struct wc_peer *pe, const char *fmt, ...)
 {
@@ -100,12 +111,13 @@ static int program_listens_first(struct wc_peer *pe)
 	return 0;
 }
 
-int wc_peer_init(struct wc_peer *pe, const struct scenario *sc,
+int wc_peer_init(struct wc_peer *pe, const struct scenario *sc, int handoff,
 		 const char *tmpdir, int64_t deadline_ms, char *err,
 		 size_t errlen)
 {
 	memset(pe, 0, sizeof(*pe));
 	pe->sc = sc;
+	pe->handoff = handoff;
 	if (sc->peer_exec)
 		wc_prog_init(&pe->prog, sc->peer_exec);
 	pe->deadline_ms = deadline_ms;
@@ -116,7 +128,7 @@ int wc_peer_init(struct wc_peer *pe, const struct scenario *sc,
 	pe->continuous = !sc_reads_at_points(sc);
 	if (sc->transport == SC_UNIX)
 		snprintf(pe->path, sizeof(pe->path), "%s/%s.sock", tmpdir,
-			 sc->role == SC_ROLE_SERVER ? "subject" : "peer");
+			 subject_listens(pe) ? "subject" : "peer");
 	pe->readbuf = malloc(READ_CHUNK);
 	pe->bytes_done = calloc(sc->npeer * (size_t)sc->connections + 1, 1);
 	pe->conns = calloc((size_t)sc->connections, sizeof(*pe->conns));
@@ -132,9 +144,12 @@ int wc_peer_init(struct wc_peer *pe, const struct scenario *sc,
 		if (!p->sha || !p->reads || EVP_DigestInit_ex(p->sha, EVP_sha256(), NULL) != 1)
 			return fail(pe, "sha256 context");
 	}
+	if (sc->peer_exec && handoff != WC_HANDOFF_NONE)
+		return fail(pe, "a handed-off subject needs the built-in peer, which sends the "
+			    "Upgrade request: not with peer exec");
 	if (sc->peer_exec)
 		return sc->role == SC_ROLE_CLIENT ? program_listens_first(pe) : 0;
-	if (sc->role == SC_ROLE_CLIENT)
+	if (!subject_listens(pe))
 		return peer_listen(pe);
 	return 0;
 }
@@ -173,10 +188,19 @@ static int local_port(int fd)
 void wc_peer_address_line(const struct wc_peer *pe, char *line, size_t len)
 {
 	const struct scenario *sc = pe->sc;
+	int n = 0;
 
-	if (sc->role == SC_ROLE_SERVER && sc->transport == SC_UNIX)
+	if (pe->handoff == WC_HANDOFF_UPGRADE) {
+		n = snprintf(line, len, "handoff upgrade %s\n",
+			     sc->role == SC_ROLE_SERVER ? "accept" : "connect");
+		if (n < 0 || (size_t)n >= len)
+			n = 0;
+		line += n;
+		len -= (size_t)n;
+	}
+	if (subject_listens(pe) && sc->transport == SC_UNIX)
 		snprintf(line, len, "listen unix %s", pe->path);
-	else if (sc->role == SC_ROLE_SERVER)
+	else if (subject_listens(pe))
 		snprintf(line, len, "listen tcp 127.0.0.1 0");
 	else if (sc->transport == SC_UNIX)
 		snprintf(line, len, "connect unix %s", pe->path);
@@ -188,7 +212,7 @@ void wc_peer_address_line(const struct wc_peer *pe, char *line, size_t len)
 
 /* ---- reading ------------------------------------------------------------ */
 
-static void peer_take(struct wc_peer_conn *p, const unsigned char *buf, size_t n)
+static void peer_take_stream(struct wc_peer_conn *p, const unsigned char *buf, size_t n)
 {
 	if (p->received < WC_PEER_HEX_LIMIT) {
 		size_t room = WC_PEER_HEX_LIMIT - (size_t)p->received;
@@ -197,6 +221,32 @@ static void peer_take(struct wc_peer_conn *p, const unsigned char *buf, size_t n
 	}
 	p->received += n;
 	(void)EVP_DigestUpdate(p->sha, buf, n);
+}
+
+/*
+ * What the peer received. On a handed-off connection the subject's answer
+ * comes first: it is gathered up to its blank line and left out of the
+ * stream when it is a 101; any other answer (or one that does not end in
+ * the buffer) goes into the stream, so that the trace shows it.
+ */
+static void peer_take(struct wc_peer_conn *p, const unsigned char *buf, size_t n)
+{
+	static const char blank[] = "\r\n\r\n";
+
+	while (p->in_answer && n > 0) {
+		p->answer[p->answer_len++] = *buf++;
+		n--;
+		if (p->answer_len >= 4 && memcmp(p->answer + p->answer_len - 4, blank, 4) == 0) {
+			p->in_answer = 0;
+			if (p->answer_len < 13 || memcmp(p->answer, "HTTP/1.1 101 ", 13) != 0)
+				peer_take_stream(p, p->answer, p->answer_len);
+		} else if (p->answer_len == sizeof(p->answer)) {
+			p->in_answer = 0;
+			peer_take_stream(p, p->answer, p->answer_len);
+		}
+	}
+	if (n > 0)
+		peer_take_stream(p, buf, n);
 }
 
 /*
@@ -385,7 +435,7 @@ int wc_peer_at_point(struct wc_peer *pe, const char *point,
 		pe->over |= strcmp(point, "done") == 0;
 		return 0;
 	}
-	if (sc->role == SC_ROLE_CLIENT && peer_accept_all(pe) < 0)
+	if (!subject_listens(pe) && peer_accept_all(pe) < 0)
 		return 1; /* the deadline passed; the run reports it */
 	for (size_t i = 0; i < sc->npeer; i++) {
 		const struct sc_peer_action *a = &sc->peer[i];
@@ -444,6 +494,11 @@ int wc_peer_connect(struct wc_peer *pe, int port)
 		if (rc < 0) {
 			close(fd);
 			return fail(pe, "peer connect: %s", strerror(errno));
+		}
+		if (pe->handoff == WC_HANDOFF_UPGRADE) {
+			/* A failure means the subject is gone: its trace says why. */
+			(void)wc_write_all(fd, upgrade_request, sizeof(upgrade_request) - 1);
+			pe->conns[pe->accepted].in_answer = 1;
 		}
 		pe->conns[pe->accepted++].fd = fd;
 	}

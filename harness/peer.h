@@ -41,6 +41,11 @@ struct wc_peer_conn {
 	int eof;
 	int reset;            /* the subject reset the connection */
 	json_t *reads;        /* bytes read at each read point */
+	/* handoff: the subject's answer to the Upgrade request, gathered up
+	 * to its blank line and kept out of the stream when it is a 101 */
+	int in_answer;
+	size_t answer_len;
+	unsigned char answer[512];
 };
 
 struct wc_peer {
@@ -60,11 +65,26 @@ struct wc_peer {
 	unsigned char *readbuf;
 	int port;             /* peer exec, subject the client: the program's */
 	struct wc_prog prog;  /* peer exec: the program */
+	int handoff;          /* WC_HANDOFF_*: the peer connects, and opens
+			       * each connection with an HTTP request */
 };
 
 /*
- * Sets the peer up for one run of sc: its buffers, and when the subject is
- * the client its listening socket (TCP on 127.0.0.1:0, or tmpdir/peer.sock);
+ * How the subject gets its connections (docs/subjects.md, "Handed-off
+ * sockets"). WC_HANDOFF_UPGRADE: whatever the scenario's role, the subject
+ * listens with an HTTP server and runs the scenario on the socket that
+ * server hands to its 'upgrade' listener; the peer connects, sends an
+ * Upgrade request first, and leaves the subject's 101 answer out of what
+ * it received (an answer other than a 101 stays in the stream).
+ */
+#define WC_HANDOFF_NONE 0
+#define WC_HANDOFF_UPGRADE 1
+
+/*
+ * Sets the peer up for one run of sc, its connections made as handoff
+ * (WC_HANDOFF_*) says: its buffers, and when the subject is the client
+ * (and handoff is WC_HANDOFF_NONE) its listening socket (TCP on
+ * 127.0.0.1:0, or tmpdir/peer.sock);
  * with peer exec, the program, started and waited for until it listens.
  * The program that does not listen by the deadline is reported in the
  * trace (the subject's connect then fails).
@@ -72,7 +92,7 @@ struct wc_peer {
  * Returns 0, or -1 with a message in err; pe is then still to be freed
  * with wc_peer_free (as it is after a success).
  */
-int wc_peer_init(struct wc_peer *pe, const struct scenario *sc,
+int wc_peer_init(struct wc_peer *pe, const struct scenario *sc, int handoff,
 		 const char *tmpdir, int64_t deadline_ms, char *err,
 		 size_t errlen);
 
@@ -83,7 +103,9 @@ void wc_peer_free(struct wc_peer *pe);
 /*
  * The script line that tells the subject where the peer is ("connect tcp
  * 127.0.0.1 PORT", "connect unix PATH") or where to listen ("listen tcp
- * 127.0.0.1 0", "listen unix PATH"), without a newline, into line.
+ * 127.0.0.1 0", "listen unix PATH"), without a newline, into line. With a
+ * handoff, a line "handoff upgrade connect|accept" (the event the
+ * scenario's role reports) comes before the listen line.
  */
 void wc_peer_address_line(const struct wc_peer *pe, char *line, size_t len);
 

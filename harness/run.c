@@ -432,7 +432,8 @@ static int setup(struct run *r)
 	r->events = json_array();
 	if (!r->events)
 		return fail(r, "out of memory");
-	return wc_peer_init(&r->peer, r->sc, r->tmpdir, r->deadline_ms, r->err, r->errlen);
+	return wc_peer_init(&r->peer, r->sc, r->opts->handoff, r->tmpdir, r->deadline_ms,
+			    r->err, r->errlen);
 }
 
 static void dump_valgrind_log(const struct run *r)

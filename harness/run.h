@@ -5,6 +5,7 @@
 #ifndef WIRECHECK_RUN_H
 #define WIRECHECK_RUN_H
 
+#include "peer.h"  /* WC_HANDOFF_* */
 #include "scenario.h"
 
 #include <jansson.h>
@@ -18,6 +19,8 @@ struct run_options {
 				* count of the subject's syscalls */
 	int64_t started_ms;    /* wc_now_ms() when the run's deadline starts
 				* (before the file was read), or 0: now */
+	int handoff;           /* WC_HANDOFF_* (peer.h): how the subject gets
+				* its connections */
 };
 
 /*

@@ -93,6 +93,11 @@ static const char usage_run[] =
 	"  --subject-preload     run the subject PATH with the gate preloaded (node\n"
 	"                        and libuv always are): for a stack not built\n"
 	"                        against the gate\n"
+	"  --subject-handoff upgrade  each connection is the socket an HTTP\n"
+	"                        server hands to its 'upgrade' listener: the peer\n"
+	"                        connects and sends an Upgrade request first, and\n"
+	"                        the subject's 101 is not part of what it received\n"
+	"                        (node-upgrade and bun-upgrade imply it)\n"
 	"  --strace FILE         run the subject under `strace -f -c -o FILE`: an\n"
 	"                        independent count of its syscalls\n";
 
@@ -137,6 +142,7 @@ struct cli {
 	int repeat;
 	int valgrind;
 	int subject_preload; /* --subject-preload, or a named foreign subject */
+	const char *handoff; /* --subject-handoff, or a NAME-upgrade subject */
 	int from, to;       /* per-connection: the two connection counts */
 };
 
@@ -185,6 +191,10 @@ static int named_subject(const char *given, char **subject, int *preload)
 		{ "refstack", "refstack-subject", 0 },
 		{ "node", "node-subject", 1 },
 		{ "libuv", "libuv-subject", 1 },
+		{ "bun", "bun-subject", 1 },
+		/* each connection handed off by an HTTP server (--subject-handoff) */
+		{ "node-upgrade", "node-subject", 1 },
+		{ "bun-upgrade", "bun-subject", 1 },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -262,7 +272,7 @@ static int apply_flag(struct scenario *sc, const char *flag, const char *val)
 static int is_value_flag(const char *f)
 {
 	static const char *flags[] = { "--repeat", "--trace", "--subject",
-				       "--strace", "--from", "--to" };
+				       "--strace", "--from", "--to", "--subject-handoff" };
 
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
 		if (strcmp(f, flags[i]) == 0)
@@ -296,6 +306,8 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 				cli->subject = argv[i + 1];
 			} else if (strcmp(a, "--strace") == 0) {
 				cli->strace = argv[i + 1];
+			} else if (strcmp(a, "--subject-handoff") == 0) {
+				cli->handoff = argv[i + 1]; /* checked once the file is read */
 			} else if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0) {
 				char *end;
 				long n = strtol(argv[i + 1], &end, 10);
@@ -447,12 +459,21 @@ static int prepare(int argc, char **argv, struct cli *cli, struct scenario *sc,
 		sc_free(sc);
 		return 2;
 	}
+	if (cli->handoff && strcmp(cli->handoff, "upgrade") != 0) {
+		sc_free(sc);
+		return usage_error("--subject-handoff '%s': expected upgrade%s", cli->handoff, "");
+	}
 	if ((cli->subject && named_subject(cli->subject, subject, &cli->subject_preload)) ||
 	    (!cli->subject && !(*subject = default_subject()))) {
 		sc_free(sc);
 		return 3;
 	}
 	ro->subject = *subject ? *subject : cli->subject;
+	/* node-upgrade, bun-upgrade: the named subject with a handoff */
+	if (cli->subject && strlen(cli->subject) > 8 &&
+	    strcmp(cli->subject + strlen(cli->subject) - 8, "-upgrade") == 0 && *subject)
+		cli->handoff = "upgrade";
+	ro->handoff = cli->handoff ? WC_HANDOFF_UPGRADE : WC_HANDOFF_NONE;
 	ro->valgrind = cli->valgrind;
 	ro->strace = cli->strace;
 	if (access(ro->subject, X_OK) != 0) {

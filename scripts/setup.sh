@@ -42,6 +42,17 @@ if ! grep -qs "\"version\": \"$ws_version\"" third_party/node/node_modules/ws/pa
   npm install --prefix third_party/node --no-audit --no-fund --silent "ws@$ws_version"
 fi
 
+# Bun, pinned (the newest 1.x on npm when the Bun subject was written), from
+# the npm registry into a folder of the project (ignored by git): bun-subject
+# runs the node subject with it (docs/subjects.md, "Bun"). The package is a
+# plain linux-x64 binary (it links glibc dynamically).
+bun_version=1.4.5
+if [ "$(uname -m)" = x86_64 ] &&
+   ! grep -qs "\"version\": \"$bun_version\"" third_party/bun/node_modules/@oven/bun-linux-x64/package.json; then
+  echo "setup: npm install @oven/bun-linux-x64@$bun_version (third_party/bun)"
+  npm install --prefix third_party/bun --no-audit --no-fund --silent "@oven/bun-linux-x64@$bun_version"
+fi
+
 cmake --preset default >/dev/null
 cmake --build --preset default -j"$(nproc)"
 

@@ -137,7 +137,9 @@ def pytest_addoption(parser):
                          "<repo>/build/bin/wirecheck)")
     group.addoption("--wirecheck-subject", metavar="NAME|PATH", default=None,
                     help="the subject (wirecheck run --subject): refstack (the default), "
-                         "node, libuv, or a program's PATH. Another subject than refstack "
+                         "node, libuv, bun, node-upgrade, bun-upgrade (each connection handed "
+                         "off by an HTTP server's 'upgrade' listener), or a program's PATH. "
+                         "Another subject than refstack "
                          "is compared with the reference goldens through its reviewed "
                          "differences file, subjects/NAME.differences (docs/subjects.md)")
     group.addoption("--wirecheck-subject-preload", action="store_true", default=False,
@@ -253,7 +255,7 @@ def pytest_configure(config):
 # --------------------------------------------------------------- collection
 
 
-_NAMED_SUBJECTS = ("refstack", "node", "libuv")
+_NAMED_SUBJECTS = ("refstack", "node", "libuv", "bun", "node-upgrade", "bun-upgrade")
 
 
 def pytest_collect_file(file_path: Path, parent):

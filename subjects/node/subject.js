@@ -14,12 +14,26 @@
 // and microtasks belong to the macrotask that queued them. async_hooks tells
 // a macrotask's start ("before" of any resource but ticks and microtasks).
 // Node 20, no npm packages.
+//
+// Bun runs the same program (bun-subject, subjects/bun/subject.sh): where
+// Bun lacks what node gives, the parts marked "Bun:" below say what the
+// subject does instead (docs/subjects.md, "Bun").
+//
+// With `handoff upgrade` in the script (`--subject node-upgrade`,
+// `bun-upgrade`), every connection is the socket a node:http server hands
+// to its 'upgrade' listener, as a WebSocket server's: the peer connects and
+// sends an Upgrade request, the subject answers 101 and runs the scenario
+// on that socket (openHandedOff).
 'use strict';
 
 const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
 const asyncHooks = require('node:async_hooks');
+const http = require('node:http');
+
+// Bun implements node:net, node:http and process, not all of node's insides.
+const BUN = typeof process.versions.bun === 'string';
 
 const FD_CTL = 3;
 const FD_EVENTS = 4;
@@ -99,9 +113,9 @@ const EVENTS = new Set(['data', 'eof', 'drain', 'finish', 'close', 'write-cb', '
 // Operations node has no equivalent for: the run ends with
 // "fatal unsupported OP: REASON" before connecting, and the harness and
 // the pytest plugin report the scenario as skipped with that reason.
-const UNSUPPORTED = {
-  execve: 'node 20 has no execve() (process.execve came in node 23.11)',
-};
+const UNSUPPORTED = {};
+if (typeof process.execve !== 'function')
+  UNSUPPORTED.execve = 'node 20 has no execve() (process.execve came in node 23.11)';
 // The reference stack's protocol layers (docs/scenario-language.md): HTTP/1.1
 // serving and WebSocket framing are its own code above the socket, which
 // this subject (node:net alone) does not drive.
@@ -114,6 +128,7 @@ const NOT_YET = 'an operation this subject does not perform yet (docs/subjects.m
 
 const S = {
   transport: 'tcp', address: '', port: 0, server: false, nconns: 1,
+  handoff: null, handoffEvent: 'accept', activity: 0, taskOpen: false,
   halfOpen: false, faults: [], tasks: [], handlers: [], syncStart: false,
   syncTask: new Set(), conns: [], connected: 0, nextTask: 0,
   checkpoints: 0, macro: 0, lastEventMacro: -1, visibleTask: 0,
@@ -167,6 +182,12 @@ function readScript() {
       S.nconns = Number(w[1]);
     } else if (w[0] === 'half-open') {
       S.halfOpen = w[1] === '1';
+    } else if (w[0] === 'handoff' && w[1] === 'upgrade') {
+      // The peer opens each connection with an Upgrade request; the
+      // connection reports the event of the scenario's role (connect or
+      // accept), so that its events compare with the golden's.
+      S.handoff = w[1];
+      S.handoffEvent = w[2] === 'connect' ? 'connect' : 'accept';
     } else if (w[0] === 'connect' || w[0] === 'listen') {
       S.server = w[0] === 'listen';
       S.transport = w[1];
@@ -213,11 +234,31 @@ function gateCommand(text) {
           '`wirecheck run --subject node`, which sets LD_PRELOAD and WIRECHECK_SHM_FD)');
   }
   try {
+    if (BUN) return bunGateWrite(text);
     fs.writeSync(FD_SHM, text);
     return true;
   } catch (e) {
     return false;
   }
+}
+
+// Bun: fs.writeSync makes the write(2) syscall itself, not through libc's
+// write(), so the preloaded gate never sees it (the command's text would
+// land in the counters' memfd). The subject calls the gate library's own
+// write() through bun:ffi instead: the library named in LD_PRELOAD.
+let bunGate = null;
+function bunGateWrite(text) {
+  if (!bunGate) {
+    const ffi = require('bun:ffi');
+    const lib = (process.env.LD_PRELOAD || '').split(/[ :]/)
+      .find((p) => p.endsWith('libwirecheck-preload.so'));
+    if (!lib) fatal('bun: no libwirecheck-preload.so in LD_PRELOAD for the gate\'s commands');
+    bunGate = ffi.dlopen(lib, {
+      write: { args: [ffi.FFIType.i32, ffi.FFIType.ptr, ffi.FFIType.u64], returns: ffi.FFIType.i64 },
+    });
+  }
+  const buf = Buffer.from(text, 'latin1');
+  return Number(bunGate.symbols.write(FD_SHM, buf, buf.length)) === buf.length;
 }
 
 // ---- tasks and events ----------------------------------------------------------
@@ -228,7 +269,7 @@ function gateCommand(text) {
 const MICRO_TYPES = new Set(['TickObject', 'PROMISE', 'Microtask']);
 const macroIds = new Set();
 const queued = new Map(); // id -> 'tick' | 'micro', until it runs
-asyncHooks.createHook({
+if (!BUN) asyncHooks.createHook({
   init(id, type) {
     if (type === 'TickObject') queued.set(id, 'tick');
     else if (type === 'Microtask') queued.set(id, 'micro');
@@ -247,6 +288,7 @@ asyncHooks.createHook({
 // Runs fn once the current macrotask's ticks and microtasks have all run,
 // those they queue included: the end of a task, before any I/O.
 function afterMicrotasks(fn) {
+  if (BUN) return afterQuiet(fn);
   const check = () => {
     let ticks = 0;
     for (const kind of queued.values()) if (kind === 'tick') ticks++;
@@ -257,7 +299,42 @@ function afterMicrotasks(fn) {
   queueMicrotask(check);
 }
 
+// Bun: async_hooks' createHook reports the init of ticks only, never a
+// "before", so no hook tells where a macrotask starts or how many of its
+// ticks and microtasks are left. A task starts at the first event after
+// the last one ended, and ends once QUIET_HOPS hops through the tick and
+// microtask queues in a row saw no event or operation: every tick and
+// microtask the task queued before a hop runs before that hop, so a task
+// is cut short only by a chain of more than QUIET_HOPS ticks or microtasks
+// that reports nothing until its end (none of Bun's node:net emits nests
+// that deep). The hops are queue order, never time: the same script gives
+// the same task numbers.
+const QUIET_HOPS = 16;
+
+function afterQuiet(fn) {
+  let seen = S.activity, hops = 0;
+  const hop = () => {
+    if (S.activity !== seen) {
+      seen = S.activity;
+      hops = 0;
+    }
+    if (++hops >= QUIET_HOPS) return fn();
+    if (hops % 2) process.nextTick(hop);
+    else queueMicrotask(hop);
+  };
+  queueMicrotask(hop);
+}
+
+function bunTaskStarts() {
+  S.activity++;
+  if (S.taskOpen) return;
+  S.taskOpen = true;
+  S.macro++;
+  afterQuiet(() => { S.taskOpen = false; });
+}
+
 function event(conn, text) {
+  if (BUN) bunTaskStarts();
   if (S.conns[conn]) taken(S.conns[conn]);
   if (S.macro !== S.lastEventMacro) {
     S.visibleTask++;
@@ -274,11 +351,22 @@ function event(conn, text) {
 // and does not say how much of the failed write the kernel took).
 function taken(c) {
   const sock = c.sock;
-  if (!sock || !sock._handle || c.failed) return c.written;
+  if (!sock || (!BUN && !sock._handle) || c.failed || sock.destroyed) return c.written;
+  c.written = Math.max(0, c.accepted - held(sock));
+  return c.written;
+}
+
+// The bytes a socket accepted and the kernel has not taken yet, as far as
+// the runtime shows them. node: its Writable buffer and libuv's write queue.
+// Bun: writableLength, which counts a write until Bun's native socket wrote
+// all of it (it has no writeQueueSize); bytes Bun holds outside it (what
+// a batch of the seed would hold) are not seen, so the count is then too
+// high (docs/subjects.md, "Bun").
+function held(sock) {
+  if (BUN) return sock.writableLength;
   let buffered = 0;
   for (const b of sock._writableState.getBuffer()) buffered += b.chunk.length;
-  c.written = Math.max(0, c.accepted - buffered - sock._handle.writeQueueSize);
-  return c.written;
+  return buffered + (sock._handle ? sock._handle.writeQueueSize : 0);
 }
 
 function syncPoint(point) {
@@ -418,7 +506,24 @@ function opIgnore(op, conn) {
   }
 }
 
+// execve() of /bin/true, which exits 0 (Bun has process.execve). The new
+// program is not the subject: it gets the environment without the gate
+// (Bun's execve closes every fd above 2, fd 5 of the counters with them, and
+// the gate would stop a program it cannot attach to them).
+function opExecve(conn) {
+  event(conn, 'execve /bin/true');
+  const env = { ...process.env };
+  delete env.LD_PRELOAD;
+  delete env.WIRECHECK_SHM_FD;
+  try {
+    process.execve('/bin/true', ['true'], env);
+  } catch (e) {
+    event(conn, `execve -> ${errName(e)}`);
+  }
+}
+
 function runOp(op, connIndex) {
+  if (BUN) S.activity++;
   const ci = op.conn >= 0 ? op.conn : connIndex;
   const c = S.conns[ci];
   switch (op.kind) {
@@ -441,6 +546,7 @@ function runOp(op, connIndex) {
     case 'exit':
       event(ci, `exit ${op.sig}`);
       return process.exit(op.sig);
+    case 'execve': return opExecve(ci);
     default:
       break;
   }
@@ -464,8 +570,7 @@ function runBlock(b, conn, from) {
     const op = b.ops[i];
     if (op.kind === 'await-drained') {
       const c = S.conns[op.conn >= 0 ? op.conn : conn];
-      if (c.closed || (c.sock.writableLength === 0 &&
-                       (!c.sock._handle || c.sock._handle.writeQueueSize === 0))) {
+      if (c.closed || (c.sock.writableLength === 0 && held(c.sock) === 0)) {
         event(c.index, 'drained');
         continue;
       }
@@ -548,10 +653,57 @@ function attach(c, sock) {
   });
 }
 
+// The answer to the peer's Upgrade request, before the scenario's bytes.
+const SWITCHING = 'HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n' +
+  'Upgrade: wirecheck\r\n\r\n';
+
+// handoff upgrade: a node:http server accepts every connection; its
+// 'upgrade' listener gets the socket, answers 101, and once the kernel took
+// the 101 (its write callback) the connection is up. The faults are armed
+// only then (armFaults), so that the 101 is neither refused nor clamped
+// and a rule's call numbers count the scenario's calls; the syscalls still
+// count the request's read and the 101's write.
+function openHandedOff() {
+  const server = http.createServer();
+  let answered = 0;
+  server.on('upgrade', (req, sock, head) => {
+    if (answered >= S.nconns) {
+      sock.destroy();
+      return;
+    }
+    answered++;
+    // node:http's sockets are half-open (the server ends them itself);
+    // the scenario's allow-half-open is the handed-off socket's.
+    sock.allowHalfOpen = S.halfOpen;
+    if (head && head.length) sock.unshift(head);
+    sock.write(SWITCHING, (err) => {
+      if (err) fatal(`the 101 answer: ${err.message}`);
+      const c = S.conns[S.connected];
+      attach(c, sock);
+      event(c.index, S.handoffEvent);
+      if (++S.connected === S.nconns) {
+        server.close();
+        armFaults();
+        allConnected();
+      }
+    });
+  });
+  server.on('error', (e) => fatal(`listen: ${e.message}`));
+  const ready = () => lineOut(`listening ${S.transport === 'unix' ? 0 : server.address().port}`);
+  if (S.transport === 'unix') server.listen(S.address, ready);
+  else server.listen(0, '127.0.0.1', ready);
+}
+
+function armFaults() {
+  for (const f of S.faults)
+    if (!gateCommand(`arm ${f}`)) fatal(`cannot arm '${f}'`);
+}
+
 function openConnections() {
   for (let i = 0; i < S.nconns; i++)
     S.conns.push({ index: i, sock: null, seq: 0, accepted: 0, written: 0, writes: 0,
       closed: false, failed: false, last: null, lastNumber: 0 });
+  if (S.handoff) return openHandedOff();
   const opts = { allowHalfOpen: S.halfOpen };
   if (S.server) {
     const server = net.createServer(opts, (sock) => {
@@ -589,7 +741,8 @@ function openConnections() {
 // wait for an error that cannot come: declared unsupported, with the reason.
 const UNREACHED_TARGETS = ['send', 'sendto', 'sendmsg', 'recv'];
 function refuseUnreachedFaults() {
-  if (S.faults.length === 0) return;
+  // Bun: uSockets calls send(2) and recv(2), which these rules reach.
+  if (BUN || S.faults.length === 0) return;
   const targets = S.faults.map((f) => f.split(':')[0]);
   if (targets.every((t) => UNREACHED_TARGETS.includes(t)))
     fatal(`unsupported fault ${targets.join(',')}: node's libuv never calls ` +
@@ -606,8 +759,7 @@ function main() {
     for (const b of blocks)
       for (const op of b.ops)
         if (UNSUPPORTED[op.kind]) fatal(`unsupported ${op.kind}: ${UNSUPPORTED[op.kind]}`);
-  for (const f of S.faults)
-    if (!gateCommand(`arm ${f}`)) fatal(`cannot arm '${f}'`);
+  if (!S.handoff) armFaults();
   openConnections();
 }
 

@@ -45,7 +45,7 @@ KIB = 1024
 # The flags of `wirecheck run` (harness/wirecheck.c, docs/cli.md).
 RUN_FLAGS = ["--clamp-send", "--refuse-write", "--signal", "--fault", "--variant",
              "--transport", "--timeout", "--repeat", "--valgrind", "--trace", "--subject",
-             "--connections", "--strace", "--subject-preload"]
+             "--connections", "--strace", "--subject-preload", "--subject-handoff"]
 
 # The top-level keys of a trace (docs/cli.md, "The trace").
 TRACE_KEYS = {"scenario", "transport", "variant", "faults", "exit", "peer", "events",
