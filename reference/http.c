@@ -337,9 +337,13 @@ static void complete_trailer(rs_http_res *r)
 	rs_chunk_trailer_sent(&r->chunk, t.iov_len);
 }
 
+/* A call that fails here returns before any byte or callback is taken:
+ * on a negative return the caller's cb never runs (rs.h). A socket that
+ * failed (a refused send destroys it) is refused here too, for
+ * rs__socket_queue_iov would fail its callback in a microtask. */
 static int res_check(rs_http_res *r)
 {
-	if (!r->conn->sock)
+	if (!r->conn->sock || rs__socket_destroyed(r->conn->sock))
 		return -EBADF;
 	if (r->ended)
 		return -EPIPE;

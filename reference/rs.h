@@ -500,7 +500,9 @@ int rs_http_res_head(rs_http_res *res, int status, const char *headers);
  * with its rest (len >= that rest; more starts a new chunk).
  * Returns 1 (keep writing), 0 (wait for drain: the socket's on_drain), or
  * -EPIPE after the response ended, -EINVAL when the data breaks the
- * framing, -EBADF when the socket is closed.
+ * framing, -EBADF when the socket is closed or failed. Unlike
+ * rs_socket_write, a negative return means cb never runs: arg stays the
+ * caller's.
  */
 int rs_http_res_write(rs_http_res *res, const void *data, size_t len,
 		      rs_write_cb cb, void *arg);

@@ -214,6 +214,8 @@ void rs__socket_want_writable(rs_socket *s);
 /* Whether an optional write can go to the kernel now: open, connected,
  * not corked, not ended, nothing queued (the batch is sent first). */
 int rs__socket_can_try(const rs_socket *s);
+/* Whether s was destroyed (it fails every write with -EBADF). */
+int rs__socket_destroyed(const rs_socket *s);
 /*
  * Sends the iovecs in one send (n == 1) or sendmsg, with MSG_MORE when
  * more, and never queues: returns the bytes the kernel took (counted in

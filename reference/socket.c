@@ -1114,6 +1114,11 @@ void rs__socket_want_writable(rs_socket *s)
 	sock_poll_update(s);
 }
 
+int rs__socket_destroyed(const rs_socket *s)
+{
+	return s->destroyed;
+}
+
 int rs__socket_can_try(const rs_socket *s)
 {
 	return !s->destroyed && !s->connecting && !s->corked &&
