@@ -561,7 +561,8 @@ struct rs_ws_message {
 struct rs_ws_events {
 	/* The handshake is done: sends that waited go out now. */
 	void (*on_open)(rs_ws *ws, void *arg);
-	/* A whole data message (text already checked as UTF-8). */
+	/* A whole data message (inflated when it came compressed; text
+	 * already checked as UTF-8). */
 	void (*on_message)(rs_ws *ws, const struct rs_ws_message *m, void *arg);
 	/* A ping (its pong is already written) or a pong. */
 	void (*on_ping)(rs_ws *ws, const struct rs_ws_message *m, void *arg);
@@ -628,8 +629,10 @@ struct rs_ws_send_options {
 /*
  * Makes s a WebSocket socket: the ws takes over s's events (do not set
  * them again) and frees itself when s closes, after on_close. A client
- * writes its Upgrade request at once. Returns 0 and sets *out, or -ENOMEM
- * or -ENOSPC (a host or path too long for the request).
+ * writes its Upgrade request at once (with o->deflate enabled, offering
+ * permessage-deflate). Returns 0 and sets *out, or -ENOMEM, -ENOSPC (a
+ * host or path too long for the request) or -EINVAL (a deflate window
+ * outside 8..15).
  */
 int rs_ws_attach(rs_socket *s, const struct rs_ws_options *o,
 		 const struct rs_ws_events *ev, void *arg, rs_ws **out);

@@ -797,8 +797,17 @@ int rs_ws_attach(rs_socket *s, const struct rs_ws_options *o,
 	struct rs_ws_parser_options po = { o->server, 0,
 					   o->max_message ? o->max_message
 							  : WS_DEFAULT_MAX_MESSAGE };
-	rs_ws *ws = calloc(1, sizeof(*ws));
+	rs_ws *ws;
 
+	if (o->deflate.enabled &&
+	    ((o->deflate.server_max_window_bits &&
+	      (o->deflate.server_max_window_bits < 8 ||
+	       o->deflate.server_max_window_bits > 15)) ||
+	     (o->deflate.client_max_window_bits &&
+	      (o->deflate.client_max_window_bits < 8 ||
+	       o->deflate.client_max_window_bits > 15))))
+		return -EINVAL;
+	ws = calloc(1, sizeof(*ws));
 	if (!ws)
 		return -ENOMEM;
 	ws->sock = s;
