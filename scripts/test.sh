@@ -37,7 +37,11 @@ done
 # The mutation pass's runner on a fixed sample (docs/mutants.md), and the
 # bounds the goldens cannot hold (epoll_wait, EAGAIN).
 /usr/bin/python3 -m pytest -q tests/mutants --junitxml=build/test-results/mutants.xml || status=1
-scripts/mutants.py --sample --scratch "${TMPDIR:-/tmp}/wirecheck-mutants-sample" || status=1
+# A scratch folder of its own, so that two checkouts testing at once (CI
+# jobs on one machine) do not remove each other's.
+mutants_scratch=$(mktemp -d "${TMPDIR:-/tmp}/wirecheck-mutants-sample.XXXXXX")
+scripts/mutants.py --sample --scratch "$mutants_scratch" || status=1
+rm -rf "$mutants_scratch"
 # The same C tests and the scenario suite once more, built with ASan and
 # UBSan: a memory error in the stack or the harness fails a test there.
 cmake --preset asan >/dev/null
