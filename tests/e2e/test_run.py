@@ -613,12 +613,16 @@ def test_a_scenario_of_handlers_only_is_not_empty(wc, tmp_path):
 
 def test_500000_operations_end_by_the_deadline(wc, tmp_path):
     # The script went through the pipe in one blocking write and the
-    # subject read it a byte at a time: 50 s under --timeout 5. Now the
-    # deadline counts from the start and covers writing the script; the
-    # subprocess bound is a safety net four times the deadline, not a
-    # measure of speed.
-    path = scenario(tmp_path, "task\n" + "  write 1\n" * 500_000 + "  end\n", "big.wcs")
-    proc = wc("run", path, "--timeout", 5, timeout=20)
+    # subject read it a byte at a time: 500,000 operations took 50 s under
+    # --timeout 5, and the time grows with the script. Now the deadline
+    # counts from the start and covers writing the script. 1,500,000
+    # operations (15 MB, under the 16 MiB bound) would take the old code
+    # some 150 s on a quiet machine; the subprocess bound of 120 s leaves
+    # room for a loaded one (15 s here at load 10; 500,000 operations
+    # missed a 20 s bound at load 40), so it is a safety net that the old
+    # code still trips, not a measure of speed.
+    path = scenario(tmp_path, "task\n" + "  write 1\n" * 1_500_000 + "  end\n", "big.wcs")
+    proc = wc("run", path, "--timeout", 5, timeout=120)
     assert proc.returncode == 0, proc.stderr
     t = json.loads(proc.stdout)
     assert t["exit"]["timed_out"] or t["exit"] == CLEAN_EXIT
