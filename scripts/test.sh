@@ -24,11 +24,10 @@ for subject in node libuv; do
     --junitxml="build/test-results/scenarios-$subject.xml" || status=1
 done
 # Bun (docs/subjects.md, "Bun"): the node subject's program on the Bun that
-# setup installs, on the same folders but scenarios/rules (whose Bun
-# differences are not reviewed yet); then node and Bun with every
+# setup installs, on the same folders; then node and Bun with every
 # connection handed off by a node:http server ("Handed-off sockets").
 /usr/bin/python3 -m pytest -n 2 -q scenarios/queue scenarios/batching scenarios/half-open \
-  scenarios/chunked scenarios/ws --wirecheck-subject bun \
+  scenarios/chunked scenarios/ws scenarios/rules --wirecheck-subject bun \
   --junitxml=build/test-results/scenarios-bun.xml || status=1
 for subject in node-upgrade bun-upgrade; do
   /usr/bin/python3 -m pytest -n 2 -q scenarios/queue scenarios/batching scenarios/half-open \

@@ -349,9 +349,12 @@ function event(conn, text) {
 // every event of the connection while the handle is there; after it closed
 // or a write failed, the last sample holds (libuv drops what it still had,
 // and does not say how much of the failed write the kernel took).
+// Bun: a write that fails in its call (EPIPE) has left writableLength by
+// the time write() returns, so once the stream has errored the last
+// sample holds too (else the failed bytes would count as taken).
 function taken(c) {
   const sock = c.sock;
-  if (!sock || (!BUN && !sock._handle) || c.failed || sock.destroyed) return c.written;
+  if (!sock || (!BUN && !sock._handle) || c.failed || sock.destroyed || (BUN && sock.errored)) return c.written;
   c.written = Math.max(0, c.accepted - held(sock));
   return c.written;
 }
