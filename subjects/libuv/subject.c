@@ -1136,6 +1136,14 @@ int main(void)
 {
 	int rc;
 
+	/* libuv writes sockets with write(2), which raises SIGPIPE on a socket
+	 * whose peer is gone; a libuv program ignores it (node does so at
+	 * startup) to get EPIPE from the write instead of dying. */
+	struct sigaction ign;
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	if (sigemptyset(&ign.sa_mask) < 0 || sigaction(SIGPIPE, &ign, NULL) < 0)
+		fatal("sigaction SIGPIPE: %s", strerror(errno));
 	read_script();
 	refuse_unsupported();
 	refuse_unreached_faults();
