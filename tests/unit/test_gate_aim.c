@@ -22,49 +22,7 @@
 
 #include "fi.h"
 
-#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
-
-static int a_fd = -1;
-static int b_fd = -1;
-
-static int setup(void **state)
-{
-	int sv[2];
-
-	(void)state;
-	fi_disarm_all();
-	fi_counters_reset();
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) != 0)
-		return -1;
-	a_fd = sv[0];
-	b_fd = sv[1];
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	fi_disarm_all();
-	if (a_fd >= 0 && close(a_fd) != 0)
-		return -1;
-	if (b_fd >= 0 && close(b_fd) != 0)
-		return -1;
-	a_fd = b_fd = -1;
-	return 0;
-}
-
-static void arm(const char *spec)
-{
-	struct fi_rule rule;
-	char err[256];
-	int i;
-
-	if (fi_rule_parse(spec, &rule, err, sizeof(err)) != 0)
-		fail_msg("cannot parse \"%s\": %s", spec, err);
-	i = fi_arm(&rule);
-	if (i < 0)
-		fail_msg("cannot arm \"%s\": %s", spec, strerror(-i));
-}
+#include "gate_fixture.h"
 
 /* ---- the parser ---------------------------------------------------------- */
 
