@@ -574,10 +574,17 @@ int main(int argc, char **argv)
 	snprintf(dir, sizeof(dir), "%s", bc_socket_dir("/tmp/ws_echo.XXXXXX"));
 	if (strlen(dir) > 5)
 		dir[strlen(dir) - 5] = '\0';
-	snprintf(ref_echo, sizeof(paths[0]), "%s/ref-echo", dir);
-	snprintf(node_echo, sizeof(paths[1]), "%s/node-echo", dir);
-	snprintf(ref_chat, sizeof(paths[2]), "%s/ref-chat", dir);
-	snprintf(node_chat, sizeof(paths[3]), "%s/node-chat", dir);
+	{
+		static const char *const names[4] = { "ref-echo", "node-echo",
+						      "ref-chat", "node-chat" };
+
+		for (int i = 0; i < 4; i++) {
+			int n = snprintf(paths[i], sizeof(paths[i]), "%s/%s", dir, names[i]);
+
+			if (n < 0 || (size_t)n >= sizeof(paths[i]))
+				bc_die("socket path too long");
+		}
+	}
 	if (atexit(unlink_paths) != 0)
 		bc_die("atexit failed");
 	pe[0] = start_ref(0, ref_echo);
