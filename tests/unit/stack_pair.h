@@ -42,6 +42,26 @@ struct sp_pair {
 };
 
 /* Parses and arms one rule spec, failing the test when it does not arm. */
+/* The cmocka fixture of the pair tests: each test starts with the gate
+ * disarmed, and rs_config.batch is put back as it was after it. */
+static int sp_saved_batch;
+
+static inline int sp_setup(void **state)
+{
+	(void)state;
+	sp_saved_batch = rs_config.batch;
+	fi_disarm_all();
+	return 0;
+}
+
+static inline int sp_teardown(void **state)
+{
+	(void)state;
+	rs_config.batch = sp_saved_batch;
+	fi_disarm_all();
+	return 0;
+}
+
 static inline void sp_arm(const char *spec)
 {
 	struct fi_rule rule;

@@ -33,23 +33,6 @@ struct plan {
 	int mismatch;       /* a write whose copy differed from its call's */
 };
 
-static int saved_batch;
-
-static int setup(void **state)
-{
-	(void)state;
-	saved_batch = rs_config.batch;
-	fi_disarm_all();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rs_config.batch = saved_batch;
-	fi_disarm_all();
-	return 0;
-}
 
 /* One write of len stream bytes; checks that the copy of this call is the
  * part of the write the kernel did not take in it. */
@@ -193,7 +176,7 @@ static void test_batch_copies_are_counted(void **state)
 	sp_free(&p);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, sp_setup, sp_teardown)
 
 int main(void)
 {

@@ -40,23 +40,6 @@ struct ctx {
 	int norder;
 };
 
-static int saved_batch;
-
-static int setup(void **state)
-{
-	(void)state;
-	saved_batch = rs_config.batch;
-	fi_disarm_all();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rs_config.batch = saved_batch;
-	fi_disarm_all();
-	return 0;
-}
 
 static void release_cb(rs_socket *s, int status, void *arg)
 {
@@ -460,7 +443,7 @@ static void test_write_then_change(void **state)
 	sp_free(&p);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, sp_setup, sp_teardown)
 
 int main(void)
 {

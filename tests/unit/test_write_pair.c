@@ -39,23 +39,6 @@ struct run {
 	size_t len;                /* stream bytes written */
 };
 
-static int saved_batch;
-
-static int setup(void **state)
-{
-	(void)state;
-	saved_batch = rs_config.batch;
-	fi_disarm_all();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rs_config.batch = saved_batch;
-	fi_disarm_all();
-	return 0;
-}
 
 static unsigned char stream_byte(size_t k)
 {
@@ -184,7 +167,7 @@ static void test_limits_are_refused(void **state)
 	sp_free(&p);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, sp_setup, sp_teardown)
 
 int main(void)
 {
