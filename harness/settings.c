@@ -121,15 +121,17 @@ int sc_add_clamp(struct scenario *sc, const char *arg, int line, char *err,
 		 size_t errlen)
 {
 	char spec[64];
-	int n, rc;
+	size_t n;
+	int rc;
 
-	if ((rc = sc__parse_int(arg, 1, INT32_MAX, &n)) == -2)
+	/* A byte count as everywhere else in a scenario: 4096, 64KiB, 1MiB. */
+	if ((rc = sc__parse_size(arg, INT32_MAX, &n)) == -2)
 		return sc__say(err, errlen, "clamp-send '%s': at most %d", arg, INT32_MAX);
-	if (rc < 0)
+	if (rc < 0 || n == 0)
 		return sc__say(err, errlen,
-			   "clamp-send '%s': expected a byte count of at least 1",
+			   "clamp-send '%s': expected a byte count of at least 1 (4096, 64KiB, 1MiB)",
 			   arg);
-	snprintf(spec, sizeof(spec), "write:short=%d,repeat=forever", n);
+	snprintf(spec, sizeof(spec), "write:short=%zu,repeat=forever", n);
 	return sc_add_fault(sc, spec, line, err, errlen);
 }
 

@@ -279,6 +279,12 @@ static void test_clamp_send(void **state)
 	assert_string_equal(sc.faults[1].text, "write:short=1,repeat=forever");
 	assert_int_equal(sc.faults[1].line, 3);
 	sc_free(&sc);
+
+	/* A byte count with its unit, as a write's size takes. */
+	parse_ok("clamp-send 64KiB\nclamp-send 1M\n", &sc);
+	assert_string_equal(sc.faults[0].text, "write:short=65536,repeat=forever");
+	assert_string_equal(sc.faults[1].text, "write:short=1048576,repeat=forever");
+	sc_free(&sc);
 }
 
 static void test_refuse_write_forms(void **state)
@@ -1305,7 +1311,7 @@ static void test_error_simple_settings(void **state)
 	expect_error("role peer\n", 1, "role 'peer'", "client or server");
 	expect_error("allow-half-open maybe\n", 1, "allow-half-open 'maybe'", "yes or no");
 	expect_error("clamp-send 0\n", 1, "clamp-send '0'", "at least 1");
-	expect_error("clamp-send 4K\n", 1, "clamp-send '4K'", "byte count");
+	expect_error("clamp-send 4KB\n", 1, "clamp-send '4KB'", "byte count");
 	expect_error("clamp-send x\n", 1, "clamp-send 'x'");
 }
 
@@ -1475,7 +1481,7 @@ static void test_cli_settings(void **state)
 	assert_int_equal(sc_add_refuse(&sc, "EFOO", 0, err, sizeof(err)), -1);
 	assert_string_equal(err, "refuse-write 'EFOO': unknown errno 'EFOO'");
 	assert_int_equal(sc_add_clamp(&sc, "0", 0, err, sizeof(err)), -1);
-	assert_string_equal(err, "clamp-send '0': expected a byte count of at least 1");
+	assert_string_equal(err, "clamp-send '0': expected a byte count of at least 1 (4096, 64KiB, 1MiB)");
 	assert_int_equal(sc_add_signal(&sc, "SIGTERM", 0, err, sizeof(err)), -1);
 	assert_string_equal(err, "signal 'SIGTERM': expected SIG@SYSCALL:K or SIG@task:N");
 	assert_int_equal(sc_add_variant(&sc, "queue=ring", 0, err, sizeof(err)), -1);
