@@ -6,6 +6,7 @@
  * call the WebSocket socket.
  */
 #include "subject.h"
+#include "subject_pipe.h"
 #include "ws_frame.h"
 
 #include <stdio.h>
@@ -135,7 +136,7 @@ void subj_ws_start(struct conn *c, rs_socket *s, int server)
 	int rc = rs_ws_attach(s, &o, &ws_events, c, &c->ws);
 
 	if (rc < 0)
-		subj_fatal("rs_ws_attach: %s", strerror(-rc));
+		sp_fatal("rs_ws_attach: %s", strerror(-rc));
 }
 
 static const char *ws_kind_text(int kind)
