@@ -6,8 +6,9 @@
  * this file only writes through rs_socket_write, so io.c stays the only
  * file that reaches the fault gate.
  *
- * The queue (reference-prs/004 and the queue of the pull request it is
- * stacked on): a send that finds messages waiting, or the stream socket
+ * The queue (the oven-sh/bun pull request "ws: take the frame type of
+ * send() from options.binary", and the queue of oven-sh/bun#44520, which it
+ * is stacked on): a send that finds messages waiting, or the stream socket
  * holding bytes the kernel refused, waits at the end of the queue with its
  * frame type; one empty write with a callback marks the point where the
  * stream socket has sent what it holds, and the queue drains from there.
