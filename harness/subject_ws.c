@@ -162,7 +162,9 @@ void subj_ws_op(const struct sr_op *op, struct conn *c)
 	bytes = subj_op_bytes(op, c);
 	c->seq += op->len;
 	if (op->kind == SR_OP_WS_SEND) {
-		struct rs_ws_send_options so = { op->ws_binary, op->ws_fin };
+		struct rs_ws_send_options so = { .binary = op->ws_binary,
+						 .fin = op->ws_fin,
+						 .no_compress = op->ws_no_compress };
 		int number = ++c->ws_sends;
 		char opts[64] = "";
 
@@ -172,6 +174,9 @@ void subj_ws_op(const struct sr_op *op, struct conn *c)
 		if (op->ws_fin != 1)
 			snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
 				 " fin=%s", op->ws_fin == 0 ? "0" : "bad");
+		if (op->ws_no_compress != 0)
+			snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
+				 " compress=%s", op->ws_no_compress == 1 ? "false" : "bad");
 		rc = rs_ws_send(c->ws, bytes, op->len, op->ws_kind, &so);
 		subj_event(c->index, "ws-send#%d %zu %s%s -> %s", number, op->len,
 		      ws_kind_text(op->ws_kind), opts,

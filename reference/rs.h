@@ -620,10 +620,18 @@ struct rs_ws_options {
 };
 
 /* send()'s options, as npm ws's: binary RS_WS_BINARY_ABSENT (-1), 0 or
- * 1; fin 0 sends a fragment (the message goes on with the next send). */
+ * 1; fin 0 sends a fragment (the message goes on with the next send);
+ * no_compress 1 is npm ws's `compress: false`: the message goes out
+ * uncompressed (no RSV1) even with permessage-deflate agreed, and 0 (the
+ * default, `compress: true`) compresses by npm ws's rule (ws_deflate.h,
+ * rs_ws_deflate_wanted). As in npm ws's sender, a message's first frame
+ * decides for the whole message: the option of a later fragment is
+ * checked (0 or 1) but not used. Zero-initialised options are npm ws's
+ * defaults but for fin: write them with designated initializers. */
 struct rs_ws_send_options {
 	int binary;
 	int fin;
+	int no_compress;
 };
 
 /*
@@ -645,8 +653,8 @@ int rs_ws_attach(rs_socket *s, const struct rs_ws_options *o,
  * The frame goes to the stream socket in the call when nothing waits;
  * while the handshake is not done, or messages wait (the kernel refused
  * bytes and the stream socket still holds some), it waits at the end of
- * the queue, with its own frame type, and goes out in order once the
- * stream socket has sent what it holds. Returns 1 when the frame went to
+ * the queue, with its own frame type and options, and goes out in order
+ * once the stream socket has sent what it holds. Returns 1 when the frame went to
  * the stream socket, 0 when it waits, -EINVAL for a bad kind or option or
  * NULL data with len > 0 (refused at the call, nothing queued; the
  * legacy queues a bad call that finds messages waiting, and refuses it

@@ -123,3 +123,19 @@ def test_ws_deflate_setting_errors(tmp_path, text, problem):
     p = subprocess.run([str(WIRECHECK), "check", str(f)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2, p
     assert f"{f}{problem}" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("op, problem", [
+    ('ws-send "a" compress=maybe', ":3: compress=maybe: expected true, false or bad"),
+    ('ws-send "a" compress', ":3: unexpected 'compress' after 'ws-send'"),
+    # ws-send's options once shared a bit with try-write's `final`.
+    ('ws-send "a" final', ":3: unexpected 'final' after 'ws-send'"),
+])
+def test_ws_send_compress_option_errors(tmp_path, op, problem):
+    """ws-send's compress= takes true, false or bad (npm ws's option and a
+    value the stack must refuse); anything else names the file and line."""
+    f = tmp_path / "bad.wcs"
+    f.write_text(f"websocket yes\ntask\n  {op}\n")
+    p = subprocess.run([str(WIRECHECK), "check", str(f)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, p
+    assert f"{f}{problem}" in p.stderr, p.stderr

@@ -3,14 +3,18 @@
  * that tests/e2e/test_ws_wire.py can put it in front of real peers (npm
  * ws, python3-websockets, wsproto) without the harness.
  *
- *     ws_cell server [by-kind] [deflate] [echo]       listens on
+ *     ws_cell server [by-kind] [deflate] [no-compress] [echo]  listens on
  *                                                     127.0.0.1:0, prints
  *                                                     "port N"
  *     ws_cell client PORT [by-kind] [deflate] [echo]  connects to
  *                                                     127.0.0.1:PORT
  *
  * deflate enables permessage-deflate with npm ws's default options (the
- * client offers it, the server accepts an offer).
+ * client offers it, the server accepts an offer). no-compress (with
+ * deflate) sends each cell's message with npm ws's `compress: false`
+ * (rs_ws_send_options.no_compress); the empty send that ends a fragmented
+ * cell keeps the default, as npm ws's `send('', { fin: true })`, so the
+ * first fragment's choice must hold for the whole message.
  *
  * With echo, a connection sends nothing of its own: each message it
  * receives goes back with the same type (text as text, binary as binary),
@@ -45,6 +49,7 @@ static struct {
 	int server;
 	int port;
 	int deflate;
+	int no_compress;
 	int echo;
 	struct rs_config cfg;
 } C;
@@ -65,11 +70,13 @@ static void on_message(rs_ws *ws, const struct rs_ws_message *m, void *arg)
 static void on_open(rs_ws *ws, void *arg)
 {
 	struct cell *c = arg;
-	struct rs_ws_send_options o = { c->binary, c->fin };
+	struct rs_ws_send_options o = { .binary = c->binary, .fin = c->fin,
+					.no_compress = C.no_compress };
 	int r = rs_ws_send(ws, c->data, c->len, c->kind, &o);
 
 	if (r >= 0 && !c->fin) {
-		struct rs_ws_send_options last = { RS_WS_BINARY_ABSENT, 1 };
+		struct rs_ws_send_options last = {
+			.binary = RS_WS_BINARY_ABSENT, .fin = 1 };
 
 		r = rs_ws_send(ws, "", 0, RS_WS_KIND_TEXT, &last);
 	}
@@ -173,7 +180,7 @@ int main(int argc, char **argv)
 	int by_kind = 0;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: ws_cell server|client [PORT] [by-kind] [deflate] [echo]\n");
+		fprintf(stderr, "usage: ws_cell server|client [PORT] [by-kind] [deflate] [no-compress] [echo]\n");
 		return 2;
 	}
 	C.server = strcmp(argv[1], "server") == 0;
@@ -182,6 +189,8 @@ int main(int argc, char **argv)
 			by_kind = 1;
 		else if (strcmp(argv[i], "deflate") == 0)
 			C.deflate = 1;
+		else if (strcmp(argv[i], "no-compress") == 0)
+			C.no_compress = 1;
 		else if (strcmp(argv[i], "echo") == 0)
 			C.echo = 1;
 		else
