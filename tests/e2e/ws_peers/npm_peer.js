@@ -11,7 +11,10 @@
 //                                        ws_cell's echo does)
 // WS_DEFLATE=1 enables permessage-deflate with npm ws's default options on
 // every side (the raw peers of the wire modes offer and accept it as npm ws
-// does); unset or 0, no side offers or accepts it.
+// does); unset or 0, no side offers or accepts it. WS_COMPRESS=0 sends each
+// cell with npm ws's `compress: false` (the empty send that ends a
+// fragmented cell keeps the default: npm ws's sender follows the first
+// fragment).
 'use strict';
 const net = require('net');
 const crypto = require('crypto');
@@ -21,6 +24,7 @@ const [mode, a1, a2] = process.argv.slice(2);
 const cells = require('fs').readFileSync(0, 'utf8').split('\n').filter(Boolean).map(JSON.parse);
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 const DEFLATE = process.env.WS_DEFLATE === '1';
+const NO_COMPRESS = process.env.WS_COMPRESS === '0';
 
 // A text cell is a string (valid UTF-8 in every cell); bytes are a Buffer.
 const dataOf = c => (c.kind === 'text' ? Buffer.from(c.hex, 'hex').toString('utf8') : Buffer.from(c.hex, 'hex'));
@@ -28,6 +32,7 @@ function optsOf(c) {
   const o = {};
   if (c.binary !== null) o.binary = c.binary;
   if (!c.fin) o.fin = false;
+  if (NO_COMPRESS) o.compress = false;
   return o;
 }
 function sendCell(ws, c, close = true) {
