@@ -204,8 +204,10 @@ void subj_ws_configure(unsigned long long seed, size_t max_message)
 void subj_ws_deflate(const long v[6])
 {
 	W.deflate.enabled = v[0] != 0;
-	W.deflate.server_no_context_takeover = v[1] != 0;
-	W.deflate.client_no_context_takeover = v[2] != 0;
+	/* npm ws's values as rs_ws_deflate_options holds them (-1 false,
+	 * 1 true); rs_ws_attach refuses others. */
+	W.deflate.server_no_context_takeover = (int)v[1];
+	W.deflate.client_no_context_takeover = (int)v[2];
 	W.deflate.server_max_window_bits = (int)v[3];
 	W.deflate.client_max_window_bits = (int)v[4];
 	W.deflate.threshold = (size_t)v[5];

@@ -811,13 +811,7 @@ int rs_ws_attach(rs_socket *s, const struct rs_ws_options *o,
 							  : WS_DEFAULT_MAX_MESSAGE };
 	rs_ws *ws;
 
-	if (o->deflate.enabled &&
-	    ((o->deflate.server_max_window_bits &&
-	      (o->deflate.server_max_window_bits < 8 ||
-	       o->deflate.server_max_window_bits > 15)) ||
-	     (o->deflate.client_max_window_bits &&
-	      (o->deflate.client_max_window_bits < 8 ||
-	       o->deflate.client_max_window_bits > 15))))
+	if (o->deflate.enabled && rs_ws_deflate_options_check(&o->deflate) < 0)
 		return -EINVAL;
 	ws = calloc(1, sizeof(*ws));
 	if (!ws)

@@ -15,6 +15,11 @@
  * (rs_ws_send_options.no_compress); the empty send that ends a fragmented
  * cell keeps the default, as npm ws's `send('', { fin: true })`, so the
  * first fragment's choice must hold for the whole message.
+ * pmd=S,C,SM,CM enables permessage-deflate with those options
+ * (rs_ws_deflate_options' server_no_context_takeover,
+ * client_no_context_takeover, server_max_window_bits,
+ * client_max_window_bits: 0 not given, 1 true, -1 false, or a window);
+ * rs_ws_attach refusing them exits 2.
  *
  * With echo, a connection sends nothing of its own: each message it
  * receives goes back with the same type (text as text, binary as binary),
@@ -49,6 +54,7 @@ static struct {
 	int server;
 	int port;
 	int deflate;
+	struct rs_ws_deflate_options pmd;
 	int no_compress;
 	int echo;
 	struct rs_config cfg;
@@ -105,7 +111,7 @@ static void attach(rs_socket *s, int server)
 {
 	struct rs_ws_options o = { .server = server, .seed = 7 + C.next,
 				   .config = &C.cfg, .host = "127.0.0.1",
-				   .deflate = { .enabled = C.deflate } };
+				   .deflate = C.pmd };
 	rs_ws *ws;
 
 	if (rs_ws_attach(s, &o, C.echo ? &echo_events : &events,
@@ -180,7 +186,7 @@ int main(int argc, char **argv)
 	int by_kind = 0;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: ws_cell server|client [PORT] [by-kind] [deflate] [no-compress] [echo]\n");
+		fprintf(stderr, "usage: ws_cell server|client [PORT] [by-kind] [deflate] [pmd=S,C,SM,CM] [no-compress] [echo]\n");
 		return 2;
 	}
 	C.server = strcmp(argv[1], "server") == 0;
@@ -191,10 +197,22 @@ int main(int argc, char **argv)
 			C.deflate = 1;
 		else if (strcmp(argv[i], "no-compress") == 0)
 			C.no_compress = 1;
+		else if (strncmp(argv[i], "pmd=", 4) == 0) {
+			if (sscanf(argv[i] + 4, "%d,%d,%d,%d",
+				   &C.pmd.server_no_context_takeover,
+				   &C.pmd.client_no_context_takeover,
+				   &C.pmd.server_max_window_bits,
+				   &C.pmd.client_max_window_bits) != 4) {
+				fprintf(stderr, "ws_cell: bad %s\n", argv[i]);
+				return 2;
+			}
+			C.deflate = 1;
+		}
 		else if (strcmp(argv[i], "echo") == 0)
 			C.echo = 1;
 		else
 			C.port = atoi(argv[i]);
+	C.pmd.enabled = C.deflate;
 	C.cfg = (struct rs_config)RS_CONFIG_DEFAULTS;
 	C.cfg.ws = by_kind ? RS_WS_BY_KIND : RS_WS_BY_OPTION;
 	read_cells();
