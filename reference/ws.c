@@ -50,6 +50,7 @@ struct ws_msg {
 	int kind;
 	int binary;
 	int fin;
+	int no_compress;  /* npm ws's compress: false */
 	int close;        /* a close frame (rs_ws_close behind messages) */
 	int code;
 	size_t len;
@@ -139,12 +140,14 @@ static int ws_write_frame(rs_ws *ws, int kind, int binary, int fin,
 
 /*
  * A frame with permessage-deflate agreed: npm ws's decision on a message's
- * first frame (ws_deflate.h, rs_ws_deflate_wanted), which its later frames
- * follow; a compressed frame carries the payload deflated (the legacy's
- * text after its U+FFFD decode), RSV1 on the first frame only.
+ * first frame (ws_deflate.h, rs_ws_deflate_wanted, with the send's
+ * no_compress), which its later frames follow whatever their own option
+ * says (npm ws's sender keeps the first fragment's decision); a compressed
+ * frame carries the payload deflated (the legacy's text after its U+FFFD
+ * decode), RSV1 on the first frame only.
  */
 static int ws_write_deflated(rs_ws *ws, int kind, int binary, int fin,
-			     const void *data, size_t len)
+			     int no_compress, const void *data, size_t len)
 {
 	struct ws_pmd *d = ws->pmd;
 	int type = rs_ws_message_type(ws->by_kind, kind, binary);
@@ -155,11 +158,13 @@ static int ws_write_deflated(rs_ws *ws, int kind, int binary, int fin,
 	long n, zn;
 	int r;
 
-	if (type < 0 || (fin != 0 && fin != 1) || (!data && len > 0))
+	if (type < 0 || (fin != 0 && fin != 1) ||
+	    (no_compress != 0 && no_compress != 1) || (!data && len > 0))
 		return -EINVAL;
 	if (!ws->frag.open)
 		d->compress = rs_ws_deflate_wanted(&d->params, ws->server,
-						   d->opt.threshold, 0, len);
+						   d->opt.threshold,
+						   no_compress, len);
 	if (!d->compress)
 		return ws_write_frame(ws, kind, binary, fin, data, len);
 	if (ws->by_kind && kind == RS_WS_KIND_TEXT && !rs_utf8_valid(data, len)) {
@@ -193,10 +198,11 @@ static int ws_write_deflated(rs_ws *ws, int kind, int binary, int fin,
 
 /* A data frame, compressed or not. */
 static int ws_write_message(rs_ws *ws, int kind, int binary, int fin,
-			    const void *data, size_t len)
+			    int no_compress, const void *data, size_t len)
 {
 	if (ws->deflate)
-		return ws_write_deflated(ws, kind, binary, fin, data, len);
+		return ws_write_deflated(ws, kind, binary, fin, no_compress,
+					 data, len);
 	return ws_write_frame(ws, kind, binary, fin, data, len);
 }
 
@@ -253,7 +259,8 @@ static void ws_end(rs_ws *ws)
 /* The queue.                                                               */
 
 static int ws_enqueue(rs_ws *ws, int number, const void *data, size_t len,
-		      int kind, int binary, int fin, int close, int code)
+		      int kind, int binary, int fin, int no_compress,
+		      int close, int code)
 {
 	struct ws_msg *m = malloc(sizeof(*m) + len);
 
@@ -264,6 +271,7 @@ static int ws_enqueue(rs_ws *ws, int number, const void *data, size_t len,
 	m->kind = kind;
 	m->binary = binary;
 	m->fin = fin;
+	m->no_compress = no_compress;
 	m->close = close;
 	m->code = code;
 	m->len = len;
@@ -308,8 +316,8 @@ static void ws_drain(rs_ws *ws)
 				ws_end(ws);
 			continue;
 		}
-		r = ws_write_message(ws, m->kind, m->binary, m->fin, m->data,
-				     m->len);
+		r = ws_write_message(ws, m->kind, m->binary, m->fin,
+				     m->no_compress, m->data, m->len);
 		if (r == -EINVAL) {
 			if (ws->ev.on_send_error)
 				ws->ev.on_send_error(ws, m->number, r, ws->arg);
@@ -363,7 +371,7 @@ static int ws_send_small(rs_ws *ws, const void *data, size_t len, int type,
 }
 
 static int ws_send_any(rs_ws *ws, const void *data, size_t len, int kind,
-		       int binary, int fin);
+		       int binary, int fin, int no_compress);
 
 /* Whether a send can take the small path, but for its options: a server
  * on the fixed strategy without permessage-deflate, open, nothing waiting, at most 125 bytes, kind 1
@@ -388,29 +396,31 @@ int rs_ws_send(rs_ws *ws, const void *data, size_t len, int kind,
 			ws->sends++;
 			return ws_send_small(ws, data, len, kind, 1);
 		}
-		return ws_send_any(ws, data, len, kind, RS_WS_BINARY_ABSENT, 1);
+		return ws_send_any(ws, data, len, kind, RS_WS_BINARY_ABSENT, 1,
+				   0);
 	}
 	binary = o->binary;
 	fin = o->fin;
 	/* The small path takes valid calls alone (binary -1, 0 or 1, fin 0
-	 * or 1, as rs_ws_message_type checks); ws_send_any refuses the
+	 * or 1, as rs_ws_message_type checks, no_compress 0 or 1: without
+	 * permessage-deflate it changes nothing); ws_send_any refuses the
 	 * others, with the same -EINVAL. */
 	if (ws_small_ok(ws, data, len, kind) && (unsigned)(binary + 1) <= 2 &&
-	    (unsigned)fin <= 1) {
+	    (unsigned)fin <= 1 && (unsigned)o->no_compress <= 1) {
 		ws->sends++;
 		return ws_send_small(ws, data, len,
 				     binary < 0 ? kind : binary ? RS_WS_OP_BINARY
 								: RS_WS_OP_TEXT,
 				     fin);
 	}
-	return ws_send_any(ws, data, len, kind, binary, fin);
+	return ws_send_any(ws, data, len, kind, binary, fin, o->no_compress);
 }
 
 /* Every other send, out of line: the small one above then saves no
  * registers for it. */
 static RS__OUT_OF_LINE int ws_send_any(rs_ws *ws, const void *data,
 				       size_t len, int kind, int binary,
-				       int fin)
+				       int fin, int no_compress)
 {
 	int number, queued;
 
@@ -424,16 +434,18 @@ static RS__OUT_OF_LINE int ws_send_any(rs_ws *ws, const void *data,
 	 * queue did not look at the value. */
 	if (!ws->by_kind || !queued) {
 		if (rs_ws_message_type(ws->by_kind, kind, binary) < 0 ||
-		    (fin != 0 && fin != 1) || (!data && len > 0))
+		    (fin != 0 && fin != 1) ||
+		    (no_compress != 0 && no_compress != 1) ||
+		    (!data && len > 0))
 			return -EINVAL;
 	}
 	if (queued) {
 		int r = ws_enqueue(ws, number, data, len, kind, binary, fin,
-				   0, 0);
+				   no_compress, 0, 0);
 
 		return r < 0 ? r : 0;
 	}
-	return ws_write_message(ws, kind, binary, fin, data, len);
+	return ws_write_message(ws, kind, binary, fin, no_compress, data, len);
 }
 
 int rs_ws_ping(rs_ws *ws, const void *data, size_t len)
@@ -455,7 +467,7 @@ static int ws_close_behind(rs_ws *ws, int code, const void *reason,
 			   size_t len)
 {
 	if (ws->qhead || ws->waiting || ws->state == WS_CONNECTING) {
-		int r = ws_enqueue(ws, 0, reason, len, 0, 0, 1, 1, code);
+		int r = ws_enqueue(ws, 0, reason, len, 0, 0, 1, 0, 1, code);
 
 		if (r == 0) {
 			ws->close_sent = 1;  /* later sends fail from now */
@@ -800,13 +812,7 @@ int rs_ws_attach(rs_socket *s, const struct rs_ws_options *o,
 							  : WS_DEFAULT_MAX_MESSAGE };
 	rs_ws *ws;
 
-	if (o->deflate.enabled &&
-	    ((o->deflate.server_max_window_bits &&
-	      (o->deflate.server_max_window_bits < 8 ||
-	       o->deflate.server_max_window_bits > 15)) ||
-	     (o->deflate.client_max_window_bits &&
-	      (o->deflate.client_max_window_bits < 8 ||
-	       o->deflate.client_max_window_bits > 15))))
+	if (o->deflate.enabled && rs_ws_deflate_options_check(&o->deflate) < 0)
 		return -EINVAL;
 	ws = calloc(1, sizeof(*ws));
 	if (!ws)
