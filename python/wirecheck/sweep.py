@@ -68,24 +68,28 @@ CLAMPS = (1, 2, 3, 7, 64, 4096)
 BYTE_CONNS = 2
 
 # A WebSocket connection reports its end as ws-closed with the code: 1006
-# (abnormal closure, RFC 6455 7.1.5) is how it reports a failed write.
+# (abnormal closure, RFC 6455 7.1.5) is how it reports a failed write when
+# no close frame came from the peer. Once the peer's close came, the code
+# stays the peer's (7.1.5), and a failed answer shows as `unclean` (the
+# closing handshake did not complete, 7.1.4; npm ws: the peer's code with
+# wasClean false): the connection's one failure report then.
 _COMPLETION = re.compile(
     r"^(write#\d+ (?:cb|released) \S+|end cb \S+|finish|error \S+|"
-    r"close had_error=\d bytes_written=\d+|ws-closed code=\d+)")
-_WS_FAILED = "ws-closed code=1006"
+    r"close had_error=\d bytes_written=\d+|ws-closed code=\d+(?: unclean)?)")
+_WS_FAILED = re.compile(r"^ws-closed code=(?:1006|\d+ unclean)$")
 
 
 def _is_error(event: str) -> bool:
     """A completion event that reports the connection's failure."""
-    return event.startswith("error ") or event == _WS_FAILED
+    return event.startswith("error ") or bool(_WS_FAILED.match(event))
 
 
 def _errors(events: list[str]) -> list[str]:
     """A connection's failure reports: its `error` events, or for a
-    WebSocket one without them, its abnormal ws-closed (one failure, not
-    two)."""
+    WebSocket one without them, its abnormal or unclean ws-closed (one
+    failure, not two)."""
     return [e for e in events if e.startswith("error ")] or \
-        [e for e in events if e == _WS_FAILED]
+        [e for e in events if _WS_FAILED.match(e)]
 _EVENT = re.compile(r"^t\d+ c(\d+) (.*)$")
 
 

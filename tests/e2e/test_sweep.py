@@ -291,6 +291,41 @@ def test_a_websocket_reports_a_failed_write_as_an_abnormal_close():
                for b in sweep.judge(CLEAN, closed_ok, EPIPE))
 
 
+def test_a_failed_close_answer_keeps_the_peers_code_and_says_unclean():
+    # ws/ff68-server under EPIPE at byte 144, the close frame answering the
+    # peer's: the code stays the peer's (RFC 6455 7.1.5), and `unclean`
+    # (npm ws: wasClean false) is the connection's one failure report.
+    clean = trace("t1 c0 accept", "t4 c0 ws-peer-close 1000 reason=-",
+                  "t5 c0 ws-closed code=1000 dropped=0 bytes_written=19")
+    unclean = trace("t1 c0 accept", "t4 c0 ws-peer-close 1000 reason=-",
+                    "t4 c0 ws-closed code=1000 unclean dropped=0 bytes_written=15",
+                    peer=(15, "ee"), faults=[EPIPE_RULE], fired=[EPIPE_RULE])
+    assert sweep.judge(clean, unclean, EPIPE) == []
+    # A transient fault must leave the handshake clean, as the clean run's.
+    eagain = dict(unclean, peer={"bytes": 19, "sha256": "aa"})
+    assert any("completion events" in b for b in sweep.judge(clean, eagain, EAGAIN))
+
+
+@pytest.mark.parametrize("variants", [[], ["ws=by-kind"]], ids=["fixed", "legacy"])
+def test_the_stack_reports_a_close_answer_it_could_not_send(wirecheck, variants):
+    # The real stack: the clean run's handshake is clean; with the answer's
+    # write failed, ws-closed keeps code 1000 and says unclean, and the
+    # sweep's cell passes (it broke "no connection reported an error").
+    path = REPO / "scenarios" / "ws" / "ff68-server.wcs"
+    s = sweep.Sweep(str(path), variants=variants, binary=wirecheck)
+    closed = [e for e in s.run_clean()["events"] if " ws-closed " in e]
+    assert closed and closed[0].split(" ", 2)[2].startswith("ws-closed code=1000 dropped=0")
+    last = s.conn_bytes()[0] - 1
+    for fault in ("EPIPE", "ECONNRESET"):
+        cell = sweep.Cell(fault, conn=0, byte=last)
+        trace_ = sweep.runner.run(str(path), cell.flags(), variants=variants,
+                                  binary=wirecheck)
+        # The close frame (88 02 03 e8) is the stream's last 4 bytes.
+        assert any(e.endswith(f"ws-closed code=1000 unclean dropped=0 bytes_written={last - 3}")
+                   for e in trace_["events"]), trace_["events"]
+        assert s.run_cell(cell).broken == []
+
+
 def test_an_early_end_of_stream_on_a_half_open_connection_may_wait_for_ever():
     # half-open/eof-with-queued-write: the application answers data it
     # never got, and half-open keeps the connection open for its answer.
