@@ -376,3 +376,43 @@ def test_a_scenario_whose_clean_run_hangs_gets_no_cells():
     assert s.cells() == []
     s.clean = CLEAN
     assert s.cells() != []
+
+
+def test_a_declared_scenario_may_change_its_declared_bytes_only():
+    # queue/owned-write-then-change's declaration: bytes 32..63 of
+    # connection 0 may differ (an owned write changed before its release).
+    decl = sweep.DECLARED["queue/owned-write-then-change.wcs"]
+    assert decl.reason and (decl.conn, decl.start, decl.end) == (0, 32, 64)
+    a, c, d = "61" * 32, "63" * 7 + "64" * 25, "64" * 32
+    clean = dict(CLEAN, peer={"bytes": 64, "sha256": "c", "hex": a + c})
+    run = dict(clean, peer={"bytes": 64, "sha256": "d", "hex": a + d},
+               faults=["write:errno=EAGAIN"], fired={"calls": [{"rule": "write:errno=EAGAIN"}]})
+    waived: list = []
+    assert sweep.judge(clean, run, EAGAIN, declared=decl, waived=waived) == []
+    assert len(waived) == 1 and "declared bytes only" in waived[0]
+    # Without the declaration the same run is broken.
+    assert any("the peer got 64 bytes" in b for b in sweep.judge(clean, run, EAGAIN))
+    # A byte changed outside the declared ones is broken all the same.
+    outside = dict(run, peer={"bytes": 64, "sha256": "e", "hex": "62" + a[2:] + d})
+    assert any("the peer got 64 bytes" in b
+               for b in sweep.judge(clean, outside, EAGAIN, declared=decl))
+    # Fewer bytes under a transient fault: broken too.
+    short = dict(run, peer={"bytes": 63, "sha256": "f", "hex": a + d[:-2]})
+    assert sweep.judge(clean, short, EAGAIN, declared=decl) != []
+
+
+def test_the_declaration_is_honoured_and_an_undeclared_copy_is_broken(wirecheck, tmp_path):
+    # The real scenario under EAGAIN at byte 63: the owned write's first
+    # call is refused, so all of it goes out after the change ('d').
+    path = REPO / "scenarios" / "queue" / "owned-write-then-change.wcs"
+    cell = sweep.Cell("EAGAIN", conn=0, byte=63)
+    declared = sweep.Sweep(str(path), binary=wirecheck).run_cell(cell)
+    assert declared.outcome == "declared" and declared.broken == []
+    assert "declared bytes only" in declared.waived[0]
+    # The same scenario, not declared (another path): the same run is broken.
+    copy_ = tmp_path / "owned-write-then-change.wcs"
+    copy_.write_text(path.read_text())
+    assert sweep.declaration(str(copy_)) is None
+    undeclared = sweep.Sweep(str(copy_), binary=wirecheck).run_cell(cell)
+    assert undeclared.outcome == "broken"
+    assert any("the peer got 64 bytes" in b for b in undeclared.broken)
