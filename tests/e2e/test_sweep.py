@@ -416,3 +416,58 @@ def test_the_declaration_is_honoured_and_an_undeclared_copy_is_broken(wirecheck,
     undeclared = sweep.Sweep(str(copy_), binary=wirecheck).run_cell(cell)
     assert undeclared.outcome == "broken"
     assert any("the peer got 64 bytes" in b for b in undeclared.broken)
+
+
+def test_a_fault_past_the_traces_list_of_fired_calls_still_fired():
+    # half-open/peer-closes-after-reply: its 16 KiB clamp fires at all 512
+    # sends, the trace lists the first 256, and zero@2 lands on the last
+    # recv. The counts say the zero came: a hang after it is by design.
+    clamp = "write:short=16384,repeat=forever"
+    listed = [{"rule": clamp}] * 256
+    clean = dict(CLEAN, faults=[clamp], peer={"bytes": 8388608, "sha256": "cc"},
+                 fired={"total": 512, "refused": {}, "calls": listed})
+    zero, rule = sweep.Cell("zero", 2), "read:zero,after=1"
+    hung = dict(trace("t1 c0 accept", "t2 c0 eof", peer=(0, "ee")),
+                exit={"code": None, "timed_out": True}, faults=[clamp, rule],
+                fired={"total": 513, "refused": {"recv": 1}, "calls": listed})
+    assert sweep.judge(clean, hung, zero, half_open=True) == []
+    # Killed before the zero (fewer changed calls, none refused): a hang.
+    unfired = dict(hung, fired={"total": 300, "refused": {}, "calls": listed})
+    assert any("hung" in b for b in sweep.judge(clean, unfired, zero, half_open=True))
+    # A fatal fault past the list, in a run that ended: judged as fatal
+    # (an error owed), not as a run that must be the clean one.
+    epipe = sweep.Cell("EPIPE", conn=0, byte=8388607)
+    failed = dict(trace("t1 c0 accept", "t3 c0 error EPIPE send",
+                        "t3 c0 close had_error=1 bytes_written=4194304",
+                        peer=(4194304, "ee")), faults=[clamp, "write:errno=EPIPE"],
+                  fired={"total": 257, "refused": {"send": 1}, "calls": listed})
+    assert sweep.judge(clean, failed, epipe) == []
+
+
+def test_a_zero_cell_killed_before_its_zero_came_runs_again_with_the_full_timeout(
+        monkeypatch):
+    # The 5 s timeout of a zero cell on a half-open scenario is for the
+    # hang after the zero. Under load the run may not reach the zero in 5 s
+    # (the last full sweep, at a load of 30: zero@2 of
+    # half-open/peer-closes-after-reply, 8 MiB before it): slow, not hung.
+    path = str(REPO / "scenarios" / "half-open" / "peer-closes-after-reply.wcs")
+    s = sweep.Sweep(path, binary=sys.executable, timeout=60)
+    assert s.half_open
+    s.clean = CLEAN
+    zero = sweep.Cell("zero", 2)
+    killed = dict(trace("t1 c0 accept"), exit={"code": None, "timed_out": True},
+                  faults=["read:zero,after=1"], fired={"total": 0, "calls": []})
+    calls = []
+
+    def run(path_, flags, **kw):
+        calls.append(list(flags))
+        return killed if flags[-2:] == ["--timeout", "5"] else \
+            dict(CLEAN, faults=["read:zero,after=1"])
+    monkeypatch.setattr(sweep.runner, "run", run)
+    res = s.run_cell(zero)
+    assert [f[-2:] for f in calls] == [["--timeout", "5"], ["--timeout", "60"]]
+    assert res.broken == [] and res.command[-2:] == ["--timeout", "60"]
+    # A run that hangs with the full timeout too is a hang.
+    calls.clear()
+    monkeypatch.setattr(sweep.runner, "run", lambda p, f, **kw: calls.append(f) or killed)
+    assert any("hung" in b for b in s.run_cell(zero).broken) and len(calls) == 2
