@@ -721,9 +721,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     declared = 0
     for s in report["scenarios"]:
         d = s.get("declared") or {}
-        for cid in d.get("cells") or {}:
-            declared += 1
-            print(f"DECLARED {s['path']} {cid}: {d['reason']}", file=sys.stderr)
+        if d.get("cells"):
+            declared += len(d["cells"])
+            print(f"DECLARED {s['path']}{' ' + ' '.join(s['variants']) if s['variants'] else ''} "
+                  f"{' '.join(d['cells'])}: {d['reason']}", file=sys.stderr)
     print(f"wirecheck sweep: {report['cells']} runs over {len(report['scenarios'])} "
           f"sweep(s), {report['failing']} broke an invariant, {declared} passed by a "
           f"declaration, {report['seconds']}s", file=sys.stderr)

@@ -471,3 +471,17 @@ def test_a_zero_cell_killed_before_its_zero_came_runs_again_with_the_full_timeou
     calls.clear()
     monkeypatch.setattr(sweep.runner, "run", lambda p, f, **kw: calls.append(f) or killed)
     assert any("hung" in b for b in s.run_cell(zero).broken) and len(calls) == 2
+
+
+def test_wirecheck_sweep_prints_and_records_the_declared_cells(wc, tmp_path):
+    path = REPO / "scenarios" / "queue" / "owned-write-then-change.wcs"
+    out = tmp_path / "sweep.json"
+    proc = wc("sweep", path, "-k", "1", "-b", "2", "--output", out)
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(out.read_text())
+    (s,) = res["scenarios"]
+    assert res["failing"] == 0 and res["declared"] == len(s["declared"]["cells"]) > 0
+    assert s["declared"]["reason"].startswith("connection 0, bytes 32..63: ")
+    assert {s["outcomes"][c] for c in s["declared"]["cells"]} == {"declared"}
+    assert f"DECLARED {path} " in proc.stderr
+    assert f"0 broke an invariant, {res['declared']} passed by a declaration" in proc.stderr
