@@ -105,8 +105,12 @@ static void ws_ev_close(rs_ws *ws, int code, size_t dropped, void *arg)
 	struct conn *c = arg;
 
 	c->written = rs_socket_bytes_written(rs_ws_socket(ws));
-	subj_event(c->index, "ws-closed code=%d dropped=%zu bytes_written=%llu", code,
-	      dropped, (unsigned long long)c->written);
+	/* " unclean" where the code alone does not say it: the peer's close
+	 * came (its code) but our answer did not go out (1006 never is). */
+	subj_event(c->index, "ws-closed code=%d%s dropped=%zu bytes_written=%llu",
+		   code,
+		   code != RS_WS_CLOSE_ABNORMAL && !rs_ws_was_clean(ws) ? " unclean" : "",
+		   dropped, (unsigned long long)c->written);
 	c->ws = NULL;
 	c->sock = NULL;
 }

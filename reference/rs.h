@@ -702,6 +702,16 @@ int rs_ws_close(rs_ws *ws, int code, const void *reason, size_t len);
 size_t rs_ws_buffered_amount(const rs_ws *ws);
 /* Messages waiting in the queue (not yet handed to the stream socket). */
 size_t rs_ws_waiting(const rs_ws *ws);
+/*
+ * Whether the connection closed cleanly, as npm ws's CloseEvent.wasClean
+ * (RFC 6455 7.1.4: the closing handshake completed): 1 when the peer's
+ * close frame came and ours went out whole (the stream socket ended with
+ * every byte, our close frame among them, taken by the kernel), else 0.
+ * Meant for on_close, whose code stays the peer's when the peer's close
+ * came (RFC 6455 7.1.5), even when the answer could not be sent: then
+ * this says 0, as npm ws gives the peer's code with wasClean false.
+ */
+int rs_ws_was_clean(const rs_ws *ws);
 /* The stream socket under ws. */
 rs_socket *rs_ws_socket(const rs_ws *ws);
 

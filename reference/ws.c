@@ -73,6 +73,9 @@ struct rs_ws {
 	int peer_code;
 	int ending;        /* rs_socket_end was called */
 	int close_queued;  /* our close frame waits in the queue */
+	int close_written; /* our close frame went to the stream socket */
+	int finished;      /* the stream's end went out: every byte before it
+			    * (our close frame among them) is with the kernel */
 	/* The handshake. */
 	char *head;
 	size_t head_len;
@@ -236,14 +239,21 @@ static int ws_write_close(rs_ws *ws, int code, const void *reason,
 {
 	uint8_t p[RS_WS_MAX_CONTROL];
 
+	int r;
+
 	ws->close_sent = 1;
-	if (code == 0)
-		return ws_write_control(ws, RS_WS_OP_CLOSE, NULL, 0);
-	p[0] = (uint8_t)(code >> 8);
-	p[1] = (uint8_t)code;
-	if (len)
-		memcpy(p + 2, reason, len);
-	return ws_write_control(ws, RS_WS_OP_CLOSE, p, len + 2);
+	if (code == 0) {
+		r = ws_write_control(ws, RS_WS_OP_CLOSE, NULL, 0);
+	} else {
+		p[0] = (uint8_t)(code >> 8);
+		p[1] = (uint8_t)code;
+		if (len)
+			memcpy(p + 2, reason, len);
+		r = ws_write_control(ws, RS_WS_OP_CLOSE, p, len + 2);
+	}
+	if (r >= 0)
+		ws->close_written = 1;
+	return r;
 }
 
 /* Ends the stream once (the close handshake is over, or failed). */
@@ -496,6 +506,11 @@ size_t rs_ws_buffered_amount(const rs_ws *ws)
 	size_t held = ws->sock ? rs_socket_writable_length(ws->sock) : 0;
 
 	return held + ws->qbytes;
+}
+
+int rs_ws_was_clean(const rs_ws *ws)
+{
+	return ws->close_received && ws->close_written && ws->finished;
 }
 
 size_t rs_ws_waiting(const rs_ws *ws)
@@ -778,6 +793,16 @@ static void ws_pmd_free(rs_ws *ws)
 	ws->pmd = NULL;
 }
 
+/* The stream socket's end went out (never after a failed write: the
+ * socket closes on the error instead). */
+static void ws_on_finish(rs_socket *s, void *arg)
+{
+	rs_ws *ws = arg;
+
+	(void)s;
+	ws->finished = 1;
+}
+
 static void ws_on_close(rs_socket *s, int had_error, void *arg)
 {
 	rs_ws *ws = arg;
@@ -800,6 +825,7 @@ static void ws_on_close(rs_socket *s, int had_error, void *arg)
 
 static const struct rs_socket_events ws_socket_events = {
 	.on_data = ws_on_data,
+	.on_finish = ws_on_finish,
 	.on_close = ws_on_close,
 };
 

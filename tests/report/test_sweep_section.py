@@ -90,7 +90,8 @@ def test_the_section_gives_size_time_and_each_broken_invariant_with_its_command(
             "`build/bin/wirecheck run scenarios/batching/several-writes.wcs --fault "
             "write:errno=EPIPE,conn=0,byte=18 --variant batch=off` |") in text
     assert "[plot](sweep-batching-several-writes.svg)" in text
-    assert "| EPIPE | 6 | 1 |" in text
+    assert "| EPIPE | 6 | 1 | 0 |" in text
+    assert "### Declared by design: 0" in text
     (line,) = sec.summary(report)
     assert line.startswith("- Fault sweep (") and line.endswith("; 1 broke an invariant.")
 
@@ -163,3 +164,25 @@ def test_a_sweep_whose_clean_run_hung_says_so(saved):
     data["scenarios"][1].update(cells=0, outcomes={}, failures=[], clean_exit="timed out")
     text = "\n".join(sec.markdown({"sweep": data, "files": []}))
     assert "legacy batch=off: the clean run hung, not swept" in text
+
+
+def test_cells_passed_by_a_declaration_are_listed_with_the_reason_and_drawn_apart(saved, tmp_path):
+    data = sec.load(saved)
+    s = data["scenarios"][0]
+    s["outcomes"]["EAGAIN@1"] = "declared"
+    s["declared"] = {"reason": "connection 0, bytes 32..63: an owned write changed",
+                     "cells": {"EAGAIN@1": ["connection 0: ... declared bytes only"]}}
+    data["declared"] = 1
+    text = "\n".join(sec.markdown({"sweep": data, "files": []}))
+    assert "### Declared by design: 1" in text
+    assert ("| `scenarios/batching/several-writes.wcs` | fixed | connection 0, bytes "
+            "32..63: an owned write changed | `EAGAIN@1` |") in text
+    assert "| EAGAIN | 2 | 0 | 1 |" in text
+    assert "fixed 7 runs, 0 broken, 1 by declaration" in text
+    (line,) = sec.summary({"sweep": data})
+    assert line.endswith("1 broke an invariant, 1 passed by a scenario's declaration.")
+    out = tmp_path / "p.svg"
+    sec.plot_scenario(s["path"], data["scenarios"], out)
+    svg = out.read_text()
+    assert "kept, but for declared bytes" in svg
+    assert sec.DECLARED_COLOR in svg or sec.DECLARED_COLOR.upper() in svg

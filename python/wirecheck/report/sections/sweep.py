@@ -22,6 +22,8 @@ DEFAULT_JSON = REPO / "reports" / "sweep" / "sweep.json"
 FAULT_ORDER = ("EAGAIN", "EINTR", "ENOBUFS", "short1", "signal", "EPIPE", "ECONNRESET",
                "death", "zero", "clamp")
 OK_COLOR, BROKEN_COLOR, NONE_COLOR = "#4daf4a", "#e41a1c", "#eeeeee"
+# A cell that passed by its scenario's declaration (docs/sweeps.md).
+DECLARED_COLOR = "#377eb8"
 
 _CELL = re.compile(r"^(?P<fault>[^@]+)@(?:(?P<k>\d+)|c(?P<conn>\d+)\.b(?P<byte>\d+))$")
 
@@ -108,7 +110,8 @@ def _exit_mark(text: str) -> str:
 def plot_scenario(path: str, sweeps: list[dict], out: Path, extra_formats=()) -> None:
     """One scenario: a panel per strategy, a row per fault, a column per
     place (call k, byte N of connection C, clamp N); green when the run
-    kept every invariant, red when it broke one, grey when the strategy
+    kept every invariant, blue when it kept them but for the bytes its
+    scenario declares (docs/sweeps.md), red when it broke one, grey when the strategy
     had no such cell; a label when the subject did not exit 0 (TERM: it
     died of the sweep's SIGTERM, t/o: the run's timeout)."""
     from ..plots import _plt, _save
@@ -124,8 +127,8 @@ def plot_scenario(path: str, sweeps: list[dict], out: Path, extra_formats=()) ->
         for y, f in enumerate(faults):
             for x, c in enumerate(cols):
                 outcome, ex = cells.get((i, f, c), (None, ""))
-                color = NONE_COLOR if outcome is None else (
-                    OK_COLOR if outcome == "ok" else BROKEN_COLOR)
+                color = NONE_COLOR if outcome is None else {
+                    "ok": OK_COLOR, "declared": DECLARED_COLOR}.get(outcome, BROKEN_COLOR)
                 broken += outcome == "broken"
                 ax.add_patch(plt.Rectangle((x, y), 0.94, 0.9, color=color, lw=0))
                 mark = _exit_mark(ex)
@@ -142,10 +145,13 @@ def plot_scenario(path: str, sweeps: list[dict], out: Path, extra_formats=()) ->
             ax.spines[side].set_visible(False)
         ax.set_title(f"{strategy(s)}: {s.get('cells', 0)} runs, {broken} broken", fontsize=9)
     fig.suptitle(f"{path}: outcome by fault and place", fontsize=10)
-    fig.legend(handles=[Patch(color=OK_COLOR, label="invariants kept"),
-                        Patch(color=BROKEN_COLOR, label="an invariant broken"),
-                        Patch(color=NONE_COLOR, label="no such cell")],
-               loc="lower center", ncol=3, fontsize=7, frameon=False,
+    handles = [Patch(color=OK_COLOR, label="invariants kept")]
+    if any(o == "declared" for o, _ in cells.values()):
+        handles.append(Patch(color=DECLARED_COLOR, label="kept, but for declared bytes"))
+    handles += [Patch(color=BROKEN_COLOR, label="an invariant broken"),
+                Patch(color=NONE_COLOR, label="no such cell")]
+    fig.legend(handles=handles,
+               loc="lower center", ncol=len(handles), fontsize=7, frameon=False,
                bbox_to_anchor=(0.5, -0.02))
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     _save(fig, out, extra_formats)
@@ -176,6 +182,17 @@ def broken_rows(data: dict) -> list[list[str]]:
             for s in data["scenarios"] for f in s.get("failures", [])]
 
 
+def declared_rows(data: dict) -> list[list[str]]:
+    """A row per sweep whose cells passed by its scenario's declaration."""
+    rows = []
+    for s in data["scenarios"]:
+        d = s.get("declared") or {}
+        if d.get("cells"):
+            rows.append([f"`{s['path']}`", strategy(s), d.get("reason", ""),
+                         ", ".join(f"`{c}`" for c in d["cells"])])
+    return rows
+
+
 def size_text(data: dict) -> str:
     scen = len({s["path"] for s in data["scenarios"]})
     cores = data.get("cores")
@@ -195,7 +212,9 @@ def summary(report: dict) -> list[str]:
     if not data:
         return []
     return [f"- Fault sweep (`{data.get('file', 'sweep.json')}`): {size_text(data)}; "
-            f"{data['failing']} broke an invariant."]
+            f"{data['failing']} broke an invariant"
+            + (f", {data['declared']} passed by a scenario's declaration"
+               if data.get("declared") else "") + "."]
 
 
 def markdown(report: dict) -> list[str]:
@@ -208,9 +227,10 @@ def markdown(report: dict) -> list[str]:
     by_kind: dict = {}
     for s in data["scenarios"]:
         for cid, outcome in s.get("outcomes", {}).items():
-            k = by_kind.setdefault(fault_of(cid), [0, 0])
+            k = by_kind.setdefault(fault_of(cid), [0, 0, 0])
             k[0] += 1
             k[1] += outcome == "broken"
+            k[2] += outcome == "declared"
     settings = [f"calls 1..{data['k_max']}" if data.get("k_max") else "every writing call",
                 f"{data.get('n_bytes', 0)} bytes of each of the first 2 connections"]
     L += [f"`{data.get('file', 'sweep.json')}`: {size_text(data)}; "
@@ -221,11 +241,11 @@ def markdown(report: dict) -> list[str]:
     if data.get("command"):
         cmd = data["command"]
         L += [f"Command: `{cmd if len(cmd) < 300 else cmd[:300] + ' ...'}`", ""]
-    L += md_table(["fault", "runs", "broke an invariant"],
-                  ([f, fmt_int(v[0]), fmt_int(v[1])] for f, v in
+    L += md_table(["fault", "runs", "broke an invariant", "passed by a declaration"],
+                  ([f, fmt_int(v[0]), fmt_int(v[1]), fmt_int(v[2])] for f, v in
                    sorted(by_kind.items(), key=lambda kv: (FAULT_ORDER.index(kv[0])
                                                            if kv[0] in FAULT_ORDER else 99))),
-                  "lrr")
+                  "lrrr")
     rows = broken_rows(data)
     L += ["", f"### Invariants broken: {len(rows)}", ""]
     if rows:
@@ -233,13 +253,25 @@ def markdown(report: dict) -> list[str]:
                       "llllll")
     else:
         L += ["None: every run kept every invariant."]
+    decl = declared_rows(data)
+    L += ["", f"### Declared by design: {len(decl)}", ""]
+    if decl:
+        L += ["Cells that kept every invariant but for bytes their scenario declares "
+              "(`DECLARED` in python/wirecheck/sweep.py, docs/sweeps.md): each passes "
+              "only because of the reason given; the same outcome in a scenario "
+              "without the declaration is broken.", ""]
+        L += md_table(["scenario", "strategy", "declaration", "cells"], decl, "llll")
+    else:
+        L += ["None."]
     L += ["", "### Per scenario", ""]
     table = []
     for path, sweeps in by_scenario(data):
         per = "; ".join(f"{strategy(s)}: the clean run hung, not swept"
                         if s.get("clean_exit") == "timed out" else
                         f"{strategy(s)} {s.get('cells', 0)} runs, "
-                        f"{len(s.get('failures', []))} broken" for s in sweeps)
+                        f"{len(s.get('failures', []))} broken"
+                        + (f", {len((s.get('declared') or {}).get('cells') or {})} by declaration"
+                           if s.get("declared") else "") for s in sweeps)
         plot = plot_name(path)
         link = f"[plot]({plot})" if plot in report.get("files", []) else "-"
         table.append([f"`{path}`", per, link])
