@@ -575,7 +575,8 @@ struct rs_ws_events {
 	/* The peer broke the protocol, or the handshake failed: code is the
 	 * close code this side sent (1002, 1007, 1009, 1011) or, in the
 	 * handshake, the HTTP status (400, 426, 431) or 1002 for a bad
-	 * answer at a client. The stream is ended after it. */
+	 * answer at a client. The stream is ended after it (a server's
+	 * refusal closes once its answer is out, as npm ws's does). */
 	void (*on_error)(rs_ws *ws, int code, const char *problem, void *arg);
 	/* Legacy (ws=by-kind) only: send number `number` (counted from 1
 	 * over every rs_ws_send call) waited in the queue and was refused

@@ -653,7 +653,9 @@ static void ws_opened(rs_ws *ws)
 	ws_drain(ws);
 }
 
-/* Refuses an Upgrade request with status (400, 426 or 431) and ends. */
+/* Refuses an Upgrade request with status (400, 426 or 431), ends, and
+ * closes once the answer is out without waiting for the peer's FIN, as
+ * npm ws's abortHandshake (`socket.once('finish', socket.destroy)`). */
 static void ws_refuse(rs_ws *ws, int status, const char *problem)
 {
 	const char *answer = status == 426
@@ -667,7 +669,10 @@ static void ws_refuse(rs_ws *ws, int status, const char *problem)
 	if (ws->ev.on_error)
 		ws->ev.on_error(ws, status, problem, ws->arg);
 	ws->ending = 1;
-	rs_socket_end(ws->sock, answer, strlen(answer), NULL, NULL);
+	if (rs_socket_end(ws->sock, answer, strlen(answer), NULL, NULL) < 0)
+		rs_socket_destroy(ws->sock, 0);
+	else
+		rs_socket_destroy_soon(ws->sock);
 }
 
 /* A server's handshake: answers the Upgrade request. Returns the head's
