@@ -43,7 +43,15 @@ def rps(fixed, separate, node):
             "load_average": [1.5, 2.25],
             "cpu_us": {"runs": {}, "median": {"fixed": 20.0, "separate": 25.0, "node": 60.0},
                        "min": {"fixed": 18.0, "separate": 24.0, "node": 50.0},
-                       "max": {"fixed": 22.5, "separate": 30.0, "node": 70.0}}}
+                       "max": {"fixed": 22.5, "separate": 30.0, "node": 70.0}},
+            "wrk_cpu_us": {"runs": {}, "median": {"fixed": 40.0, "separate": 41.0, "node": 45.0},
+                           "min": {}, "max": {}},
+            "busy": {"server": {"median": {"fixed": 0.5, "separate": 0.61, "node": 0.99}},
+                     "wrk": {"median": {"fixed": 0.98, "separate": 0.97, "node": 0.75}}},
+            "limit": {"fixed": "wrk", "separate": "wrk", "node": "wrk"},
+            "syscalls_under_wrk": {"runs": {}, "median": {"fixed": 1.0, "separate": 3.0},
+                                   "min": {"fixed": 1.0, "separate": 3.0},
+                                   "max": {"fixed": 1.002, "separate": 3.01}}}
 
 
 CHUNKED = {
@@ -116,6 +124,42 @@ def test_server_cpu_table():
     without = dict(CHUNKED, rps={k: {kk: vv for kk, vv in v.items() if kk != "cpu_us"}
                                  for k, v in CHUNKED["rps"].items()})
     assert "Server CPU" not in "\n".join(section.markdown(report_with(without)))
+
+
+def test_who_limits_table():
+    """Per payload and side: server / wrk CPU µs per response, the share of
+    its CPU each used, and the costlier side; none without wrk's figures."""
+    text = "\n".join(section.markdown(report_with(CHUNKED)))
+    assert "### Who limits the requests per second (the same wrk runs)" in text
+    assert ("| 8 KiB | 20.0 / 40.0 (50% / 98%) | 25.0 / 41.0 (61% / 97%) | "
+            "60.0 / 45.0 (99% / 75%) | fixed: wrk, separate: wrk, node: wrk |") in text
+    without = dict(CHUNKED, rps={k: {kk: vv for kk, vv in v.items() if kk != "wrk_cpu_us"}
+                                 for k, v in CHUNKED["rps"].items()})
+    assert "Who limits" not in "\n".join(section.markdown(report_with(without)))
+    assert "| 8 KiB | 1.000 [1.000, 1.002] | 3.000 [3.000, 3.010] |" in text
+
+
+def test_bench_names_the_costlier_side_and_says_so_in_a_target():
+    """bench/chunked.py's rps_row: wrk is the limit of a side when it needs
+    more CPU per response than the server; a req/s target between two sides
+    both bound by wrk then says what each server costs."""
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import chunked as bench
+    finally:
+        sys.path.pop(0)
+    runs = {"fixed": [100.0, 101.0], "separate": [102.0, 99.0]}
+    row = bench.rps_row(runs, {"fixed": [20.0, 22.0], "separate": [30.0, 28.0]}, {},
+                        {"fixed": [50.0, 52.0], "separate": [25.0, 27.0]},
+                        {"server": {"fixed": [0.4, 0.4], "separate": [0.9, 0.9]},
+                         "wrk": {"fixed": [1.0, 1.0], "separate": [0.9, 0.9]}})
+    assert row["limit"] == {"fixed": "wrk", "separate": "server"}
+    assert row["busy"]["server"]["median"] == {"fixed": 0.4, "separate": 0.9}
+    assert bench.bound_note(row, "separate") == ""
+    row["limit"]["separate"] = "wrk"
+    assert bench.bound_note(row, "separate") == (
+        "; wrk costs more than the server: wrk 51.0 / 26.0 µs per response, "
+        "server 21.0 / 29.0 µs (fixed / separate: x1.38 the server CPU)")
 
 
 def test_targets_and_summary():

@@ -102,6 +102,43 @@ def cpu_rows(ch: dict) -> list[list[str]]:
     return rows
 
 
+def limit_rows(ch: dict) -> list[list[str]]:
+    """One row per payload: each side's CPU µs per response, server / wrk,
+    with the share of its own CPU each used while wrk ran, and which of the
+    two needs more CPU per response (so saturates its CPU first)."""
+    rows = []
+    for size in _sizes(ch):
+        row = (ch.get("rps") or {}).get(str(size)) or {}
+        c, w, b = row.get("cpu_us"), row.get("wrk_cpu_us"), row.get("busy")
+        if not (c and w and b):
+            continue
+        cells = [iec(size)]
+        for s in _sides(ch):
+            if s not in c["median"]:
+                cells.append("-")
+                continue
+            cells.append(f"{c['median'][s]:.1f} / {w['median'][s]:.1f} "
+                         f"({b['server']['median'][s]:.0%} / {b['wrk']['median'][s]:.0%})")
+        lim = row.get("limit") or {}
+        cells.append(", ".join(f"{TITLES[s].split()[0]}: {lim[s]}" for s in _sides(ch) if s in lim))
+        rows.append(cells)
+    return rows
+
+
+def loaded_syscalls_rows(ch: dict) -> list[list[str]]:
+    """One row per payload: the reference server's send + sendmsg per
+    response in the wrk runs (keep-alive), fixed and separate, median [min,
+    max]."""
+    rows = []
+    for size in _sizes(ch):
+        k = ((ch.get("rps") or {}).get(str(size)) or {}).get("syscalls_under_wrk")
+        if not k:
+            continue
+        rows.append([iec(size)] + [f"{k['median'][s]:.3f} [{k['min'][s]:.3f}, {k['max'][s]:.3f}]"
+                                   if s in k["median"] else "-" for s in ("fixed", "separate")])
+    return rows
+
+
 def summary(report: dict) -> list[str]:
     ch = report["bench"].get(NAME)
     if not ch:
@@ -176,6 +213,25 @@ def markdown(report: dict) -> list[str]:
         L += md_table(["payload", *(TITLES[s] for s in sides),
                        *(f"{TITLES[o]}/fixed" for o in others)], cpu,
                       "l" + "r" * (len(sides) + len(others)))
+    lim = limit_rows(ch)
+    if lim:
+        L += ["", "### Who limits the requests per second (the same wrk runs)", "",
+              "Server and wrk each have a CPU of their own, so the one that needs more CPU "
+              "per response saturates its CPU first and bounds the requests per second; "
+              "what the other saves then does not show in them. A cell is the server's CPU "
+              "µs per response / wrk's (its user and kernel time over the same requests), "
+              "and in brackets the share of its own CPU each used while wrk ran (CPU time "
+              "over wall time); medians of the runs. Shares well below 100% on both sides "
+              "mean neither saturated: other work on the machine held them back.", ""]
+        L += md_table(["payload", *(f"{TITLES[s]}: server / wrk" for s in sides),
+                       "costlier per response"], lim, "l" + "r" * len(sides) + "l")
+    loaded = loaded_syscalls_rows(ch)
+    if loaded:
+        L += ["", "Syscalls per response in the same wrk runs (the reference server's send + "
+              "sendmsg, from its /stats before and after each run, over wrk's requests; "
+              "keep-alive): the counts above hold under load, with no partial write to "
+              "resume.", ""]
+        L += md_table(["payload", TITLES["fixed"], TITLES["separate"]], loaded, "lrr")
     if ch.get("targets"):
         L += ["", "### Targets (bench/chunked.py)", ""]
         L += md_table(["Target", "Measured", "Result"],
