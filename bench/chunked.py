@@ -10,7 +10,18 @@
    on its accepted TCP sockets over R requests, divided by R. Counts, not
    times: they hold still on a shared machine.
 2. Requests per second with wrk (-t1 -c16, keep-alive) against each server
-   pinned to CPU 0 (wrk on CPU 1): fixed, separate, and node, the same bytes.
+   pinned to CPU 0, wrk pinned to CPU 0 too (--wrk-cpu 1: on a CPU of its
+   own): fixed, separate, and node, the same bytes. Why one CPU for both:
+   on a CPU of its own, wrk needs more CPU per response than any of the
+   servers at every payload (part 3), so it saturates first and the
+   requests per second are wrk's ceiling whatever the server saves; and
+   when the two wait for each other, other work on a shared machine takes
+   the gaps. On one CPU, each response costs that CPU the server's time
+   plus wrk's, so every µs a server saves is throughput, the pair keeps
+   the CPU busy (other work gets its share only), and the second CPU is
+   left to the rest of the machine. wrk's part is the same program for
+   the three sides, though not the same cost: it reads what each server's
+   segments give it.
    Each round runs the three once, in an order rotated from round to round
    (so that none is always first after a quiet spell); the table gives the
    medians of ROUNDS rounds with their min and max, the ratios of the
@@ -21,7 +32,9 @@
 3. Who limits those requests per second. In the same runs: the server's
    CPU µs per response (its threads' schedstat time over wrk's requests),
    wrk's (its user + kernel time, RUSAGE_CHILDREN, over the same), and the
-   share of its own CPU each used. Server and wrk each have a CPU, so the
+   share of a CPU each used. On one CPU, the two shares add up to what the
+   pair got of it, and the requests per second are bounded by the sum of
+   the two costs. With --wrk-cpu 1, server and wrk each have a CPU, so the
    one that needs more CPU per response saturates first: where that is wrk
    (it reads 8 KiB at a time, with an ioctl(FIONREAD) after each read: 20
    syscalls for a 64 KiB response, against the server's 2 or 3), the
@@ -32,7 +45,7 @@
 
     bench/chunked.py [--rounds N] [--seconds S] [--requests R] [--quick]
                      [--no-wrk] [--no-node] [--sizes B,B,...] [--bin-dir DIR]
-                     [--json FILE|-]
+                     [--wrk-cpu N] [--json FILE|-]
 
 Prints Markdown tables (on stderr with --json -, whose JSON goes to stdout,
 as the report's collector reads it: python/wirecheck/report/sections/
@@ -56,7 +69,7 @@ BIN = REPO / "build" / "bin"
 NODE_JS = REPO / "bench" / "chunked_node.js"
 SIZES = [8 * 1024, 16 * 1024, 64 * 1024, 128 * 1024, 1024 * 1024]
 SIDES = ("fixed", "separate", "node")
-SERVER_CPU, WRK_CPU = 0, 1
+SERVER_CPU, WRK_CPU = 0, 0  # --wrk-cpu changes WRK_CPU
 WRK_THREADS, WRK_CONNECTIONS = 1, 16
 WRK_TIMEOUT = 10  # s; wrk's default, 2 s, is met by a starved server at 1 MiB
 
@@ -305,7 +318,10 @@ def rps_row(runs, cpu=None, timeouts=None, client=None, busy=None, calls=None):
         row["busy"] = {who: summarised(b) for who, b in busy.items()}
     if calls:
         row["syscalls_under_wrk"] = summarised(calls)
-    if cpu and client:
+    if cpu and client and WRK_CPU == SERVER_CPU:
+        # One CPU for both: each response costs it the sum.
+        row["limit"] = {k: "shared" for k in cpu}
+    elif cpu and client:
         # Each has a CPU of its own: the one that needs more CPU per
         # response saturates first and bounds the requests per second,
         # whatever the other saves. (With both shares of CPU well below
@@ -347,6 +363,10 @@ def bound_note(row, other):
     wrk, and the server's CPU per response is the figure that compares
     the servers."""
     lim, c, w = row.get("limit") or {}, row.get("cpu_us"), row.get("wrk_cpu_us")
+    if c and w and lim.get("fixed") == "shared" and other in c["median"]:
+        cm, wm = c["median"], w["median"]
+        return (f"; one CPU for both, µs per response fixed / {other}: server "
+                f"{cm['fixed']:.1f} / {cm[other]:.1f}, wrk {wm['fixed']:.1f} / {wm[other]:.1f}")
     if not (c and w) or lim.get("fixed") != "wrk" or lim.get(other) != "wrk":
         return ""
     cm, wm = c["median"], w["median"]
@@ -356,7 +376,7 @@ def bound_note(row, other):
 
 
 def main():
-    global out, BIN
+    global out, BIN, WRK_CPU
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=3)
@@ -368,6 +388,9 @@ def main():
     ap.add_argument("--no-node", action="store_true")
     ap.add_argument("--bin-dir", metavar="DIR", help="where chunked_server and wirecheck are "
                     "(default: build/bin)")
+    ap.add_argument("--wrk-cpu", type=int, default=WRK_CPU, metavar="N",
+                    help=f"the CPU wrk is pinned to (default {WRK_CPU}: the servers' CPU, "
+                    f"{SERVER_CPU})")
     ap.add_argument("--json", metavar="FILE", help="also write the figures; - for stdout "
                     "(the tables then go to stderr)")
     a = ap.parse_args()
@@ -377,6 +400,7 @@ def main():
         out = sys.stderr
     if a.bin_dir:
         BIN = pathlib.Path(a.bin_dir).resolve()
+    WRK_CPU = a.wrk_cpu
     sizes = [int(s) for s in a.sizes.split(",")] if a.sizes else SIZES
     node = shutil.which("node") is not None and not a.no_node
     sides = SIDES if node else SIDES[:2]
@@ -408,7 +432,9 @@ def main():
                          "server_cpu": SERVER_CPU, "wrk_cpu": WRK_CPU}
         say(f"\n## Requests per second (wrk -t{WRK_THREADS} -c{WRK_CONNECTIONS} -d{a.seconds}s "
             f"--timeout={WRK_TIMEOUT}s; "
-            f"servers on CPU {SERVER_CPU}, wrk on CPU {WRK_CPU}; medians of {a.rounds} "
+            f"servers on CPU {SERVER_CPU}, wrk on CPU {WRK_CPU}"
+            + (" (one CPU for both: each response costs it the server's time and wrk's)"
+               if WRK_CPU == SERVER_CPU else "") + f"; medians of {a.rounds} "
             "interleaved rounds [min, max]; load average before -> after)\n")
         say("| payload | " + " | ".join(("node 20" if s == "node" else s) for s in sides)
             + " | fixed/separate | " + ("fixed/node | " if node else "") + "load |")
@@ -442,10 +468,14 @@ def main():
                 + f" | {m['separate'] / m['fixed']:.2f} |"
                 + (f" {m['node'] / m['fixed']:.2f} |" if node else ""))
         say("\n## Who limits the requests per second: CPU µs per response, server / wrk "
-            "(share of its own CPU each used, server / wrk; medians of the same runs; the costlier "
-            "side saturates first, unless other work on the machine keeps both below 100%)\n")
+            "(share of a CPU each used, server / wrk; medians of the same runs; "
+            + ("one CPU for both: the requests per second are bounded by the sum, and the "
+               "shares add up to what the pair got of the CPU)\n" if WRK_CPU == SERVER_CPU else
+               "a CPU each: the costlier side saturates first, unless other work on the "
+               "machine keeps both below 100%)\n"))
+        shared = WRK_CPU == SERVER_CPU
         say("| payload | " + " | ".join(("node 20" if s == "node" else s) for s in sides)
-            + " | costlier side per response |")
+            + (" | the server's part of the sum |" if shared else " | costlier side per response |"))
         say("|---|" + "---:|" * len(sides) + "---|")
         for size in sizes:
             row = result["rps"][str(size)]
@@ -454,7 +484,8 @@ def main():
             say(f"| {label(size)} | " + " | ".join(
                 f"{c[s]:.1f} / {w[s]:.1f} ({b['server'][s]:.0%} / {b['wrk'][s]:.0%})"
                 for s in sides) + " | " + ", ".join(
-                f"{s}: {row['limit'][s]}" for s in sides) + " |")
+                f"{s}: {c[s] / (c[s] + w[s]):.0%}" if shared else f"{s}: {row['limit'][s]}"
+                for s in sides) + " |")
         say("\n## Syscalls per response under wrk (send + sendmsg, the server's /stats "
             "around each run over wrk's requests; keep-alive, "
             f"{WRK_CONNECTIONS} connections; medians [min, max])\n")

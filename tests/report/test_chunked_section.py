@@ -137,6 +137,12 @@ def test_who_limits_table():
                                  for k, v in CHUNKED["rps"].items()})
     assert "Who limits" not in "\n".join(section.markdown(report_with(without)))
     assert "| 8 KiB | 1.000 [1.000, 1.002] | 3.000 [3.000, 3.010] |" in text
+    # wrk on the server's CPU: the server's part of the sum, not a side.
+    shared = dict(CHUNKED, wrk=dict(CHUNKED["wrk"], wrk_cpu=0))
+    text = "\n".join(section.markdown(report_with(shared)))
+    assert "Server and wrk share one CPU" in text
+    assert ("| 8 KiB | 20.0 / 40.0 (50% / 98%) | 25.0 / 41.0 (61% / 97%) | "
+            "60.0 / 45.0 (99% / 75%) | fixed: 33%, separate: 38%, node: 57% |") in text
 
 
 def test_bench_names_the_costlier_side_and_says_so_in_a_target():
@@ -149,10 +155,18 @@ def test_bench_names_the_costlier_side_and_says_so_in_a_target():
     finally:
         sys.path.pop(0)
     runs = {"fixed": [100.0, 101.0], "separate": [102.0, 99.0]}
-    row = bench.rps_row(runs, {"fixed": [20.0, 22.0], "separate": [30.0, 28.0]}, {},
-                        {"fixed": [50.0, 52.0], "separate": [25.0, 27.0]},
-                        {"server": {"fixed": [0.4, 0.4], "separate": [0.9, 0.9]},
-                         "wrk": {"fixed": [1.0, 1.0], "separate": [0.9, 0.9]}})
+    args = (runs, {"fixed": [20.0, 22.0], "separate": [30.0, 28.0]}, {},
+            {"fixed": [50.0, 52.0], "separate": [25.0, 27.0]},
+            {"server": {"fixed": [0.4, 0.4], "separate": [0.9, 0.9]},
+             "wrk": {"fixed": [1.0, 1.0], "separate": [0.9, 0.9]}})
+    # By default wrk shares the server's CPU: the sum bounds both sides.
+    assert bench.WRK_CPU == bench.SERVER_CPU
+    assert bench.rps_row(*args)["limit"] == {"fixed": "shared", "separate": "shared"}
+    saved, bench.WRK_CPU = bench.WRK_CPU, bench.SERVER_CPU + 1
+    try:
+        row = bench.rps_row(*args)
+    finally:
+        bench.WRK_CPU = saved
     assert row["limit"] == {"fixed": "wrk", "separate": "server"}
     assert row["busy"]["server"]["median"] == {"fixed": 0.4, "separate": 0.9}
     assert bench.bound_note(row, "separate") == ""
@@ -160,6 +174,10 @@ def test_bench_names_the_costlier_side_and_says_so_in_a_target():
     assert bench.bound_note(row, "separate") == (
         "; wrk costs more than the server: wrk 51.0 / 26.0 µs per response, "
         "server 21.0 / 29.0 µs (fixed / separate: x1.38 the server CPU)")
+    row["limit"] = {"fixed": "shared", "separate": "shared"}
+    assert bench.bound_note(row, "separate") == (
+        "; one CPU for both, µs per response fixed / separate: server 21.0 / 29.0, "
+        "wrk 51.0 / 26.0")
 
 
 def test_targets_and_summary():

@@ -102,10 +102,16 @@ def cpu_rows(ch: dict) -> list[list[str]]:
     return rows
 
 
+def _shared(ch: dict) -> bool:
+    w = ch.get("wrk") or {}
+    return w.get("wrk_cpu") is not None and w.get("wrk_cpu") == w.get("server_cpu")
+
+
 def limit_rows(ch: dict) -> list[list[str]]:
     """One row per payload: each side's CPU µs per response, server / wrk,
-    with the share of its own CPU each used while wrk ran, and which of the
-    two needs more CPU per response (so saturates its CPU first)."""
+    with the share of a CPU each used while wrk ran; and, wrk on the
+    server's CPU, the server's part of their sum, else which of the two
+    needs more CPU per response (so saturates its CPU first)."""
     rows = []
     for size in _sizes(ch):
         row = (ch.get("rps") or {}).get(str(size)) or {}
@@ -120,7 +126,13 @@ def limit_rows(ch: dict) -> list[list[str]]:
             cells.append(f"{c['median'][s]:.1f} / {w['median'][s]:.1f} "
                          f"({b['server']['median'][s]:.0%} / {b['wrk']['median'][s]:.0%})")
         lim = row.get("limit") or {}
-        cells.append(", ".join(f"{TITLES[s].split()[0]}: {lim[s]}" for s in _sides(ch) if s in lim))
+        if _shared(ch):
+            cm, wm = c["median"], w["median"]
+            cells.append(", ".join(f"{TITLES[s].split()[0]}: {cm[s] / (cm[s] + wm[s]):.0%}"
+                                   for s in _sides(ch) if s in cm and s in wm))
+        else:
+            cells.append(", ".join(f"{TITLES[s].split()[0]}: {lim[s]}" for s in _sides(ch)
+                                   if s in lim))
         rows.append(cells)
     return rows
 
@@ -180,7 +192,8 @@ def markdown(report: dict) -> list[str]:
         L += ["wrk did not run (`--no-wrk`, or wrk is not installed)."]
     else:
         L += [f"`wrk -t{w['threads']} -c{w['connections']} -d{w['seconds']}s` (keep-alive) on "
-              f"CPU {w['wrk_cpu']}, each server pinned to CPU {w['server_cpu']} (taskset). "
+              f"CPU {w['wrk_cpu']}, each server pinned to CPU {w['server_cpu']} (taskset"
+              + ("; one CPU for both, see below" if _shared(ch) else "") + "). "
               + (f"{w['rounds']} rounds, each running the servers once in an order rotated "
                  "from round to round" if w["rounds"] > 1 else
                  "One round (a quick run: no spread, the ratios say little)")
@@ -215,16 +228,28 @@ def markdown(report: dict) -> list[str]:
                       "l" + "r" * (len(sides) + len(others)))
     lim = limit_rows(ch)
     if lim:
-        L += ["", "### Who limits the requests per second (the same wrk runs)", "",
-              "Server and wrk each have a CPU of their own, so the one that needs more CPU "
-              "per response saturates its CPU first and bounds the requests per second; "
-              "what the other saves then does not show in them. A cell is the server's CPU "
-              "µs per response / wrk's (its user and kernel time over the same requests), "
-              "and in brackets the share of its own CPU each used while wrk ran (CPU time "
-              "over wall time); medians of the runs. Shares well below 100% on both sides "
-              "mean neither saturated: other work on the machine held them back.", ""]
+        L += ["", "### Who limits the requests per second (the same wrk runs)", ""]
+        if _shared(ch):
+            L += ["Server and wrk share one CPU, so each response costs it the server's CPU "
+                  "time plus wrk's, and the requests per second are bounded by that sum: "
+                  "what a server saves shows in them, diluted by wrk's part. (On a CPU of "
+                  "its own, `--wrk-cpu 1`, wrk needs more CPU per response than the "
+                  "server and saturates first, so the requests per second are wrk's "
+                  "ceiling whatever the server saves.)"]
+        else:
+            L += ["Server and wrk each have a CPU of their own, so the one that needs more "
+                  "CPU per response saturates its CPU first and bounds the requests per "
+                  "second; what the other saves then does not show in them."]
+        L[-1] += (" A cell is the server's CPU µs per response / wrk's (its user and kernel "
+                  "time over the same requests), and in brackets the share of a CPU each "
+                  "used while wrk ran (CPU time over wall time); medians of the runs. "
+                  + ("Shares that add up to well below 100%" if _shared(ch) else
+                     "Shares well below 100% on both sides")
+                  + " mean other work on the machine took the CPU.")
+        L += [""]
         L += md_table(["payload", *(f"{TITLES[s]}: server / wrk" for s in sides),
-                       "costlier per response"], lim, "l" + "r" * len(sides) + "l")
+                       "the server's part" if _shared(ch) else "costlier per response"],
+                      lim, "l" + "r" * len(sides) + "l")
     loaded = loaded_syscalls_rows(ch)
     if loaded:
         L += ["", "Syscalls per response in the same wrk runs (the reference server's send + "
