@@ -234,3 +234,26 @@ def test_a_real_run_of_the_bench_counts_the_seeds_syscalls():
                                 "measured": "2.00 (separate 3.00)", "pass": True}
     text = "\n".join(section.markdown(report_with(ch)))
     assert "| 128 KiB | 2.00 (1.00 send + 1.00 sendmsg) | 3.00 (3.00 send + 0.00 sendmsg) |" in text
+
+
+@pytest.mark.skipif(not (BIN / "chunked_threshold").exists(),
+                    reason="chunked_threshold is not built")
+def test_threshold_bench_measures_the_four_shapes():
+    """bench/chunked_threshold sends each response four ways: fixed's two
+    (copy + send, MSG_MORE + sendmsg), separate's three sends and one
+    sendmsg of every part; each way has a median within its blocks'
+    extremes. (Its figures are CPU times: no assertion on their order.)"""
+    proc = subprocess.run([str(BIN / "chunked_threshold"), "--quick", "--json",
+                           "--sizes", "1024,40000"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)["rows"]
+    assert [r["body"] for r in rows] == [1024, 40000]
+    for r in rows:
+        for way in ("copy", "iov", "sep", "one"):
+            lo, hi = r[f"{way}_block_us"]
+            assert 0 < lo <= r[f"{way}_us"] <= hi, (r["body"], way)
+    md = subprocess.run([str(BIN / "chunked_threshold"), "--quick", "--sizes", "1024"],
+                        capture_output=True, text=True, timeout=120).stdout
+    assert "| separate: 3 sends [block min, max] | one sendmsg [block min, max] | " \
+           "separate/fixed |" in md
