@@ -10,7 +10,18 @@
    on its accepted TCP sockets over R requests, divided by R. Counts, not
    times: they hold still on a shared machine.
 2. Requests per second with wrk (-t1 -c16, keep-alive) against each server
-   pinned to CPU 0 (wrk on CPU 1): fixed, separate, and node, the same bytes.
+   pinned to CPU 0, wrk pinned to CPU 0 too (--wrk-cpu 1: on a CPU of its
+   own): fixed, separate, and node, the same bytes. Why one CPU for both:
+   on a CPU of its own, wrk needs more CPU per response than any of the
+   servers at every payload (part 3), so it saturates first and the
+   requests per second are wrk's ceiling whatever the server saves; and
+   when the two wait for each other, other work on a shared machine takes
+   the gaps. On one CPU, each response costs that CPU the server's time
+   plus wrk's, so every µs a server saves is throughput, the pair keeps
+   the CPU busy (other work gets its share only), and the second CPU is
+   left to the rest of the machine. wrk's part is the same program for
+   the three sides, though not the same cost: it reads what each server's
+   segments give it.
    Each round runs the three once, in an order rotated from round to round
    (so that none is always first after a quiet spell); the table gives the
    medians of ROUNDS rounds with their min and max, the ratios of the
@@ -18,10 +29,23 @@
    each payload's rounds. Targets: fixed ahead of separate on every payload
    of 16 KiB or more, and ahead of node on every row; on a loaded machine a
    ratio whose runs overlap is noise, and the table says so.
+3. Who limits those requests per second. In the same runs: the server's
+   CPU µs per response (its threads' schedstat time over wrk's requests),
+   wrk's (its user + kernel time, RUSAGE_CHILDREN, over the same), and the
+   share of a CPU each used. On one CPU, the two shares add up to what the
+   pair got of it, and the requests per second are bounded by the sum of
+   the two costs. With --wrk-cpu 1, server and wrk each have a CPU, so the
+   one that needs more CPU per response saturates first: where that is wrk
+   (it reads 8 KiB at a time, with an ioctl(FIONREAD) after each read: 20
+   syscalls for a 64 KiB response, against the server's 2 or 3), the
+   requests per second measure wrk, not the server, and the server's CPU
+   per response is the figure that compares the servers. Also fixed's and
+   separate's send + sendmsg per response in those runs (from /stats):
+   part 1's counts, under keep-alive load.
 
     bench/chunked.py [--rounds N] [--seconds S] [--requests R] [--quick]
                      [--no-wrk] [--no-node] [--sizes B,B,...] [--bin-dir DIR]
-                     [--json FILE|-]
+                     [--wrk-cpu N] [--json FILE|-]
 
 Prints Markdown tables (on stderr with --json -, whose JSON goes to stdout,
 as the report's collector reads it: python/wirecheck/report/sections/
@@ -30,6 +54,7 @@ bench_chunked.py). --quick: 1 round of 1 s, 10 requests.
 import argparse
 import json
 import os
+import resource
 import pathlib
 import shutil
 import statistics
@@ -44,7 +69,7 @@ BIN = REPO / "build" / "bin"
 NODE_JS = REPO / "bench" / "chunked_node.js"
 SIZES = [8 * 1024, 16 * 1024, 64 * 1024, 128 * 1024, 1024 * 1024]
 SIDES = ("fixed", "separate", "node")
-SERVER_CPU, WRK_CPU = 0, 1
+SERVER_CPU, WRK_CPU = 0, 0  # --wrk-cpu changes WRK_CPU
 WRK_THREADS, WRK_CONNECTIONS = 1, 16
 WRK_TIMEOUT = 10  # s; wrk's default, 2 s, is met by a starved server at 1 MiB
 
@@ -171,15 +196,27 @@ def cpu_ns(pid):
     return total
 
 
+def children_cpu():
+    """CPU seconds (user + system) of this process's children that have
+    been waited for."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def wrk(port, path, seconds):
-    """(requests per second, requests, timeouts) of one wrk run. Non-2xx
-    answers and connect, read or write errors end the bench, since a fast
-    failure is no throughput; timeouts (no answer within WRK_TIMEOUT: a
-    server starved of CPU on a loaded machine) are counted and reported."""
+    """(requests per second, requests, timeouts, wrk's CPU seconds, wall
+    seconds) of one wrk run. Non-2xx answers and connect, read or write
+    errors end the bench, since a fast failure is no throughput; timeouts
+    (no answer within WRK_TIMEOUT: a server starved of CPU on a loaded
+    machine) are counted and reported. wrk's CPU time (user + kernel) is
+    the RUSAGE_CHILDREN growth over its run: wrk (taskset execs it) is the
+    only child waited for in between, the server being waited for later."""
     cmd = pinned(["wrk", f"-t{WRK_THREADS}", f"-c{WRK_CONNECTIONS}", f"-d{seconds}s",
                   f"--timeout={WRK_TIMEOUT}s", f"http://127.0.0.1:{port}{path}"], WRK_CPU)
+    cpu0, t0 = children_cpu(), time.monotonic()
     res = subprocess.run(cmd, capture_output=True, text=True,
                          timeout=seconds + WRK_TIMEOUT + 60).stdout
+    wall, client_cpu = time.monotonic() - t0, children_cpu() - cpu0
     timeouts = 0
     for ln in res.splitlines():
         ln = ln.strip()
@@ -199,17 +236,26 @@ def wrk(port, path, seconds):
             count = int(line.split()[0])
     if rate is None or not count:
         raise SystemExit(f"chunked.py: wrk said:\n{res}")
-    return rate, count, timeouts
+    return rate, count, timeouts, client_cpu, wall
 
 
 def throughput(size, rounds, seconds, sides):
     """wrk's requests per second of each side, rounds interleaved, the
-    order rotated by one each round; and the server's CPU µs per response
-    in each run (its threads' time on a CPU while wrk ran, over wrk's
-    request count): a figure the load moves less, since the time the
-    server waits for a CPU is not in it."""
+    order rotated by one each round; and, in each run, what each side of
+    the connection cost: the server's CPU µs per response (its threads'
+    time on a CPU while wrk ran, over wrk's request count: a figure the
+    load moves less, since the time the server waits for a CPU is not in
+    it), wrk's CPU µs per response (its user + kernel time over the same
+    count), and the share of its own CPU each used (CPU time over the wall
+    time of wrk's run). Whichever costs more per response, on a CPU of its
+    own, is the one that limits the requests per second. For the reference
+    server, also its send + sendmsg per response under wrk (keep-alive, 16
+    connections), from its /stats: the counts of part 1, under load."""
     runs = {s: [] for s in sides}
+    calls = {s: [] for s in sides if s != "node"}
     cpu = {s: [] for s in sides}
+    client = {s: [] for s in sides}
+    busy = {"server": {s: [] for s in sides}, "wrk": {s: [] for s in sides}}
     timeouts = {s: 0 for s in sides}
     for r in range(rounds):
         order = sides[r % len(sides):] + sides[:r % len(sides)]
@@ -219,14 +265,24 @@ def throughput(size, rounds, seconds, sides):
             try:
                 if side != "node":
                     get(port, path)  # the body buffer is made once
+                    s0 = stats(port)
+                    s1 = stats(port)  # s1 - s0: what one /stats answer costs
                 before = cpu_ns(p.pid)
-                rate, count, late = wrk(port, path, seconds)
+                rate, count, late, client_cpu, wall = wrk(port, path, seconds)
+                server_ns = cpu_ns(p.pid) - before
+                if side != "node":
+                    s2 = stats(port)
+                    calls[side].append(sum((int(s2[k]) - int(s1[k])) - (int(s1[k]) - int(s0[k]))
+                                           for k in ("send", "sendmsg")) / count)
                 timeouts[side] += late
-                cpu[side].append((cpu_ns(p.pid) - before) / 1e3 / count)
+                cpu[side].append(server_ns / 1e3 / count)
+                client[side].append(client_cpu * 1e6 / count)
+                busy["server"][side].append(server_ns / 1e9 / wall)
+                busy["wrk"][side].append(client_cpu / wall)
                 runs[side].append(rate)
             finally:
                 stop(p)
-    return runs, cpu, timeouts
+    return runs, cpu, timeouts, client, busy, calls
 
 
 def spread(v):
@@ -235,7 +291,15 @@ def spread(v):
     return (max(v) - min(v)) / m if m else None
 
 
-def rps_row(runs, cpu=None, timeouts=None):
+def summarised(per_side):
+    """runs, median, min and max of each side's figures."""
+    return {"runs": per_side,
+            "median": {k: statistics.median(v) for k, v in per_side.items()},
+            "min": {k: min(v) for k, v in per_side.items()},
+            "max": {k: max(v) for k, v in per_side.items()}}
+
+
+def rps_row(runs, cpu=None, timeouts=None, client=None, busy=None, calls=None):
     med = {k: statistics.median(v) for k, v in runs.items()}
     row = {"runs": runs, "median": med, "timeouts": timeouts or {},
            "min": {k: min(v) for k, v in runs.items()},
@@ -247,9 +311,24 @@ def rps_row(runs, cpu=None, timeouts=None):
             # The runs do not overlap: every fixed run above every other one.
             row[f"clear_over_{other}"] = min(runs["fixed"]) > max(runs[other])
     if cpu:
-        row["cpu_us"] = {"runs": cpu, "median": {k: statistics.median(v) for k, v in cpu.items()},
-                         "min": {k: min(v) for k, v in cpu.items()},
-                         "max": {k: max(v) for k, v in cpu.items()}}
+        row["cpu_us"] = summarised(cpu)
+    if client:
+        row["wrk_cpu_us"] = summarised(client)
+    if busy:
+        row["busy"] = {who: summarised(b) for who, b in busy.items()}
+    if calls:
+        row["syscalls_under_wrk"] = summarised(calls)
+    if cpu and client and WRK_CPU == SERVER_CPU:
+        # One CPU for both: each response costs it the sum.
+        row["limit"] = {k: "shared" for k in cpu}
+    elif cpu and client:
+        # Each has a CPU of its own: the one that needs more CPU per
+        # response saturates first and bounds the requests per second,
+        # whatever the other saves. (With both shares of CPU well below
+        # 1, neither is saturated: the wait for a CPU, other work on the
+        # machine, is what bounds them.)
+        row["limit"] = {k: "wrk" if row["wrk_cpu_us"]["median"][k] > row["cpu_us"]["median"][k]
+                        else "server" for k in cpu}
     return row
 
 
@@ -266,18 +345,38 @@ def targets(result):
         if size >= 16 * 1024 and "fixed_over_separate" in row:
             t.append({"target": f"{label(size)}: fixed ahead of separate (req/s)",
                       "measured": f"x{row['fixed_over_separate']:.2f}"
-                                  + ("" if row["clear_over_separate"] else ", runs overlap"),
+                                  + ("" if row["clear_over_separate"] else ", runs overlap")
+                                  + bound_note(row, "separate"),
                       "pass": row["fixed_over_separate"] > 1.0})
         if "fixed_over_node" in row:
             t.append({"target": f"{label(size)}: fixed ahead of node (req/s)",
                       "measured": f"x{row['fixed_over_node']:.2f}"
-                                  + ("" if row["clear_over_node"] else ", runs overlap"),
+                                  + ("" if row["clear_over_node"] else ", runs overlap")
+                                  + bound_note(row, "node"),
                       "pass": row["fixed_over_node"] > 1.0})
     return t
 
 
+def bound_note(row, other):
+    """What the server costs per response against what wrk costs, when
+    wrk is the bound of both sides: then the requests per second measure
+    wrk, and the server's CPU per response is the figure that compares
+    the servers."""
+    lim, c, w = row.get("limit") or {}, row.get("cpu_us"), row.get("wrk_cpu_us")
+    if c and w and lim.get("fixed") == "shared" and other in c["median"]:
+        cm, wm = c["median"], w["median"]
+        return (f"; one CPU for both, µs per response fixed / {other}: server "
+                f"{cm['fixed']:.1f} / {cm[other]:.1f}, wrk {wm['fixed']:.1f} / {wm[other]:.1f}")
+    if not (c and w) or lim.get("fixed") != "wrk" or lim.get(other) != "wrk":
+        return ""
+    cm, wm = c["median"], w["median"]
+    return (f"; wrk costs more than the server: wrk {wm['fixed']:.1f} / {wm[other]:.1f} µs per response, "
+            f"server {cm['fixed']:.1f} / {cm[other]:.1f} µs (fixed / {other}: "
+            f"x{cm[other] / cm['fixed']:.2f} the server CPU)")
+
+
 def main():
-    global out, BIN
+    global out, BIN, WRK_CPU
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=3)
@@ -289,6 +388,9 @@ def main():
     ap.add_argument("--no-node", action="store_true")
     ap.add_argument("--bin-dir", metavar="DIR", help="where chunked_server and wirecheck are "
                     "(default: build/bin)")
+    ap.add_argument("--wrk-cpu", type=int, default=WRK_CPU, metavar="N",
+                    help=f"the CPU wrk is pinned to (default {WRK_CPU}: the servers' CPU, "
+                    f"{SERVER_CPU})")
     ap.add_argument("--json", metavar="FILE", help="also write the figures; - for stdout "
                     "(the tables then go to stderr)")
     a = ap.parse_args()
@@ -298,6 +400,7 @@ def main():
         out = sys.stderr
     if a.bin_dir:
         BIN = pathlib.Path(a.bin_dir).resolve()
+    WRK_CPU = a.wrk_cpu
     sizes = [int(s) for s in a.sizes.split(",")] if a.sizes else SIZES
     node = shutil.which("node") is not None and not a.no_node
     sides = SIDES if node else SIDES[:2]
@@ -329,7 +432,9 @@ def main():
                          "server_cpu": SERVER_CPU, "wrk_cpu": WRK_CPU}
         say(f"\n## Requests per second (wrk -t{WRK_THREADS} -c{WRK_CONNECTIONS} -d{a.seconds}s "
             f"--timeout={WRK_TIMEOUT}s; "
-            f"servers on CPU {SERVER_CPU}, wrk on CPU {WRK_CPU}; medians of {a.rounds} "
+            f"servers on CPU {SERVER_CPU}, wrk on CPU {WRK_CPU}"
+            + (" (one CPU for both: each response costs it the server's time and wrk's)"
+               if WRK_CPU == SERVER_CPU else "") + f"; medians of {a.rounds} "
             "interleaved rounds [min, max]; load average before -> after)\n")
         say("| payload | " + " | ".join(("node 20" if s == "node" else s) for s in sides)
             + " | fixed/separate | " + ("fixed/node | " if node else "") + "load |")
@@ -362,6 +467,35 @@ def main():
                 f"{m[s]:.1f} [{c['min'][s]:.1f}, {c['max'][s]:.1f}]" for s in sides)
                 + f" | {m['separate'] / m['fixed']:.2f} |"
                 + (f" {m['node'] / m['fixed']:.2f} |" if node else ""))
+        say("\n## Who limits the requests per second: CPU µs per response, server / wrk "
+            "(share of a CPU each used, server / wrk; medians of the same runs; "
+            + ("one CPU for both: the requests per second are bounded by the sum, and the "
+               "shares add up to what the pair got of the CPU)\n" if WRK_CPU == SERVER_CPU else
+               "a CPU each: the costlier side saturates first, unless other work on the "
+               "machine keeps both below 100%)\n"))
+        shared = WRK_CPU == SERVER_CPU
+        say("| payload | " + " | ".join(("node 20" if s == "node" else s) for s in sides)
+            + (" | the server's part of the sum |" if shared else " | costlier side per response |"))
+        say("|---|" + "---:|" * len(sides) + "---|")
+        for size in sizes:
+            row = result["rps"][str(size)]
+            c, w, b = (row["cpu_us"]["median"], row["wrk_cpu_us"]["median"],
+                       {k: v["median"] for k, v in row["busy"].items()})
+            say(f"| {label(size)} | " + " | ".join(
+                f"{c[s]:.1f} / {w[s]:.1f} ({b['server'][s]:.0%} / {b['wrk'][s]:.0%})"
+                for s in sides) + " | " + ", ".join(
+                f"{s}: {c[s] / (c[s] + w[s]):.0%}" if shared else f"{s}: {row['limit'][s]}"
+                for s in sides) + " |")
+        say("\n## Syscalls per response under wrk (send + sendmsg, the server's /stats "
+            "around each run over wrk's requests; keep-alive, "
+            f"{WRK_CONNECTIONS} connections; medians [min, max])\n")
+        say("| payload | fixed | separate |")
+        say("|---|---:|---:|")
+        for size in sizes:
+            k = result["rps"][str(size)]["syscalls_under_wrk"]
+            say(f"| {label(size)} | " + " | ".join(
+                f"{k['median'][s]:.3f} [{k['min'][s]:.3f}, {k['max'][s]:.3f}]"
+                for s in ("fixed", "separate")) + " |")
     result["load_average_end"] = loadavg()
     result["targets"] = targets(result)
     result["targets_met"] = sum(t["pass"] for t in result["targets"])

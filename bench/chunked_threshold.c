@@ -16,6 +16,14 @@
  *          http.c's send_run gathers framing) and sent with MSG_MORE, then
  *          one sendmsg() of body and terminator, no copy
  *
+ * and two more, to put the fixed strategy's cost beside the others' in a
+ * figure that leaves the load generator out (bench/chunked.py's wrk runs
+ * measure wrk as much as the server):
+ *
+ *   sep    chunked=separate (legacy): head and chunk header in one send,
+ *          the body in a second, the terminator in a third
+ *   one    one sendmsg() of all four, no copy (node 20's shape: one writev)
+ *
  * over TCP on 127.0.0.1 with TCP_NODELAY, to a forked reader (on the other
  * CPU when there is one) that reads the whole response and answers one byte,
  * so that every response starts with an empty send buffer, as a server's
@@ -27,11 +35,14 @@
  * callgrind would see the memcpy but not the kernel side of a syscall, which
  * is what the copy saves, so neither answers the question.
  *
- * Each block runs `rounds` responses of one way, then of the other, the order
- * alternating by block, for every size; the figure of a way is the median
- * over its blocks of each block's median. copy/iov < 1 means copying is
- * cheaper. The crossover is the first size from which iov is cheaper at that
- * size and every larger one.
+ * Each block runs `rounds` responses of each way in turn, the order
+ * reversed every other block, for every size; the figure of a way is the
+ * median over its blocks of each block's median. copy/iov < 1 means copying
+ * is cheaper. The crossover is the first size from which iov is cheaper at
+ * that size and every larger one. separate/fixed is sep over the way the
+ * fixed strategy takes at that size (copy up to RS_HTTP_COPY_MAX bytes of
+ * response, iov above): what the legacy strategy's two more sends cost the
+ * sender, per response.
  *
  * Exit status: 0, or 1 when something failed, 2 on a bad flag.
  */
@@ -58,7 +69,9 @@ static const size_t default_sizes[] = {
 	49152, 65536, 98304, 131072, 262144,
 };
 
-enum way { WAY_COPY, WAY_IOV, WAYS };
+enum way { WAY_COPY, WAY_IOV, WAY_SEP, WAY_ONE, WAYS };
+
+static const char *const way_name[WAYS] = { "copy", "iov", "sep", "one" };
 
 struct opts {
 	size_t sizes[MAX_SIZES];
@@ -118,11 +131,26 @@ static void respond(int fd, enum way w, size_t size)
 		off += sizeof(TERM) - 1;
 		one = (struct iovec){ copy_buf, off };
 		send_all(fd, &one, 1, 0);
+	} else if (w == WAY_ONE) {
+		struct iovec all[4] = {
+			{ (void *)HEAD, head }, { hdr + head, (size_t)h },
+			{ body, size }, { (void *)TERM, sizeof(TERM) - 1 },
+		};
+
+		send_all(fd, all, 4, 0);
 	} else {
 		struct iovec framing, rest[2];
 
 		memcpy(hdr, HEAD, head);
 		framing = (struct iovec){ hdr, head + (size_t)h };
+		if (w == WAY_SEP) {
+			send_all(fd, &framing, 1, 0);
+			rest[0] = (struct iovec){ body, size };
+			send_all(fd, &rest[0], 1, 0);
+			rest[1] = (struct iovec){ (void *)TERM, sizeof(TERM) - 1 };
+			send_all(fd, &rest[1], 1, 0);
+			return;
+		}
 		send_all(fd, &framing, 1, MSG_MORE);
 		rest[0] = (struct iovec){ body, size };
 		rest[1] = (struct iovec){ (void *)TERM, sizeof(TERM) - 1 };
@@ -252,10 +280,11 @@ int main(int argc, char **argv)
 	body = malloc(max);
 	copy_buf = malloc(response_len(max));
 	scratch = malloc(sizeof(double) * (size_t)o.b.rounds);
-	per_block[WAY_COPY] = malloc(sizeof(double) * (size_t)o.b.blocks);
-	per_block[WAY_IOV] = malloc(sizeof(double) * (size_t)o.b.blocks);
-	if (!body || !copy_buf || !scratch || !per_block[0] || !per_block[1])
+	if (!body || !copy_buf || !scratch)
 		bc_die("out of memory");
+	for (int w = 0; w < WAYS; w++)
+		if (!(per_block[w] = malloc(sizeof(double) * (size_t)o.b.blocks)))
+			bc_die("out of memory");
 	memset(body, 'a', max);
 	memset(copy_buf, 0, response_len(max));
 	bc_ignore_sigpipe();
@@ -321,13 +350,14 @@ int main(int argc, char **argv)
 		bc_json_machine(&m);
 		printf("  \"blocks\": %d,\n  \"rounds\": %d,\n  \"rows\": [\n", o.b.blocks,
 		       o.b.rounds);
-		for (int i = 0; i < o.n_sizes; i++)
-			printf("    {\"body\": %zu, \"response\": %zu, \"copy_us\": %.4f, "
-			       "\"iov_us\": %.4f, \"copy_block_us\": [%.4f, %.4f], "
-			       "\"iov_block_us\": [%.4f, %.4f]}%s\n", o.sizes[i],
-			       response_len(o.sizes[i]), med[i][WAY_COPY], med[i][WAY_IOV],
-			       lo[i][WAY_COPY], hi[i][WAY_COPY], lo[i][WAY_IOV], hi[i][WAY_IOV],
-			       i + 1 < o.n_sizes ? "," : "");
+		for (int i = 0; i < o.n_sizes; i++) {
+			printf("    {\"body\": %zu, \"response\": %zu", o.sizes[i],
+			       response_len(o.sizes[i]));
+			for (int w = 0; w < WAYS; w++)
+				printf(", \"%s_us\": %.4f, \"%s_block_us\": [%.4f, %.4f]",
+				       way_name[w], med[i][w], way_name[w], lo[i][w], hi[i][w]);
+			printf("}%s\n", i + 1 < o.n_sizes ? "," : "");
+		}
 		printf("  ],\n  \"crossover_body\": ");
 		if (crossover < 0)
 			printf("null\n}\n");
@@ -340,14 +370,24 @@ int main(int argc, char **argv)
 		       "TCP_NODELAY. ", o.b.blocks, o.b.rounds);
 		bc_md_machine(&m);
 		printf("| body | response | copy + send [block min, max] | "
-		       "MSG_MORE + sendmsg [block min, max] | copy/iov |\n");
-		printf("|---:|---:|---:|---:|---:|\n");
-		for (int i = 0; i < o.n_sizes; i++)
-			printf("| %zu | %zu | %.2f [%.2f, %.2f] | %.2f [%.2f, %.2f] | %.2f |\n",
+		       "MSG_MORE + sendmsg [block min, max] | copy/iov | "
+		       "separate: 3 sends [block min, max] | one sendmsg [block min, max] | "
+		       "separate/fixed |\n");
+		printf("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+		for (int i = 0; i < o.n_sizes; i++) {
+			/* What the fixed strategy does at this size. */
+			enum way f = response_len(o.sizes[i]) <= RS_HTTP_COPY_MAX ? WAY_COPY
+										: WAY_IOV;
+
+			printf("| %zu | %zu | %.2f [%.2f, %.2f] | %.2f [%.2f, %.2f] | %.2f | "
+			       "%.2f [%.2f, %.2f] | %.2f [%.2f, %.2f] | %.2f |\n",
 			       o.sizes[i], response_len(o.sizes[i]), med[i][WAY_COPY],
 			       lo[i][WAY_COPY], hi[i][WAY_COPY], med[i][WAY_IOV],
 			       lo[i][WAY_IOV], hi[i][WAY_IOV],
-			       med[i][WAY_COPY] / med[i][WAY_IOV]);
+			       med[i][WAY_COPY] / med[i][WAY_IOV], med[i][WAY_SEP],
+			       lo[i][WAY_SEP], hi[i][WAY_SEP], med[i][WAY_ONE],
+			       lo[i][WAY_ONE], hi[i][WAY_ONE], med[i][WAY_SEP] / med[i][f]);
+		}
 		if (crossover < 0)
 			printf("\nCopying is cheaper up to the largest size measured.\n");
 		else
@@ -357,8 +397,8 @@ int main(int argc, char **argv)
 	free(body);
 	free(copy_buf);
 	free(scratch);
-	free(per_block[0]);
-	free(per_block[1]);
+	for (int w = 0; w < WAYS; w++)
+		free(per_block[w]);
 	bc_finish_output();
 	return 0;
 }

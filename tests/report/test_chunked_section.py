@@ -43,7 +43,15 @@ def rps(fixed, separate, node):
             "load_average": [1.5, 2.25],
             "cpu_us": {"runs": {}, "median": {"fixed": 20.0, "separate": 25.0, "node": 60.0},
                        "min": {"fixed": 18.0, "separate": 24.0, "node": 50.0},
-                       "max": {"fixed": 22.5, "separate": 30.0, "node": 70.0}}}
+                       "max": {"fixed": 22.5, "separate": 30.0, "node": 70.0}},
+            "wrk_cpu_us": {"runs": {}, "median": {"fixed": 40.0, "separate": 41.0, "node": 45.0},
+                           "min": {}, "max": {}},
+            "busy": {"server": {"median": {"fixed": 0.5, "separate": 0.61, "node": 0.99}},
+                     "wrk": {"median": {"fixed": 0.98, "separate": 0.97, "node": 0.75}}},
+            "limit": {"fixed": "wrk", "separate": "wrk", "node": "wrk"},
+            "syscalls_under_wrk": {"runs": {}, "median": {"fixed": 1.0, "separate": 3.0},
+                                   "min": {"fixed": 1.0, "separate": 3.0},
+                                   "max": {"fixed": 1.002, "separate": 3.01}}}
 
 
 CHUNKED = {
@@ -118,6 +126,60 @@ def test_server_cpu_table():
     assert "Server CPU" not in "\n".join(section.markdown(report_with(without)))
 
 
+def test_who_limits_table():
+    """Per payload and side: server / wrk CPU µs per response, the share of
+    its CPU each used, and the costlier side; none without wrk's figures."""
+    text = "\n".join(section.markdown(report_with(CHUNKED)))
+    assert "### Who limits the requests per second (the same wrk runs)" in text
+    assert ("| 8 KiB | 20.0 / 40.0 (50% / 98%) | 25.0 / 41.0 (61% / 97%) | "
+            "60.0 / 45.0 (99% / 75%) | fixed: wrk, separate: wrk, node: wrk |") in text
+    without = dict(CHUNKED, rps={k: {kk: vv for kk, vv in v.items() if kk != "wrk_cpu_us"}
+                                 for k, v in CHUNKED["rps"].items()})
+    assert "Who limits" not in "\n".join(section.markdown(report_with(without)))
+    assert "| 8 KiB | 1.000 [1.000, 1.002] | 3.000 [3.000, 3.010] |" in text
+    # wrk on the server's CPU: the server's part of the sum, not a side.
+    shared = dict(CHUNKED, wrk=dict(CHUNKED["wrk"], wrk_cpu=0))
+    text = "\n".join(section.markdown(report_with(shared)))
+    assert "Server and wrk share one CPU" in text
+    assert ("| 8 KiB | 20.0 / 40.0 (50% / 98%) | 25.0 / 41.0 (61% / 97%) | "
+            "60.0 / 45.0 (99% / 75%) | fixed: 33%, separate: 38%, node: 57% |") in text
+
+
+def test_bench_names_the_costlier_side_and_says_so_in_a_target():
+    """bench/chunked.py's rps_row: wrk is the limit of a side when it needs
+    more CPU per response than the server; a req/s target between two sides
+    both bound by wrk then says what each server costs."""
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import chunked as bench
+    finally:
+        sys.path.pop(0)
+    runs = {"fixed": [100.0, 101.0], "separate": [102.0, 99.0]}
+    args = (runs, {"fixed": [20.0, 22.0], "separate": [30.0, 28.0]}, {},
+            {"fixed": [50.0, 52.0], "separate": [25.0, 27.0]},
+            {"server": {"fixed": [0.4, 0.4], "separate": [0.9, 0.9]},
+             "wrk": {"fixed": [1.0, 1.0], "separate": [0.9, 0.9]}})
+    # By default wrk shares the server's CPU: the sum bounds both sides.
+    assert bench.WRK_CPU == bench.SERVER_CPU
+    assert bench.rps_row(*args)["limit"] == {"fixed": "shared", "separate": "shared"}
+    saved, bench.WRK_CPU = bench.WRK_CPU, bench.SERVER_CPU + 1
+    try:
+        row = bench.rps_row(*args)
+    finally:
+        bench.WRK_CPU = saved
+    assert row["limit"] == {"fixed": "wrk", "separate": "server"}
+    assert row["busy"]["server"]["median"] == {"fixed": 0.4, "separate": 0.9}
+    assert bench.bound_note(row, "separate") == ""
+    row["limit"]["separate"] = "wrk"
+    assert bench.bound_note(row, "separate") == (
+        "; wrk costs more than the server: wrk 51.0 / 26.0 µs per response, "
+        "server 21.0 / 29.0 µs (fixed / separate: x1.38 the server CPU)")
+    row["limit"] = {"fixed": "shared", "separate": "shared"}
+    assert bench.bound_note(row, "separate") == (
+        "; one CPU for both, µs per response fixed / separate: server 21.0 / 29.0, "
+        "wrk 51.0 / 26.0")
+
+
 def test_targets_and_summary():
     text = "\n".join(section.markdown(report_with(CHUNKED)))
     assert "| 8 KiB: fixed ahead of node (req/s) | x2.00 | FAIL |" in text
@@ -172,3 +234,26 @@ def test_a_real_run_of_the_bench_counts_the_seeds_syscalls():
                                 "measured": "2.00 (separate 3.00)", "pass": True}
     text = "\n".join(section.markdown(report_with(ch)))
     assert "| 128 KiB | 2.00 (1.00 send + 1.00 sendmsg) | 3.00 (3.00 send + 0.00 sendmsg) |" in text
+
+
+@pytest.mark.skipif(not (BIN / "chunked_threshold").exists(),
+                    reason="chunked_threshold is not built")
+def test_threshold_bench_measures_the_four_shapes():
+    """bench/chunked_threshold sends each response four ways: fixed's two
+    (copy + send, MSG_MORE + sendmsg), separate's three sends and one
+    sendmsg of every part; each way has a median within its blocks'
+    extremes. (Its figures are CPU times: no assertion on their order.)"""
+    proc = subprocess.run([str(BIN / "chunked_threshold"), "--quick", "--json",
+                           "--sizes", "1024,40000"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)["rows"]
+    assert [r["body"] for r in rows] == [1024, 40000]
+    for r in rows:
+        for way in ("copy", "iov", "sep", "one"):
+            lo, hi = r[f"{way}_block_us"]
+            assert 0 < lo <= r[f"{way}_us"] <= hi, (r["body"], way)
+    md = subprocess.run([str(BIN / "chunked_threshold"), "--quick", "--sizes", "1024"],
+                        capture_output=True, text=True, timeout=120).stdout
+    assert "| separate: 3 sends [block min, max] | one sendmsg [block min, max] | " \
+           "separate/fixed |" in md

@@ -102,6 +102,55 @@ def cpu_rows(ch: dict) -> list[list[str]]:
     return rows
 
 
+def _shared(ch: dict) -> bool:
+    w = ch.get("wrk") or {}
+    return w.get("wrk_cpu") is not None and w.get("wrk_cpu") == w.get("server_cpu")
+
+
+def limit_rows(ch: dict) -> list[list[str]]:
+    """One row per payload: each side's CPU µs per response, server / wrk,
+    with the share of a CPU each used while wrk ran; and, wrk on the
+    server's CPU, the server's part of their sum, else which of the two
+    needs more CPU per response (so saturates its CPU first)."""
+    rows = []
+    for size in _sizes(ch):
+        row = (ch.get("rps") or {}).get(str(size)) or {}
+        c, w, b = row.get("cpu_us"), row.get("wrk_cpu_us"), row.get("busy")
+        if not (c and w and b):
+            continue
+        cells = [iec(size)]
+        for s in _sides(ch):
+            if s not in c["median"]:
+                cells.append("-")
+                continue
+            cells.append(f"{c['median'][s]:.1f} / {w['median'][s]:.1f} "
+                         f"({b['server']['median'][s]:.0%} / {b['wrk']['median'][s]:.0%})")
+        lim = row.get("limit") or {}
+        if _shared(ch):
+            cm, wm = c["median"], w["median"]
+            cells.append(", ".join(f"{TITLES[s].split()[0]}: {cm[s] / (cm[s] + wm[s]):.0%}"
+                                   for s in _sides(ch) if s in cm and s in wm))
+        else:
+            cells.append(", ".join(f"{TITLES[s].split()[0]}: {lim[s]}" for s in _sides(ch)
+                                   if s in lim))
+        rows.append(cells)
+    return rows
+
+
+def loaded_syscalls_rows(ch: dict) -> list[list[str]]:
+    """One row per payload: the reference server's send + sendmsg per
+    response in the wrk runs (keep-alive), fixed and separate, median [min,
+    max]."""
+    rows = []
+    for size in _sizes(ch):
+        k = ((ch.get("rps") or {}).get(str(size)) or {}).get("syscalls_under_wrk")
+        if not k:
+            continue
+        rows.append([iec(size)] + [f"{k['median'][s]:.3f} [{k['min'][s]:.3f}, {k['max'][s]:.3f}]"
+                                   if s in k["median"] else "-" for s in ("fixed", "separate")])
+    return rows
+
+
 def summary(report: dict) -> list[str]:
     ch = report["bench"].get(NAME)
     if not ch:
@@ -143,7 +192,8 @@ def markdown(report: dict) -> list[str]:
         L += ["wrk did not run (`--no-wrk`, or wrk is not installed)."]
     else:
         L += [f"`wrk -t{w['threads']} -c{w['connections']} -d{w['seconds']}s` (keep-alive) on "
-              f"CPU {w['wrk_cpu']}, each server pinned to CPU {w['server_cpu']} (taskset). "
+              f"CPU {w['wrk_cpu']}, each server pinned to CPU {w['server_cpu']} (taskset"
+              + ("; one CPU for both, see below" if _shared(ch) else "") + "). "
               + (f"{w['rounds']} rounds, each running the servers once in an order rotated "
                  "from round to round" if w["rounds"] > 1 else
                  "One round (a quick run: no spread, the ratios say little)")
@@ -176,6 +226,37 @@ def markdown(report: dict) -> list[str]:
         L += md_table(["payload", *(TITLES[s] for s in sides),
                        *(f"{TITLES[o]}/fixed" for o in others)], cpu,
                       "l" + "r" * (len(sides) + len(others)))
+    lim = limit_rows(ch)
+    if lim:
+        L += ["", "### Who limits the requests per second (the same wrk runs)", ""]
+        if _shared(ch):
+            L += ["Server and wrk share one CPU, so each response costs it the server's CPU "
+                  "time plus wrk's, and the requests per second are bounded by that sum: "
+                  "what a server saves shows in them, diluted by wrk's part. (On a CPU of "
+                  "its own, `--wrk-cpu 1`, wrk needs more CPU per response than the "
+                  "server and saturates first, so the requests per second are wrk's "
+                  "ceiling whatever the server saves.)"]
+        else:
+            L += ["Server and wrk each have a CPU of their own, so the one that needs more "
+                  "CPU per response saturates its CPU first and bounds the requests per "
+                  "second; what the other saves then does not show in them."]
+        L[-1] += (" A cell is the server's CPU µs per response / wrk's (its user and kernel "
+                  "time over the same requests), and in brackets the share of a CPU each "
+                  "used while wrk ran (CPU time over wall time); medians of the runs. "
+                  + ("Shares that add up to well below 100%" if _shared(ch) else
+                     "Shares well below 100% on both sides")
+                  + " mean other work on the machine took the CPU.")
+        L += [""]
+        L += md_table(["payload", *(f"{TITLES[s]}: server / wrk" for s in sides),
+                       "the server's part" if _shared(ch) else "costlier per response"],
+                      lim, "l" + "r" * len(sides) + "l")
+    loaded = loaded_syscalls_rows(ch)
+    if loaded:
+        L += ["", "Syscalls per response in the same wrk runs (the reference server's send + "
+              "sendmsg, from its /stats before and after each run, over wrk's requests; "
+              "keep-alive): the counts above hold under load, with no partial write to "
+              "resume.", ""]
+        L += md_table(["payload", TITLES["fixed"], TITLES["separate"]], loaded, "lrr")
     if ch.get("targets"):
         L += ["", "### Targets (bench/chunked.py)", ""]
         L += md_table(["Target", "Measured", "Result"],
