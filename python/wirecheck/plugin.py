@@ -41,9 +41,41 @@ REGENERATE = "/usr/bin/python3 -m pytest -p wirecheck.plugin {nodeid} --update-g
 _VALUE_OPTIONS = ("--wirecheck-bin", "--wirecheck-subject", "--wirecheck-repeat")
 
 
+# The folder that holds the wirecheck package (the repository's python/).
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+
 def regenerate_command(nodeid: str) -> str:
-    """The command that rewrites the golden of a test, from the rootdir."""
+    """The command that rewrites the golden of a test, from the rootdir, as
+    a golden's header gives it: the same on every machine."""
     return REGENERATE.format(nodeid=shlex.quote(nodeid))
+
+
+def _package_outside(config) -> bool:
+    """True when the wirecheck package is not under the rootdir (another
+    project's suite): python3 finds it only through PYTHONPATH."""
+    root = Path(str(config.rootpath)).resolve()
+    return not _PACKAGE_DIR.is_relative_to(root)
+
+
+def regenerate_hint(nodeid: str, config) -> str:
+    """The command a failure message gives, to paste as it is: with
+    PYTHONPATH set when the package is outside the rootdir, and the
+    --wirecheck-bin of this run."""
+    cmd = regenerate_command(nodeid)
+    if _package_outside(config):
+        cmd = f"PYTHONPATH={shlex.quote(str(_PACKAGE_DIR))} {cmd}"
+    binary = config.getoption("wirecheck_bin")
+    if binary:
+        cmd += f" --wirecheck-bin {shlex.quote(str(binary))}"
+    return cmd
+
+
+def header_note(config) -> list[str]:
+    """A golden header's extra line for a suite outside the repository."""
+    if _package_outside(config):
+        return ["(with wirecheck's python/ folder on PYTHONPATH: docs/pytest-plugin.md)"]
+    return []
 
 
 def obtained_path(golden: Path) -> Path:
@@ -405,7 +437,7 @@ class ScenarioItem(pytest.Item):
         return re.sub(r"variant=legacy$", "variant=fixed", self.nodeid)
 
     def _hint(self) -> str:
-        return (f"no golden: run {regenerate_command(self.fixed_nodeid)}\n"
+        return (f"no golden: run {regenerate_hint(self.fixed_nodeid, self.config)}\n"
                 f"(expected {_shown(self.golden_path)})")
 
     def _header(self) -> list[str]:
@@ -415,6 +447,7 @@ class ScenarioItem(pytest.Item):
             f"profile {prof}, variant fixed.",
             "Only the trace's deterministic fields (docs/pytest-plugin.md). Do not edit:",
             f"regenerate with: {regenerate_command(self.fixed_nodeid)}",
+            *header_note(self.config),
             "and review the diff line by line.",
         ]
 
@@ -603,12 +636,13 @@ class GoldenFixture:
         header = [f"wirecheck golden of test {node.nodeid}.",
                   "Only the trace's deterministic fields (docs/pytest-plugin.md). Do not edit:",
                   f"regenerate with: {regenerate_command(node.nodeid)}",
+                  *header_note(self._request.config),
                   "and review the diff line by line."]
         st = _state(self._request.config)
         try:
             status, section = check_golden(
                 golden, G.from_trace(trace), update=st.update, header=header,
-                missing=f"no golden: run {regenerate_command(node.nodeid)}\n"
+                missing=f"no golden: run {regenerate_hint(node.nodeid, self._request.config)}\n"
                         f"(expected {_shown(golden)})")
         except WirecheckFailure as e:
             pytest.fail(str(e), pytrace=False)

@@ -43,6 +43,10 @@ def test_golden_header_command_names_the_plugin_and_runs(suite):
     cmd = ("/usr/bin/python3 -m pytest -p wirecheck.plugin s/small.wcs::variant=fixed "
            "--update-goldens")
     assert f"# regenerate with: {cmd}\n" in text
+    # The package is outside this project: the header says what the
+    # command needs, without a path of this machine's.
+    assert "# (with wirecheck's python/ folder on PYTHONPATH" in text
+    assert str(REPO) not in text
     # The command works as written, from the rootdir, in a project without
     # a conftest that loads the plugin.
     suite.golden("small").unlink()
@@ -53,7 +57,12 @@ def test_golden_header_command_names_the_plugin_and_runs(suite):
     # A missing golden's message gives the same command.
     suite.golden("small").unlink()
     res = suite.run()
-    res.stdout.fnmatch_lines([f"*no golden: run {cmd}"])
+    # A missing golden's message gives it to paste as it is: PYTHONPATH
+    # set to the package's folder, and this run's --wirecheck-bin if any.
+    res.stdout.fnmatch_lines([f"*no golden: run PYTHONPATH={REPO / 'python'} {cmd}"])
+    res = suite.run("--wirecheck-bin", str(wirecheck_path()))
+    res.stdout.fnmatch_lines([f"*no golden: run PYTHONPATH={REPO / 'python'} {cmd}"
+                              f" --wirecheck-bin {wirecheck_path()}"])
 
 
 def test_a_mismatch_writes_the_obtained_trace_beside_the_golden(suite):
@@ -98,7 +107,8 @@ def test_the_golden_fixture_in_a_test_of_ones_own(suite):
     write_test("hi")
     res = suite.run("test_mine.py")
     assert res.ret == 1
-    res.stdout.fnmatch_lines(["*no golden: run /usr/bin/python3 -m pytest -p wirecheck.plugin "
+    res.stdout.fnmatch_lines([f"*no golden: run PYTHONPATH={REPO / 'python'} "
+                              "/usr/bin/python3 -m pytest -p wirecheck.plugin "
                               "test_mine.py::test_mine --update-goldens"])
     res = suite.run("test_mine.py", "--update-goldens")
     assert res.ret == 0, res.stdout.str()
