@@ -70,14 +70,16 @@ static const char usage_run[] =
 	"                        task N's operations, from the subject itself, or\n"
 	"                        from the harness with SIG@task:N:external\n"
 	"  --fault RULE          a gate rule: TARGET:ACTION[,after=K][,repeat=N|forever]\n"
-	"                        [,fd=N][,fds=any]; ACTION is short=N, errno=E,\n"
-	"                        zero, signal=S; without fd=N or fds=any, a rule\n"
-	"                        on write, read, close or epoll_ctl aims at sockets\n"
-	"                        only; TARGET a syscall, write, read, syswrite,\n"
-	"                        sysread, all\n"
+	"                        [,fd=N][,fds=any][,conn=C][,byte=N]; ACTION is\n"
+	"                        short=N, errno=E, zero, signal=S; conn=C aims at\n"
+	"                        connection C (0 is the first opened), byte=N at\n"
+	"                        the call that would carry byte N of its stream;\n"
+	"                        without fd=N or fds=any, a rule on write, read,\n"
+	"                        close or epoll_ctl aims at sockets only; TARGET a\n"
+	"                        syscall, write, read, syswrite, sysread, all\n"
 	"  --variant NAME=VALUE  select a strategy: queue=cursor|memmove,\n"
-	"                        batch=on|off, halfopen=end-first|poll-first\n"
-	"                        ws=by-option|by-kind\n"
+	"                        batch=on|off, halfopen=end-first|poll-first,\n"
+	"                        chunked=fixed|separate, ws=by-option|by-kind\n"
 	"                        (fixed|legacy are accepted as values)\n"
 	"  --connections N       the number of connections (the scenario's own)\n"
 	"  --transport tcp|unix  the connection between subject and peer (tcp)\n"
@@ -88,8 +90,9 @@ static const char usage_run[] =
 	"                        exit.valgrind says clean or errors\n"
 	"  --trace FILE          write the trace to FILE instead of stdout\n"
 	"  --subject NAME|PATH   the subject: refstack (refstack-subject beside\n"
-	"                        wirecheck, the default), node (node:net), libuv, or\n"
-	"                        a program's PATH (docs/subjects.md)\n"
+	"                        wirecheck, the default), node (node:net), libuv,\n"
+	"                        bun, node-upgrade, bun-upgrade, or a program's\n"
+	"                        PATH (docs/subjects.md)\n"
 	"  --subject-preload     run the subject PATH with the gate preloaded (node\n"
 	"                        and libuv always are): for a stack not built\n"
 	"                        against the gate\n"
@@ -770,6 +773,10 @@ static int cmd_exec(int argc, char **argv)
 			   strcmp(a, "--signal") == 0 ||
 			   strcmp(a, "--timeout") == 0) {
 			rc = apply_flag(&sc, a, argv[++i]);
+		} else if (a[0] != '-') {
+			rc = usage_error("exec: '%s' is not a flag: put -- before "
+					 "the program (wirecheck exec [FLAGS] -- "
+					 "PROGRAM [ARGS])%s", a, "");
 		} else {
 			rc = usage_error("exec: unknown flag '%s'%s", a, "");
 		}

@@ -163,6 +163,9 @@ def test_the_report_goes_to_stdout_after_the_programs_output(wc, tmp_path, prelo
     (["--clamp-send", "0", "--", "true"], "clamp-send '0'"),
     (["--signal", "SIGTERM@task:1", "--", "true"], "a task point (SIG@task:N) needs a scenario"),
     (["--bogus", "1", "--", "true"], "unknown flag '--bogus'"),
+    # The program without -- before it: not an "unknown flag".
+    (["--clamp-send", "7", "/bin/echo", "hi"],
+     "'/bin/echo' is not a flag: put -- before the program"),
     (["--timeout", "--", "true"], "'--timeout' needs a value"),
 ])
 def test_bad_usage_names_the_problem(wc, preload, args, message):
