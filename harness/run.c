@@ -170,13 +170,19 @@ static int on_line(struct run *r, char *line)
 	return 0; /* "note" lines and anything newer: not part of the trace */
 }
 
+/* Reads what the event pipe has and handles its complete lines. Returns 1
+ * when it read bytes, 0 when there were none (EAGAIN) or the pipe ended
+ * (r->ev_eof), -1 on an error (r->err). */
 static int read_events(struct run *r)
 {
-	ssize_t n = read(r->ev_fd, r->evbuf + r->evlen, sizeof(r->evbuf) - r->evlen - 1);
+	ssize_t n;
 	char *start, *nl;
 
+	do {
+		n = read(r->ev_fd, r->evbuf + r->evlen, sizeof(r->evbuf) - r->evlen - 1);
+	} while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return errno == EINTR || errno == EAGAIN ? 0 : fail(r, "event pipe: %s", strerror(errno));
+		return errno == EAGAIN ? 0 : fail(r, "event pipe: %s", strerror(errno));
 	if (n == 0) {
 		r->ev_eof = 1;
 		return 0;
@@ -194,6 +200,29 @@ static int read_events(struct run *r)
 	memmove(r->evbuf, start, r->evlen);
 	if (r->evlen == sizeof(r->evbuf) - 1)
 		return fail(r, "an event line longer than %zu bytes", sizeof(r->evbuf));
+	return 1;
+}
+
+/*
+ * The subject has exited: every line it wrote is in the pipe already (its
+ * writes block while the pipe is full, so it cannot have exited with one
+ * unwritten). Takes them and ends the pipe, without waiting for its end of
+ * file, which a child the subject left behind holding fd 4 (a wrapper
+ * script's background process) would put off until the timeout. Returns
+ * 0, or -1 on an error (r->err).
+ */
+static int drain_events_after_exit(struct run *r)
+{
+	int fl = fcntl(r->ev_fd, F_GETFL);
+	int rc;
+
+	if (fl < 0 || fcntl(r->ev_fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return 0; /* then the pipe's end of file decides, as before */
+	while ((rc = read_events(r)) > 0)
+		;
+	if (rc < 0)
+		return -1;
+	r->ev_eof = 1;
 	return 0;
 }
 
@@ -394,6 +423,10 @@ static int loop(struct run *r)
 		}
 		if (pfd[1].revents)
 			reap(r, WNOHANG);
+		if (r->exited && !r->ev_eof && drain_events_after_exit(r) < 0) {
+			free(pfd);
+			return -1;
+		}
 		if (pfd[2].revents)
 			write_script(r);
 		if (wc_peer_on_poll(&r->peer, pfd + 3) < 0) {

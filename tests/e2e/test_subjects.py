@@ -323,3 +323,30 @@ def test_write_owned_is_held_by_reference(subject, wc):
     # write#1 is a copying write: its overwrite changes nothing sent ('a')
     assert bytes.fromhex(t["peer"]["hex"]) == b"a" * 32 + b"c" * k + b"d" * (32 - k)
     assert any(e.endswith("write#2 released ok") for e in t["events"])
+
+
+def test_a_child_left_holding_the_event_pipe_does_not_hold_the_run(wc, tmp_path):
+    """A wrapper subject that leaves a background child behind (which
+    inherits fd 4, the event pipe) and exits: the run ends when the subject
+    does, with its exit and its fatal line, not at the timeout (which it
+    met before: the harness waited for the pipe's end of file)."""
+    pidfile = tmp_path / "child.pid"
+    script = tmp_path / "wrapper.sh"
+    script.write_text("#!/bin/sh\n"
+                      f"sleep 120 </dev/null >/dev/null 2>&1 & echo $! > {pidfile}\n"
+                      "echo 'fatal unsupported: a wrapper that gives up' >&4\n"
+                      "exit 2\n")
+    script.chmod(0o755)
+    try:
+        proc = wc("run", writes_scenario(tmp_path, 1), "--subject", script,
+                  "--timeout", "30")
+        t = json.loads(proc.stdout)
+        assert t["exit"]["timed_out"] is False, t["exit"]
+        assert t["exit"]["code"] == 2
+        assert "a wrapper that gives up" in t["exit"]["error"]
+    finally:
+        if pidfile.exists():
+            try:
+                os.kill(int(pidfile.read_text()), 9)
+            except (ProcessLookupError, ValueError):
+                pass
