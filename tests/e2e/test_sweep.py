@@ -524,3 +524,23 @@ def test_an_early_end_before_a_websocket_handshake_does_not_hold_the_tasks(wirec
     assert "c0 ws-send (closed)" in evs and "c1 ws-send#1 5 text -> sent" in evs
     s = sweep.Sweep(str(path), binary=wirecheck, timeout=20)
     assert s.run_cell(sweep.Cell("zero", 1)).broken == []
+
+
+def test_an_early_end_owes_no_error_where_the_clean_run_fails_by_its_own_rule():
+    # chunked/try-epipe-then-end-rest: its own rule refuses the first send
+    # with EPIPE; under zero@1 the request never comes and nothing is
+    # written, so the rule never fires and no error comes.
+    clean = dict(trace("t1 c0 accept", "t2 c0 error EPIPE send",
+                       "t2 c0 close had_error=1 bytes_written=0", peer=(0, "ee")),
+                 faults=["write:errno=EPIPE"], fired={"calls": [{"rule": "write:errno=EPIPE"}]})
+    zero, rule = sweep.Cell("zero", 1), "read:zero"
+    run = dict(trace("t1 c0 accept", "t2 c0 eof", "t2 c0 finish",
+                     "t2 c0 close had_error=0 bytes_written=0", peer=(0, "ee")),
+               faults=["write:errno=EPIPE", rule], fired={"calls": [{"rule": rule}]})
+    assert sweep.judge(clean, run, zero) == []
+    # A transient fault there still owes the clean run's error.
+    eagain = dict(run, events=["t1 c0 accept", "t2 c0 finish"],
+                  faults=["write:errno=EPIPE", "write:errno=EAGAIN"],
+                  fired={"calls": [{"rule": "write:errno=EAGAIN"}]})
+    assert any("no connection reported an error" in b
+               for b in sweep.judge(clean, eagain, EAGAIN))
