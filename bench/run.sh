@@ -76,3 +76,8 @@ echo
 echo "== WebSocket: echo and chat servers, reference against node + npm ws (medians of interleaved rounds)"
 echo "   command: build/bin/ws_echo $q"
 build/bin/ws_echo $q
+
+echo
+echo "== WebSocket: server syscalls per echoed message, reference against node + npm ws (preload gate)"
+echo "   command: bench/ws_syscalls.py $q"
+/usr/bin/python3 bench/ws_syscalls.py $q

@@ -1,7 +1,8 @@
 /*
  * sender_cpu.c: the CPU time a sender spends to hand one large payload to
  * the kernel, from end() to its completion callback: the "Sender CPU" table
- * of reference-prs/002, for the reference stack. This is issue 9's secondary
+ * of the oven-sh/bun pull request "socket: drain node:net's pending-write
+ * queue with a cursor", for the reference stack. This is issue 9's secondary
  * figure: its targets are judged on callgrind instructions, which do not
  * move between runs (bench/sender_instr.c). The report is printed by
  * sender_cpu_report.c; node's sender is sender_node.c and sender_node.js.

@@ -27,6 +27,15 @@
  * its callgrind figures, which hold still where time does not.
  * Exits 0 when the benchmark ran, 1 on a failure (a frame, a connection,
  * node or npm ws missing), 2 on a usage error.
+ *
+ * Two more modes are bench/ws_syscalls.py's parts, for counting each
+ * server's syscalls with the preload gate (`wirecheck exec`):
+ *   ws_echo --serve-ref PATH          the reference echo server, in the
+ *                                     foreground ("!quit" ends it)
+ *   ws_echo --client PATH ROW COUNT   one connection: COUNT messages of echo
+ *                                     row ROW (0 to 3, the rows above),
+ *                                     every echo read back and checked,
+ *                                     then "!quit"
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -331,21 +340,21 @@ static uint8_t *payload_of(int op, size_t size)
 	return p;
 }
 
-/* One echo round: CPU per message (us); *rate gets messages per second. */
-static double echo_round(struct conn *c, const struct row *r, double *rate)
+/* COUNT messages of r on c, at most the echo round's window in flight,
+ * every echo checked. */
+static void echo_count(struct conn *c, const struct row *r, int count)
 {
 	int window = (int)(65536 / r->size) < 32 ? (int)(65536 / r->size) : 32;
 	int sent = 0, got = 0;
-	double cpu0 = conn_cpu(c), t0 = bc_clock_us(CLOCK_MONOTONIC), cpu1, t1;
 
 	if (window < 1)
 		window = 1;
-	while (got < r->msgs) {
+	while (got < count) {
 		int op;
 		size_t len;
 		const uint8_t *p;
 
-		while (sent < r->msgs && sent - got < window) {
+		while (sent < count && sent - got < window) {
 			conn_send(c, r->op, r->payload, r->size);
 			sent++;
 		}
@@ -354,6 +363,14 @@ static double echo_round(struct conn *c, const struct row *r, double *rate)
 			bc_die("echo %d of %s differs", got, r->name);
 		got++;
 	}
+}
+
+/* One echo round: CPU per message (us); *rate gets messages per second. */
+static double echo_round(struct conn *c, const struct row *r, double *rate)
+{
+	double cpu0 = conn_cpu(c), t0 = bc_clock_us(CLOCK_MONOTONIC), cpu1, t1;
+
+	echo_count(c, r, r->msgs);
 	t1 = bc_clock_us(CLOCK_MONOTONIC);
 	cpu1 = conn_cpu(c);
 	*rate = r->msgs / ((t1 - t0) / 1e6);
@@ -548,6 +565,31 @@ int main(int argc, char **argv)
 
 	bc_set_prog("ws_echo");
 	bc_ignore_sigpipe();
+	if (argc == 3 && !strcmp(argv[1], "--serve-ref")) {
+		rs_loop *loop = bc_loop_new();
+		rs_listener *l;
+
+		if (rs_listen_unix(loop, argv[2], NULL, srv_connection, NULL, &l) < 0)
+			bc_die("rs_listen_unix %s failed", argv[2]);
+		bc_loop_run_free(loop);
+		return 0;
+	}
+	if (argc == 5 && !strcmp(argv[1], "--client")) {
+		int row, count;
+		struct conn c;
+
+		if (bc_parse_int(argv[3], 0, 3, &row) < 0 ||
+		    bc_parse_int(argv[4], 0, 10000000, &count) < 0)
+			bc_die("--client PATH ROW COUNT: ROW 0 to 3, COUNT a number");
+		rows[row].payload = payload_of(rows[row].op, rows[row].size);
+		c = conn_open(argv[2]);
+		echo_count(&c, &rows[row], count);
+		conn_send(&c, RS_WS_OP_TEXT, "!quit", 5);
+		free(rows[row].payload);
+		free(c.buf);
+		close(c.fd);
+		return 0;
+	}
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick")) {
 			quick = 1;

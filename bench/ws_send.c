@@ -90,7 +90,8 @@ static void send_task(rs_loop *loop, void *arg)
 __attribute__((noinline)) static void echo(rs_ws *ws,
 					   const struct rs_ws_message *m)
 {
-	struct rs_ws_send_options o = { RS_WS_BINARY_ABSENT, 1 };
+	struct rs_ws_send_options o = { .binary = RS_WS_BINARY_ABSENT,
+					.fin = 1 };
 
 	if (rs_ws_send(ws, m->data, m->len, m->opcode == RS_WS_OP_TEXT
 					     ? RS_WS_KIND_TEXT : RS_WS_KIND_BYTES,

@@ -69,6 +69,10 @@ struct fi__plan {
  * or on the fds without per-fd counters. */
 void fi__count_fd(enum fi_sys kind, int fd) FI__HIDDEN;
 
+/* fd is a new connection (accepted, or connecting): it gets the next
+ * connection number (struct fi_rule's conn). */
+void fi__conn_open(int fd) FI__HIDDEN;
+
 /*
  * Decides a call of len bytes (what it asks to move: 0 for the kinds
  * without bytes; rules with byte= match on it) and applies what comes

@@ -265,7 +265,8 @@ static int args_status(struct parser *p, struct sc_op *op, int i)
 #define OPT_HOW 4u       /* self or external: who sends the signal */
 #define OPT_FINAL 8u     /* final: try_write's final chunk */
 #define OPT_RESUME 16u   /* resume: retry the rest on writable */
-#define OPT_WS 8u        /* ws-send: text|bytes, binary[=V], fin=0 */
+#define OPT_WS 32u       /* ws-send: text|bytes, binary[=V], fin=0,
+			  * compress=V */
 
 /* ---- WebSocket operations ---------------------------------------------- */
 
@@ -324,6 +325,15 @@ static int ws_send_option(struct parser *p, struct sc_op *op,
 		if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0 && strcmp(v, "bad") != 0)
 			return fail(p, "fin=%s: expected 0, 1 or bad", v);
 		op->ws_fin = v[0] == 'b' ? 2 : v[0] - '0';
+	} else if ((v = key_value(t, "compress"))) {
+		if (strcmp(v, "true") == 0)
+			op->ws_no_compress = 0;
+		else if (strcmp(v, "false") == 0)
+			op->ws_no_compress = 1;
+		else if (strcmp(v, "bad") == 0)
+			op->ws_no_compress = 2;
+		else
+			return fail(p, "compress=%s: expected true, false or bad", v);
 	} else {
 		return 0;
 	}

@@ -63,6 +63,9 @@ struct sc_op {
 	int ws_kind;
 	int ws_binary;
 	int ws_fin;
+	/* ws-send compress=: 0 true (npm ws's default), 1 false, 2 a bad
+	 * one (rs_ws_send_options.no_compress). */
+	int ws_no_compress;
 };
 
 /* A block of operations: a task (run once, in order) or a handler. */

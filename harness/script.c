@@ -50,7 +50,8 @@ static void script_op(struct sbuf *b, const struct sc_op *op)
 	if (op->final || op->resume)
 		sb_printf(b, " final=%d resume=%d", op->final, op->resume);
 	if (op->kind == SC_OP_WS_SEND)
-		sb_printf(b, " ws=%d,%d,%d", op->ws_kind, op->ws_binary, op->ws_fin);
+		sb_printf(b, " ws=%d,%d,%d,%d", op->ws_kind, op->ws_binary, op->ws_fin,
+			  op->ws_no_compress);
 	if (op->data) {
 		sb_printf(b, " hex=");
 		for (size_t i = 0; i < op->len; i++)

@@ -105,7 +105,8 @@ static int parse_op_line(struct sr_script *s, char *line, struct sr_block *b,
 		else if (strcmp(tok, "final") == 0) op.final = (int)v;
 		else if (strcmp(tok, "resume") == 0) op.resume = (int)v;
 		else if (strcmp(tok, "ws") == 0 &&
-			 sscanf(eq, "%d,%d,%d", &op.ws_kind, &op.ws_binary, &op.ws_fin) == 3)
+			 sscanf(eq, "%d,%d,%d,%d", &op.ws_kind, &op.ws_binary, &op.ws_fin,
+				&op.ws_no_compress) == 4)
 			;
 		else {
 			free(op.data);

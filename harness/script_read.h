@@ -40,6 +40,7 @@ struct sr_op {
 	int final;
 	int resume;
 	int ws_kind, ws_binary, ws_fin;  /* ws-send */
+	int ws_no_compress;              /* ws-send: 1 compress=false */
 };
 
 enum sr_ev_kind {

@@ -343,15 +343,22 @@ int sc__set_ws_deflate(struct scenario *sc, const char *arg, int line,
 				break;
 		if (k == 6)
 			return sc__say(err, errlen, "ws-deflate '%s': expected yes, no, or a comma "
-				       "list of server_no_context_takeover, client_no_context_takeover, "
-				       "server_max_window_bits=N, client_max_window_bits=N, threshold=N",
+				       "list of server_no_context_takeover[=B], "
+				       "client_no_context_takeover[=B], server_max_window_bits=N|B, "
+				       "client_max_window_bits=N|B, threshold=N (B: true or false)",
 				       arg);
-		if (k <= 2) {
+		/* npm ws's true and false (rs_ws_deflate_options: 1, -1). */
+		if (eq && k != 5 && (strcmp(eq + 1, "true") == 0 ||
+				     strcmp(eq + 1, "false") == 0)) {
+			v[k] = eq[1] == 't' ? 1 : -1;
+		} else if (k <= 2) {
 			if (eq)
-				return sc__say(err, errlen, "ws-deflate: %s takes no value", t);
+				return sc__say(err, errlen,
+					       "ws-deflate: %s '%s': expected no value, true or false",
+					       t, eq + 1);
 			v[k] = 1;
 		} else if (!eq) {
-			return sc__say(err, errlen, "ws-deflate: %s needs =N", t);
+			return sc__say(err, errlen, "ws-deflate: %s needs =N, =true or =false", t);
 		} else if (k == 5) {
 			if (sc__parse_int(eq + 1, 0, 1 << 30, &n) < 0)
 				return sc__say(err, errlen, "ws-deflate: threshold '%s': expected a byte count",
@@ -359,8 +366,9 @@ int sc__set_ws_deflate(struct scenario *sc, const char *arg, int line,
 			v[k] = n;
 		} else {
 			if (sc__parse_int(eq + 1, 8, 15, &n) < 0)
-				return sc__say(err, errlen, "ws-deflate: %s '%s': expected 8 to 15", t,
-					       eq + 1);
+				return sc__say(err, errlen,
+					       "ws-deflate: %s '%s': expected 8 to 15, true or false",
+					       t, eq + 1);
 			v[k] = n;
 		}
 	}

@@ -11,6 +11,7 @@
 #include "fi.h"
 #include "protocol.h"
 #include "subject.h"
+#include "subject_pipe.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -21,7 +22,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define MAX_LINE 1048576
 
 extern char **environ;
 
@@ -55,8 +55,6 @@ static struct {
 	size_t next_task;         /* index of the script task to post next */
 	uint64_t script_loop_task;
 	size_t running_task;      /* 1-based script task running, or 0 */
-	uint64_t last_loop_task;  /* for the visible task numbers */
-	uint64_t visible_task;
 	rs_loop *loop;
 	rs_listener *listener;
 	int checkpoints;          /* checkpoints passed so far */
@@ -70,111 +68,32 @@ int subj_nconns(void)
 	return S.nconns;
 }
 
-/* ---- the event pipe ----------------------------------------------------- */
+/* ---- the event pipe (subject_pipe.c) --------------------------------- */
 
-static void write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			_exit(70); /* the harness is gone: nothing to report to */
-		buf += n;
-		len -= (size_t)n;
-	}
-}
-
-static void line_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void line_out(const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n > sizeof(buf) - 2)
-		n = (int)sizeof(buf) - 2;
-	buf[n++] = '\n';
-	write_all(WC_FD_EVENTS, buf, (size_t)n);
-}
-
-void subj_fatal(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	line_out("fatal %s", buf);
-	exit(2);
-}
-
-/*
- * Tasks are numbered by the subject, not by the loop: the n-th task that
- * reported an event is task n. A loop task that only flushed bytes (one
- * more writable event when the peer read late) has no event and takes no
- * number, so the numbers do not depend on timing.
- */
 void subj_event(int conn, const char *fmt, ...)
 {
 	char text[768];
-	uint64_t t = rs_loop_task(S.loop);
 	va_list ap;
 
-	if (t != S.last_loop_task || t == 0) {
-		S.visible_task++;
-		S.last_loop_task = t;
-	}
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	line_out("ev %llu %d %s", (unsigned long long)S.visible_task, conn, text);
-}
-
-static void wait_go(void)
-{
-	char buf[8];
-	size_t got = 0;
-
-	while (got < 3) {
-		ssize_t n = read(WC_FD_CTL, buf + got, 3 - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			_exit(70);
-		got += (size_t)n;
-	}
-	if (memcmp(buf, "go\n", 3) != 0)
-		_exit(71);
+	sp_event(rs_loop_task(S.loop), conn, "%s", text);
 }
 
 static void sync_point(const char *point)
 {
-	/* 21 digits and a space per connection, for the most connections a
-	 * scenario can have (1024), and the point. */
-	static char buf[1024 * 22 + 64];
-	size_t off;
+	static uint64_t written[1024];
+	int n = S.nconns < 1024 ? S.nconns : 1024;
 
-	off = (size_t)snprintf(buf, sizeof(buf), "sync %s", point);
-	for (int i = 0; i < S.nconns && off < sizeof(buf) - 32; i++) {
+	for (int i = 0; i < n; i++) {
 		struct conn *c = &S.conns[i];
 
 		if (c->sock)
 			c->written = rs_socket_bytes_written(c->sock);
-		off += (size_t)snprintf(buf + off, sizeof(buf) - off, " %llu",
-					(unsigned long long)c->written);
+		written[i] = c->written;
 	}
-	buf[off++] = '\n';
-	write_all(WC_FD_EVENTS, buf, off);
-	wait_go();
+	sp_sync(point, written, n);
 }
 
 /* ---- operations --------------------------------------------------------- */
@@ -214,7 +133,7 @@ unsigned char *subj_op_bytes_at(const struct sr_op *op, uint64_t at)
 		return op->data;
 	buf = malloc(op->len);
 	if (!buf)
-		subj_fatal("out of memory for a write of %zu bytes", op->len);
+		sp_fatal("out of memory for a write of %zu bytes", op->len);
 	for (size_t i = 0; i < op->len; i++)
 		buf[i] = op->fill >= 0 ? (unsigned char)op->fill : wc_pattern(at + i);
 	return buf;
@@ -233,7 +152,7 @@ struct cb_ctx *subj_op_ctx(const struct sr_op *op, struct conn *c, int number)
 		return NULL;
 	ctx = malloc(sizeof(*ctx));
 	if (!ctx)
-		subj_fatal("out of memory");
+		sp_fatal("out of memory");
 	ctx->conn = c->index;
 	ctx->number = number;
 	ctx->http = 0;
@@ -250,7 +169,7 @@ static unsigned char *op_own_bytes(const struct sr_op *op, struct conn *c)
 		return subj_op_bytes(op, c);
 	buf = malloc(op->len ? op->len : 1);
 	if (!buf)
-		subj_fatal("out of memory for a write of %zu bytes", op->len);
+		sp_fatal("out of memory for a write of %zu bytes", op->len);
 	if (op->len > 0)
 		memcpy(buf, op->data, op->len);
 	return buf;
@@ -317,7 +236,7 @@ static void op_write_owned(const struct sr_op *op, struct conn *c)
 	ob = malloc(sizeof(*ob));
 	ctx = malloc(sizeof(*ctx));
 	if (!ob || !ctx)
-		subj_fatal("out of memory");
+		sp_fatal("out of memory");
 	ob->bytes = op_own_bytes(op, c);
 	ob->next = S.owned;
 	S.owned = ob;
@@ -372,8 +291,8 @@ static void op_signal(const struct sr_op *op, int conn)
 			subj_event(conn, "signal %d external", op->sig);
 		/* With our pid: under strace the harness's child is strace,
 		 * and the signal is for the subject. */
-		line_out("kill %d %d", op->sig, (int)getpid());
-		wait_go();
+		sp_line("kill %d %d", op->sig, (int)getpid());
+		sp_wait_go();
 		return;
 	}
 	if (name)
@@ -520,7 +439,7 @@ static int await_drained(const struct sr_block *b, size_t i, int conn)
 	}
 	r = malloc(sizeof(*r));
 	if (!r || rs_loop_post(S.loop, resume_task, r) < 0)
-		subj_fatal("out of memory");
+		sp_fatal("out of memory");
 	*r = (struct resume){ b, i, conn };
 	if (b >= S.tasks && b < S.tasks + S.ntasks)
 		S.deferred = 1;
@@ -541,7 +460,7 @@ static void run_block_from(const struct sr_block *b, int conn, size_t from)
 			struct micro_ctx *m = malloc(sizeof(*m));
 
 			if (!m || rs_microtask(S.loop, micro_run, m) < 0)
-				subj_fatal("out of memory");
+				sp_fatal("out of memory");
 			m->op = op;
 			m->conn = conn;
 			continue;
@@ -608,7 +527,7 @@ void subj_post_next_task(void)
 	if (S.next_task > S.ntasks)
 		return;
 	if (rs_loop_post(S.loop, script_task, &S.tasks[S.next_task++]) < 0)
-		subj_fatal("out of memory");
+		sp_fatal("out of memory");
 }
 
 static void all_connected(void)
@@ -719,7 +638,7 @@ static void on_connection(rs_listener *l, rs_socket *s, void *arg)
 	c->connected = 1;
 	if (S.http) {
 		if (subj_http_attach(c, s, &socket_events) < 0)
-			subj_fatal("out of memory");
+			sp_fatal("out of memory");
 	} else {
 		rs_socket_set_events(s, &socket_events, c);
 	}
@@ -738,74 +657,24 @@ static void on_connection(rs_listener *l, rs_socket *s, void *arg)
 /* The script is read in blocks, not a byte at a time: a script of 500,000
  * operations is some 35 MB. Nothing follows "run" until the subject asks
  * (a sync or kill line), so no "go" is ever read ahead here. */
-static struct {
-	char buf[65536];
-	size_t start, end;
-} in;
-
-static char *read_line(void)
-{
-	static char line[MAX_LINE];
-	size_t len = 0;
-
-	for (;;) {
-		char *nl;
-		size_t take;
-
-		if (in.start == in.end) {
-			ssize_t n = read(WC_FD_CTL, in.buf, sizeof(in.buf));
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				return NULL;
-			in.start = 0;
-			in.end = (size_t)n;
-		}
-		nl = memchr(in.buf + in.start, '\n', in.end - in.start);
-		take = (nl ? (size_t)(nl - in.buf) : in.end) - in.start;
-		if (len + take + 1 > sizeof(line))
-			subj_fatal("a script line longer than %d bytes", MAX_LINE);
-		memcpy(line + len, in.buf + in.start, take);
-		len += take;
-		in.start += take + (nl != NULL);
-		if (nl)
-			break;
-	}
-	line[len] = '\0';
-	return line;
-}
-
 static void read_script(void)
 {
-	char err[512];
-	char *line;
-	int rc = 0;
+	int rc;
 
-	sr_init(&S.script);
-	while ((line = read_line()) && (rc = sr_feed_line(&S.script, line, err, sizeof(err))) == 0)
-		;
-	if (rc < 0)
-		subj_fatal("%s", err);
-	if (!line)
-		subj_fatal("the script ended before 'run'");
-	if (in.start != in.end)
-		subj_fatal("bytes after 'run' in the script");
-	if (sr_finish(&S.script, err, sizeof(err)) < 0)
-		subj_fatal("%s", err);
+	sp_read_script(&S.script);
 	for (size_t i = 0; i < S.script.nvariants; i++) {
 		const struct sr_variant *v = &S.script.variants[i];
 
 		rc = rs_variant_set(v->name, v->value);
 		if (rc < 0)
-			subj_fatal("variant %s=%s: %s", v->name, v->value, strerror(-rc));
+			sp_fatal("variant %s=%s: %s", v->name, v->value, strerror(-rc));
 	}
 	for (size_t i = 0; i < S.script.nfaults; i++) {
 		char spec[128];
 
 		if (fi_arm(&S.script.faults[i]) < 0) {
 			fi_rule_format(&S.script.faults[i], spec, sizeof(spec));
-			subj_fatal("cannot arm '%s'", spec);
+			sp_fatal("cannot arm '%s'", spec);
 		}
 	}
 	memcpy(S.transport, S.script.transport, sizeof(S.transport));
@@ -845,7 +714,7 @@ static void open_connections(void)
 {
 	S.conns = calloc((size_t)S.nconns, sizeof(*S.conns));
 	if (!S.conns)
-		subj_fatal("out of memory");
+		sp_fatal("out of memory");
 	for (int i = 0; i < S.nconns; i++)
 		S.conns[i].index = i;
 	if (S.server) {
@@ -854,8 +723,8 @@ static void open_connections(void)
 			: rs_listen_tcp(S.loop, S.address, S.port, &S.opts, on_connection, NULL, &S.listener);
 
 		if (rc < 0)
-			subj_fatal("listen: %s", strerror(-rc));
-		line_out("listening %d", strcmp(S.transport, "unix") == 0 ? 0 : rs_listener_port(S.listener));
+			sp_fatal("listen: %s", strerror(-rc));
+		sp_line("listening %d", strcmp(S.transport, "unix") == 0 ? 0 : rs_listener_port(S.listener));
 		return;
 	}
 	for (int i = 0; i < S.nconns; i++) {
@@ -865,7 +734,7 @@ static void open_connections(void)
 			: rs_connect_tcp(S.loop, S.address, S.port, &S.opts, &socket_events, c, &c->sock);
 
 		if (rc < 0)
-			subj_fatal("connect: %s", strerror(-rc));
+			sp_fatal("connect: %s", strerror(-rc));
 	}
 }
 
@@ -891,24 +760,24 @@ int main(void)
 
 	attach_counters();
 	if (fi_init() < 0)
-		subj_fatal("the fault gate did not start (WIRECHECK_FAULTS)");
+		sp_fatal("the fault gate did not start (WIRECHECK_FAULTS)");
 	read_script();
 	rc = rs_loop_new(&S.loop);
 	if (rc < 0)
-		subj_fatal("loop: %s", strerror(-rc));
+		sp_fatal("loop: %s", strerror(-rc));
 	rs_loop_set_hook(S.loop, task_hook, NULL);
 	open_connections();
 	rc = rs_loop_run(S.loop);
 	if (rc < 0)
-		subj_fatal("loop: %s", strerror(-rc));
+		sp_fatal("loop: %s", strerror(-rc));
 	if (S.next_task <= S.ntasks)
-		line_out("note the loop ended before task %zu", S.next_task + 1);
-	line_out("stats bytes_moved=%llu allocations=%llu bytes_copied=%llu",
+		sp_line("note the loop ended before task %zu", S.next_task + 1);
+	sp_line("stats bytes_moved=%llu allocations=%llu bytes_copied=%llu",
 		 (unsigned long long)rs_stats.bytes_moved,
 		 (unsigned long long)rs_stats.allocations,
 		 (unsigned long long)rs_stats.bytes_copied);
 	if (rs_loop_free(S.loop) < 0)
-		subj_fatal("loop still busy at exit");
+		sp_fatal("loop still busy at exit");
 	fi_disarm_all();
 	free_script();
 	return 0;

@@ -56,16 +56,13 @@ struct cb_ctx {
  * that is gone ends the subject. */
 void subj_event(int conn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Reports "fatal TEXT" and exits 2. */
-void subj_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
 /* The errno name of a -errno or errno value ("EPIPE"), or "E<n>"; the
  * returned string is static, valid until the next call. */
 const char *subj_errname(int e);
 
 /* The bytes of a write op: op->data when the op has literal bytes (or none),
  * else a malloc'd buffer of op->len pattern or fill bytes, which the caller
- * frees. Exits through subj_fatal when out of memory. */
+ * frees. Exits through sp_fatal (subject_pipe.h) when out of memory. */
 unsigned char *subj_op_bytes(const struct sr_op *op, struct conn *c);
 
 /* The same, with the pattern taken from stream offset `at` (an HTTP body

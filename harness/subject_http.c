@@ -6,6 +6,7 @@
  */
 #include "http_parse.h"
 #include "subject.h"
+#include "subject_pipe.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,7 +94,7 @@ void subj_http_op(const struct sr_op *op, struct conn *c)
 		c->try_len = op->len;
 		c->try_data = malloc(op->len ? op->len : 1);
 		if (!c->try_data)
-			subj_fatal("out of memory");
+			sp_fatal("out of memory");
 		bytes = http_bytes(op, c);
 		if (op->len)
 			memcpy(c->try_data, bytes, op->len);

@@ -6,6 +6,7 @@
  * call the WebSocket socket.
  */
 #include "subject.h"
+#include "subject_pipe.h"
 #include "ws_frame.h"
 
 #include <stdio.h>
@@ -152,7 +153,7 @@ void subj_ws_start(struct conn *c, rs_socket *s, int server)
 	int rc = rs_ws_attach(s, &o, &ws_events, c, &c->ws);
 
 	if (rc < 0)
-		subj_fatal("rs_ws_attach: %s", strerror(-rc));
+		sp_fatal("rs_ws_attach: %s", strerror(-rc));
 }
 
 static const char *ws_kind_text(int kind)
@@ -179,7 +180,9 @@ void subj_ws_op(const struct sr_op *op, struct conn *c)
 	bytes = subj_op_bytes(op, c);
 	c->seq += op->len;
 	if (op->kind == SR_OP_WS_SEND) {
-		struct rs_ws_send_options so = { op->ws_binary, op->ws_fin };
+		struct rs_ws_send_options so = { .binary = op->ws_binary,
+						 .fin = op->ws_fin,
+						 .no_compress = op->ws_no_compress };
 		int number = ++c->ws_sends;
 		char opts[64] = "";
 
@@ -189,6 +192,9 @@ void subj_ws_op(const struct sr_op *op, struct conn *c)
 		if (op->ws_fin != 1)
 			snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
 				 " fin=%s", op->ws_fin == 0 ? "0" : "bad");
+		if (op->ws_no_compress != 0)
+			snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts),
+				 " compress=%s", op->ws_no_compress == 1 ? "false" : "bad");
 		rc = rs_ws_send(c->ws, bytes, op->len, op->ws_kind, &so);
 		subj_event(c->index, "ws-send#%d %zu %s%s -> %s", number, op->len,
 		      ws_kind_text(op->ws_kind), opts,
@@ -216,8 +222,10 @@ void subj_ws_configure(unsigned long long seed, size_t max_message)
 void subj_ws_deflate(const long v[6])
 {
 	W.deflate.enabled = v[0] != 0;
-	W.deflate.server_no_context_takeover = v[1] != 0;
-	W.deflate.client_no_context_takeover = v[2] != 0;
+	/* npm ws's values as rs_ws_deflate_options holds them (-1 false,
+	 * 1 true); rs_ws_attach refuses others. */
+	W.deflate.server_no_context_takeover = (int)v[1];
+	W.deflate.client_no_context_takeover = (int)v[2];
 	W.deflate.server_max_window_bits = (int)v[3];
 	W.deflate.client_max_window_bits = (int)v[4];
 	W.deflate.threshold = (size_t)v[5];

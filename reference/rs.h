@@ -575,7 +575,8 @@ struct rs_ws_events {
 	/* The peer broke the protocol, or the handshake failed: code is the
 	 * close code this side sent (1002, 1007, 1009, 1011) or, in the
 	 * handshake, the HTTP status (400, 426, 431) or 1002 for a bad
-	 * answer at a client. The stream is ended after it. */
+	 * answer at a client. The stream is ended after it (a server's
+	 * refusal closes once its answer is out, as npm ws's does). */
 	void (*on_error)(rs_ws *ws, int code, const char *problem, void *arg);
 	/* Legacy (ws=by-kind) only: send number `number` (counted from 1
 	 * over every rs_ws_send call) waited in the queue and was refused
@@ -591,18 +592,34 @@ struct rs_ws_events {
 /*
  * permessage-deflate (RFC 7692), as npm ws's perMessageDeflate option
  * (zero: off). A client offers it, a server accepts an offer; the
- * parameters follow npm ws's rules (ws_deflate.h). npm ws's `false`
- * values (refuse a parameter the peer asks for) are not offered here.
+ * parameters follow npm ws's rules (lib/permessage-deflate.js offer(),
+ * acceptAsServer(), acceptAsClient(); ws_deflate.h). Each parameter takes
+ * npm ws's values: 0 not given (undefined), RS_WS_DEFLATE_TRUE, and
+ * RS_WS_DEFLATE_FALSE; a window size also 8 to 15. What `false` does, as
+ * in npm ws:
+ *   server_no_context_takeover: a server refuses offers that ask for it.
+ *   client_no_context_takeover: a client refuses an answer that has it.
+ *   server_max_window_bits: a server refuses offers that have it; a
+ *     client does not offer it (as when not given).
+ *   client_max_window_bits: a client does not offer it and refuses an
+ *     answer that has it; a server leaves it out of its answer.
+ * `true` is as not given, but for the client's offer of
+ * server_max_window_bits: offered without a value (which servers,
+ * npm ws's and this one, refuse).
  */
+#define RS_WS_DEFLATE_FALSE (-1)
+#define RS_WS_DEFLATE_TRUE 1
+
 struct rs_ws_deflate_options {
 	int enabled;                     /* 1: offer (client), accept (server) */
-	int server_no_context_takeover;  /* 1: ask for it (client), grant it
-					  * (server) */
+	int server_no_context_takeover;  /* TRUE: ask for it (client), grant it
+					  * (server); FALSE; 0 */
 	int client_no_context_takeover;
-	int server_max_window_bits;      /* 0: not given; else 8 to 15 */
+	int server_max_window_bits;      /* 0: not given; 8 to 15; TRUE;
+					  * FALSE */
 	int client_max_window_bits;      /* 0: not given (a client offers the
-					  * parameter without a value); else
-					  * 8 to 15 */
+					  * parameter without a value); 8 to
+					  * 15; TRUE; FALSE */
 	size_t threshold;                /* with no context takeover, messages
 					  * under this are not compressed;
 					  * 0: npm ws's 1024 */
@@ -620,10 +637,18 @@ struct rs_ws_options {
 };
 
 /* send()'s options, as npm ws's: binary RS_WS_BINARY_ABSENT (-1), 0 or
- * 1; fin 0 sends a fragment (the message goes on with the next send). */
+ * 1; fin 0 sends a fragment (the message goes on with the next send);
+ * no_compress 1 is npm ws's `compress: false`: the message goes out
+ * uncompressed (no RSV1) even with permessage-deflate agreed, and 0 (the
+ * default, `compress: true`) compresses by npm ws's rule (ws_deflate.h,
+ * rs_ws_deflate_wanted). As in npm ws's sender, a message's first frame
+ * decides for the whole message: the option of a later fragment is
+ * checked (0 or 1) but not used. Zero-initialised options are npm ws's
+ * defaults but for fin: write them with designated initializers. */
 struct rs_ws_send_options {
 	int binary;
 	int fin;
+	int no_compress;
 };
 
 /*
@@ -631,8 +656,9 @@ struct rs_ws_send_options {
  * them again) and frees itself when s closes, after on_close. A client
  * writes its Upgrade request at once (with o->deflate enabled, offering
  * permessage-deflate). Returns 0 and sets *out, or -ENOMEM, -ENOSPC (a
- * host or path too long for the request) or -EINVAL (a deflate window
- * outside 8..15).
+ * host or path too long for the request) or -EINVAL (a deflate
+ * parameter that is not one of npm ws's values: a window outside 8..15,
+ * ws_deflate.h rs_ws_deflate_options_check).
  */
 int rs_ws_attach(rs_socket *s, const struct rs_ws_options *o,
 		 const struct rs_ws_events *ev, void *arg, rs_ws **out);
@@ -645,8 +671,8 @@ int rs_ws_attach(rs_socket *s, const struct rs_ws_options *o,
  * The frame goes to the stream socket in the call when nothing waits;
  * while the handshake is not done, or messages wait (the kernel refused
  * bytes and the stream socket still holds some), it waits at the end of
- * the queue, with its own frame type, and goes out in order once the
- * stream socket has sent what it holds. Returns 1 when the frame went to
+ * the queue, with its own frame type and options, and goes out in order
+ * once the stream socket has sent what it holds. Returns 1 when the frame went to
  * the stream socket, 0 when it waits, -EINVAL for a bad kind or option or
  * NULL data with len > 0 (refused at the call, nothing queued; the
  * legacy queues a bad call that finds messages waiting, and refuses it

@@ -807,7 +807,8 @@ static void sock_eof_poll_first(rs_socket *s)
 }
 
 /*
- * The peer's FIN (reference-prs/001). Fixed: on_end first, then the poll
+ * The peer's FIN (the oven-sh/bun pull request "usockets: dispatch on_end
+ * before the poll change in the half-open EOF arm"). Fixed: on_end first, then the poll
  * change, and only for a socket that stays open: one that on_end closed, or
  * that closes now with nothing left to send, keeps its poll until the close
  * removes it; one that stays open reads no more and is writable only if it

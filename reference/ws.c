@@ -6,8 +6,9 @@
  * this file only writes through rs_socket_write, so io.c stays the only
  * file that reaches the fault gate.
  *
- * The queue (reference-prs/004 and the queue of the pull request it is
- * stacked on): a send that finds messages waiting, or the stream socket
+ * The queue (the oven-sh/bun pull request "ws: take the frame type of
+ * send() from options.binary", and the queue of oven-sh/bun#44520, which it
+ * is stacked on): a send that finds messages waiting, or the stream socket
  * holding bytes the kernel refused, waits at the end of the queue with its
  * frame type; one empty write with a callback marks the point where the
  * stream socket has sent what it holds, and the queue drains from there.
@@ -49,6 +50,7 @@ struct ws_msg {
 	int kind;
 	int binary;
 	int fin;
+	int no_compress;  /* npm ws's compress: false */
 	int close;        /* a close frame (rs_ws_close behind messages) */
 	int code;
 	size_t len;
@@ -141,12 +143,14 @@ static int ws_write_frame(rs_ws *ws, int kind, int binary, int fin,
 
 /*
  * A frame with permessage-deflate agreed: npm ws's decision on a message's
- * first frame (ws_deflate.h, rs_ws_deflate_wanted), which its later frames
- * follow; a compressed frame carries the payload deflated (the legacy's
- * text after its U+FFFD decode), RSV1 on the first frame only.
+ * first frame (ws_deflate.h, rs_ws_deflate_wanted, with the send's
+ * no_compress), which its later frames follow whatever their own option
+ * says (npm ws's sender keeps the first fragment's decision); a compressed
+ * frame carries the payload deflated (the legacy's text after its U+FFFD
+ * decode), RSV1 on the first frame only.
  */
 static int ws_write_deflated(rs_ws *ws, int kind, int binary, int fin,
-			     const void *data, size_t len)
+			     int no_compress, const void *data, size_t len)
 {
 	struct ws_pmd *d = ws->pmd;
 	int type = rs_ws_message_type(ws->by_kind, kind, binary);
@@ -157,11 +161,13 @@ static int ws_write_deflated(rs_ws *ws, int kind, int binary, int fin,
 	long n, zn;
 	int r;
 
-	if (type < 0 || (fin != 0 && fin != 1) || (!data && len > 0))
+	if (type < 0 || (fin != 0 && fin != 1) ||
+	    (no_compress != 0 && no_compress != 1) || (!data && len > 0))
 		return -EINVAL;
 	if (!ws->frag.open)
 		d->compress = rs_ws_deflate_wanted(&d->params, ws->server,
-						   d->opt.threshold, 0, len);
+						   d->opt.threshold,
+						   no_compress, len);
 	if (!d->compress)
 		return ws_write_frame(ws, kind, binary, fin, data, len);
 	if (ws->by_kind && kind == RS_WS_KIND_TEXT && !rs_utf8_valid(data, len)) {
@@ -195,10 +201,11 @@ static int ws_write_deflated(rs_ws *ws, int kind, int binary, int fin,
 
 /* A data frame, compressed or not. */
 static int ws_write_message(rs_ws *ws, int kind, int binary, int fin,
-			    const void *data, size_t len)
+			    int no_compress, const void *data, size_t len)
 {
 	if (ws->deflate)
-		return ws_write_deflated(ws, kind, binary, fin, data, len);
+		return ws_write_deflated(ws, kind, binary, fin, no_compress,
+					 data, len);
 	return ws_write_frame(ws, kind, binary, fin, data, len);
 }
 
@@ -262,7 +269,8 @@ static void ws_end(rs_ws *ws)
 /* The queue.                                                               */
 
 static int ws_enqueue(rs_ws *ws, int number, const void *data, size_t len,
-		      int kind, int binary, int fin, int close, int code)
+		      int kind, int binary, int fin, int no_compress,
+		      int close, int code)
 {
 	struct ws_msg *m = malloc(sizeof(*m) + len);
 
@@ -273,6 +281,7 @@ static int ws_enqueue(rs_ws *ws, int number, const void *data, size_t len,
 	m->kind = kind;
 	m->binary = binary;
 	m->fin = fin;
+	m->no_compress = no_compress;
 	m->close = close;
 	m->code = code;
 	m->len = len;
@@ -317,8 +326,8 @@ static void ws_drain(rs_ws *ws)
 				ws_end(ws);
 			continue;
 		}
-		r = ws_write_message(ws, m->kind, m->binary, m->fin, m->data,
-				     m->len);
+		r = ws_write_message(ws, m->kind, m->binary, m->fin,
+				     m->no_compress, m->data, m->len);
 		if (r == -EINVAL) {
 			if (ws->ev.on_send_error)
 				ws->ev.on_send_error(ws, m->number, r, ws->arg);
@@ -372,7 +381,7 @@ static int ws_send_small(rs_ws *ws, const void *data, size_t len, int type,
 }
 
 static int ws_send_any(rs_ws *ws, const void *data, size_t len, int kind,
-		       int binary, int fin);
+		       int binary, int fin, int no_compress);
 
 /* Whether a send can take the small path, but for its options: a server
  * on the fixed strategy without permessage-deflate, open, nothing waiting, at most 125 bytes, kind 1
@@ -397,29 +406,31 @@ int rs_ws_send(rs_ws *ws, const void *data, size_t len, int kind,
 			ws->sends++;
 			return ws_send_small(ws, data, len, kind, 1);
 		}
-		return ws_send_any(ws, data, len, kind, RS_WS_BINARY_ABSENT, 1);
+		return ws_send_any(ws, data, len, kind, RS_WS_BINARY_ABSENT, 1,
+				   0);
 	}
 	binary = o->binary;
 	fin = o->fin;
 	/* The small path takes valid calls alone (binary -1, 0 or 1, fin 0
-	 * or 1, as rs_ws_message_type checks); ws_send_any refuses the
+	 * or 1, as rs_ws_message_type checks, no_compress 0 or 1: without
+	 * permessage-deflate it changes nothing); ws_send_any refuses the
 	 * others, with the same -EINVAL. */
 	if (ws_small_ok(ws, data, len, kind) && (unsigned)(binary + 1) <= 2 &&
-	    (unsigned)fin <= 1) {
+	    (unsigned)fin <= 1 && (unsigned)o->no_compress <= 1) {
 		ws->sends++;
 		return ws_send_small(ws, data, len,
 				     binary < 0 ? kind : binary ? RS_WS_OP_BINARY
 								: RS_WS_OP_TEXT,
 				     fin);
 	}
-	return ws_send_any(ws, data, len, kind, binary, fin);
+	return ws_send_any(ws, data, len, kind, binary, fin, o->no_compress);
 }
 
 /* Every other send, out of line: the small one above then saves no
  * registers for it. */
 static RS__OUT_OF_LINE int ws_send_any(rs_ws *ws, const void *data,
 				       size_t len, int kind, int binary,
-				       int fin)
+				       int fin, int no_compress)
 {
 	int number, queued;
 
@@ -433,16 +444,18 @@ static RS__OUT_OF_LINE int ws_send_any(rs_ws *ws, const void *data,
 	 * queue did not look at the value. */
 	if (!ws->by_kind || !queued) {
 		if (rs_ws_message_type(ws->by_kind, kind, binary) < 0 ||
-		    (fin != 0 && fin != 1) || (!data && len > 0))
+		    (fin != 0 && fin != 1) ||
+		    (no_compress != 0 && no_compress != 1) ||
+		    (!data && len > 0))
 			return -EINVAL;
 	}
 	if (queued) {
 		int r = ws_enqueue(ws, number, data, len, kind, binary, fin,
-				   0, 0);
+				   no_compress, 0, 0);
 
 		return r < 0 ? r : 0;
 	}
-	return ws_write_message(ws, kind, binary, fin, data, len);
+	return ws_write_message(ws, kind, binary, fin, no_compress, data, len);
 }
 
 int rs_ws_ping(rs_ws *ws, const void *data, size_t len)
@@ -464,7 +477,7 @@ static int ws_close_behind(rs_ws *ws, int code, const void *reason,
 			   size_t len)
 {
 	if (ws->qhead || ws->waiting || ws->state == WS_CONNECTING) {
-		int r = ws_enqueue(ws, 0, reason, len, 0, 0, 1, 1, code);
+		int r = ws_enqueue(ws, 0, reason, len, 0, 0, 1, 0, 1, code);
 
 		if (r == 0) {
 			ws->close_sent = 1;  /* later sends fail from now */
@@ -640,7 +653,9 @@ static void ws_opened(rs_ws *ws)
 	ws_drain(ws);
 }
 
-/* Refuses an Upgrade request with status (400, 426 or 431) and ends. */
+/* Refuses an Upgrade request with status (400, 426 or 431), ends, and
+ * closes once the answer is out without waiting for the peer's FIN, as
+ * npm ws's abortHandshake (`socket.once('finish', socket.destroy)`). */
 static void ws_refuse(rs_ws *ws, int status, const char *problem)
 {
 	const char *answer = status == 426
@@ -654,7 +669,10 @@ static void ws_refuse(rs_ws *ws, int status, const char *problem)
 	if (ws->ev.on_error)
 		ws->ev.on_error(ws, status, problem, ws->arg);
 	ws->ending = 1;
-	rs_socket_end(ws->sock, answer, strlen(answer), NULL, NULL);
+	if (rs_socket_end(ws->sock, answer, strlen(answer), NULL, NULL) < 0)
+		rs_socket_destroy(ws->sock, 0);
+	else
+		rs_socket_destroy_soon(ws->sock);
 }
 
 /* A server's handshake: answers the Upgrade request. Returns the head's
@@ -825,13 +843,7 @@ int rs_ws_attach(rs_socket *s, const struct rs_ws_options *o,
 							  : WS_DEFAULT_MAX_MESSAGE };
 	rs_ws *ws;
 
-	if (o->deflate.enabled &&
-	    ((o->deflate.server_max_window_bits &&
-	      (o->deflate.server_max_window_bits < 8 ||
-	       o->deflate.server_max_window_bits > 15)) ||
-	     (o->deflate.client_max_window_bits &&
-	      (o->deflate.client_max_window_bits < 8 ||
-	       o->deflate.client_max_window_bits > 15))))
+	if (o->deflate.enabled && rs_ws_deflate_options_check(&o->deflate) < 0)
 		return -EINVAL;
 	ws = calloc(1, sizeof(*ws));
 	if (!ws)

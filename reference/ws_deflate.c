@@ -272,9 +272,25 @@ syntax:
 /* ------------------------------------------------------------------------ */
 /* Offer, answer, acceptance.                                               */
 
-static int bits_ok(int bits)
+/* npm ws's option values (rs.h): a window size given as a number. */
+static int is_bits(int v)
 {
-	return bits == 0 || (bits >= 8 && bits <= 15);
+	return v >= 8 && v <= 15;
+}
+
+int rs_ws_deflate_options_check(const struct rs_ws_deflate_options *o)
+{
+	int t = o->server_no_context_takeover, c = o->client_no_context_takeover;
+	int sb = o->server_max_window_bits, cb = o->client_max_window_bits;
+
+	if (t < RS_WS_DEFLATE_FALSE || t > RS_WS_DEFLATE_TRUE ||
+	    c < RS_WS_DEFLATE_FALSE || c > RS_WS_DEFLATE_TRUE)
+		return -EINVAL;
+	if (!(is_bits(sb) || (sb >= RS_WS_DEFLATE_FALSE && sb <= RS_WS_DEFLATE_TRUE)))
+		return -EINVAL;
+	if (!(is_bits(cb) || (cb >= RS_WS_DEFLATE_FALSE && cb <= RS_WS_DEFLATE_TRUE)))
+		return -EINVAL;
+	return 0;
 }
 
 /* Appends "; name" or "; name=value" to out at *n. */
@@ -296,24 +312,27 @@ int rs_ws_deflate_offer(const struct rs_ws_deflate_options *o, char *out,
 	size_t n = 0;
 	int r = 0;
 
-	if (!bits_ok(o->server_max_window_bits) ||
-	    !bits_ok(o->client_max_window_bits))
+	if (rs_ws_deflate_options_check(o) < 0)
 		return -EINVAL;
 	if (cap < sizeof("permessage-deflate"))
 		return -ENOSPC;
 	memcpy(out, "permessage-deflate", sizeof("permessage-deflate"));
 	n = sizeof("permessage-deflate") - 1;
-	if (o->server_no_context_takeover)
+	/* npm ws's offer(): a parameter for each truthy option (true is
+	 * the parameter without a value, which a server refuses for
+	 * server_max_window_bits, as npm ws's does); false offers nothing. */
+	if (o->server_no_context_takeover == RS_WS_DEFLATE_TRUE)
 		r = put_param(out, cap, &n, P_SNCT, 1);
-	if (r == 0 && o->client_no_context_takeover)
+	if (r == 0 && o->client_no_context_takeover == RS_WS_DEFLATE_TRUE)
 		r = put_param(out, cap, &n, P_CNCT, 1);
-	if (r == 0 && o->server_max_window_bits)
+	if (r == 0 && o->server_max_window_bits > 0)
 		r = put_param(out, cap, &n, P_SMWB, o->server_max_window_bits);
-	/* Without a size, npm ws offers the parameter bare: the server may
-	 * then choose the client's window. */
-	if (r == 0)
+	/* Without a size (not given, or true), npm ws offers the parameter
+	 * bare: the server may then choose the client's window; false
+	 * leaves it out. */
+	if (r == 0 && o->client_max_window_bits != RS_WS_DEFLATE_FALSE)
 		r = put_param(out, cap, &n, P_CMWB,
-			      o->client_max_window_bits
+			      is_bits(o->client_max_window_bits)
 				      ? o->client_max_window_bits : 1);
 	return r < 0 ? r : (int)n;
 }
@@ -372,16 +391,23 @@ int rs_ws_deflate_answer(const struct rs_ws_deflate_options *o,
 	}
 	if (l.noffers == 0)
 		return 0;
-	/* npm ws's acceptAsServer: the first offer that does not ask for a
-	 * smaller server window than the options allow, and that lets the
-	 * client's window be set when the options set it. */
+	/* npm ws's acceptAsServer: the first offer that does not ask for
+	 * server_no_context_takeover when the options say false, nor for a
+	 * server window when they say false or a smaller one than they
+	 * allow, and that lets the client's window be set when the options
+	 * set it. */
 	for (int i = 0; i < l.noffers && !a; i++) {
 		struct pmd_offer *f = &l.offers[i];
 
-		if (f->given[P_SMWB] && o->server_max_window_bits &&
-		    o->server_max_window_bits > f->value[P_SMWB])
+		if (f->given[P_SNCT] &&
+		    o->server_no_context_takeover == RS_WS_DEFLATE_FALSE)
 			continue;
-		if (o->client_max_window_bits && !f->given[P_CMWB])
+		if (f->given[P_SMWB] &&
+		    (o->server_max_window_bits == RS_WS_DEFLATE_FALSE ||
+		     (is_bits(o->server_max_window_bits) &&
+		      o->server_max_window_bits > f->value[P_SMWB])))
+			continue;
+		if (is_bits(o->client_max_window_bits) && !f->given[P_CMWB])
 			continue;
 		a = f;
 	}
@@ -389,15 +415,19 @@ int rs_ws_deflate_answer(const struct rs_ws_deflate_options *o,
 		*problem = "none of the permessage-deflate offers can be accepted";
 		return -EPROTO;
 	}
-	if (o->server_no_context_takeover)
+	/* Completed with the options: true or a number sets, and
+	 * client_max_window_bits false takes the client's size out (the
+	 * client keeps 15 then). */
+	if (o->server_no_context_takeover == RS_WS_DEFLATE_TRUE)
 		offer_set(a, P_SNCT, 1);
-	if (o->client_no_context_takeover)
+	if (o->client_no_context_takeover == RS_WS_DEFLATE_TRUE)
 		offer_set(a, P_CNCT, 1);
-	if (o->server_max_window_bits)
+	if (is_bits(o->server_max_window_bits))
 		offer_set(a, P_SMWB, o->server_max_window_bits);
-	if (o->client_max_window_bits)
+	if (is_bits(o->client_max_window_bits))
 		offer_set(a, P_CMWB, o->client_max_window_bits);
-	else if (a->given[P_CMWB] && a->value[P_CMWB] == 1)
+	else if ((a->given[P_CMWB] && a->value[P_CMWB] == 1) ||
+		 o->client_max_window_bits == RS_WS_DEFLATE_FALSE)
 		offer_delete(a, P_CMWB);
 	if (cap < sizeof("permessage-deflate"))
 		return -ENOSPC;
@@ -431,10 +461,18 @@ int rs_ws_deflate_accept(const struct rs_ws_deflate_options *o,
 	}
 	/* npm ws's acceptAsClient reads the first element only. */
 	a = &l.offers[0];
+	if (a->given[P_CNCT] &&
+	    o->client_no_context_takeover == RS_WS_DEFLATE_FALSE) {
+		*problem = "client_no_context_takeover, which the options refuse";
+		return -EPROTO;
+	}
 	if (!a->given[P_CMWB]) {
-		if (o->client_max_window_bits)
+		if (is_bits(o->client_max_window_bits))
 			offer_set(a, P_CMWB, o->client_max_window_bits);
-	} else if (o->client_max_window_bits &&
+	} else if (o->client_max_window_bits == RS_WS_DEFLATE_FALSE) {
+		*problem = "client_max_window_bits, which was not offered";
+		return -EPROTO;
+	} else if (is_bits(o->client_max_window_bits) &&
 		   a->value[P_CMWB] > o->client_max_window_bits) {
 		*problem = "client_max_window_bits over the one offered";
 		return -EPROTO;

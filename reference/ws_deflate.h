@@ -36,13 +36,21 @@ struct rs_ws_deflate_params {
 };
 
 /*
+ * Whether o's parameters hold npm ws's values (rs.h): the two
+ * no_context_takeover ones RS_WS_DEFLATE_FALSE, 0 or RS_WS_DEFLATE_TRUE,
+ * the window sizes those or 8 to 15. Returns 0 or -EINVAL.
+ */
+int rs_ws_deflate_options_check(const struct rs_ws_deflate_options *o);
+
+/*
  * The client's offer, the value of its Sec-WebSocket-Extensions header, as
  * npm ws's offer() writes it: "permessage-deflate" and, in this order,
- * server_no_context_takeover, client_no_context_takeover,
- * server_max_window_bits=N, and client_max_window_bits (=N when set,
- * without a value when not). Writes a NUL-terminated string to out.
- * Returns its length, or -ENOSPC when cap is too small, -EINVAL for a
- * window size outside 8..15.
+ * server_no_context_takeover (when TRUE), client_no_context_takeover
+ * (when TRUE), server_max_window_bits=N (without a value when TRUE), and
+ * client_max_window_bits (=N when set, without a value when not given or
+ * TRUE, left out when FALSE). Writes a NUL-terminated string to out.
+ * Returns its length, or -ENOSPC when cap is too small, -EINVAL when
+ * rs_ws_deflate_options_check refuses o.
  */
 int rs_ws_deflate_offer(const struct rs_ws_deflate_options *o, char *out,
 			size_t cap);
@@ -54,7 +62,8 @@ int rs_ws_deflate_offer(const struct rs_ws_deflate_options *o, char *out,
  * that does not parse, an unknown parameter, a parameter given twice or a
  * bad value refuses the handshake even when an earlier offer was good),
  * then the first offer the options can accept is taken and completed with
- * the options (npm ws's acceptAsServer). Other extensions are ignored.
+ * the options (npm ws's acceptAsServer, FALSE values included: rs.h).
+ * Other extensions are ignored.
  * Returns 1 when permessage-deflate is agreed (*agreed set, out holds the
  * answer's header value, NUL-terminated, its parameters in the offer's
  * order and new ones behind them, as npm ws formats them), 0 when the
@@ -71,8 +80,10 @@ int rs_ws_deflate_answer(const struct rs_ws_deflate_options *o,
  * A client's check of the server's Sec-WebSocket-Extensions header (npm
  * ws's acceptAsClient): exactly one extension, permessage-deflate, with
  * valid parameters (client_max_window_bits must have a value, at most the
- * one offered). Returns 0 and sets *agreed, or -EPROTO (*problem says
- * why; the client fails the handshake).
+ * one offered, and is refused when the options say FALSE, as is
+ * client_no_context_takeover when they say FALSE). Returns 0 and sets
+ * *agreed, or -EPROTO (*problem says why; the client fails the
+ * handshake).
  */
 int rs_ws_deflate_accept(const struct rs_ws_deflate_options *o,
 			 const char *hdr, size_t len,

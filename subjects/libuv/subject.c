@@ -34,6 +34,7 @@
  */
 #include "protocol.h"
 #include "script_read.h"
+#include "subject_pipe.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -46,7 +47,6 @@
 
 #include <uv.h>
 
-#define MAX_LINE 1048576
 #define HIGH_WATER 16384 /* write() returns false from here (node's mark) */
 
 extern char **environ;
@@ -112,7 +112,7 @@ static struct {
 	size_t next_task;
 	size_t task_done;        /* a script task ended: take its end */
 	int checkpoints;
-	uint64_t loop_task, last_event_task, visible_task;
+	uint64_t loop_task;
 	int depth;
 	uv_loop_t *loop;
 	union {
@@ -129,59 +129,14 @@ static struct {
 	struct owned_buf *owned;  /* every write-owned buffer */
 } S;
 
-/* ---- the event pipe ------------------------------------------------------ */
-
-static void write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			_exit(70); /* the harness is gone: nothing to report to */
-		buf += n;
-		len -= (size_t)n;
-	}
-}
-
-static void line_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void line_out(const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n > sizeof(buf) - 2)
-		n = (int)sizeof(buf) - 2;
-	buf[n++] = '\n';
-	write_all(WC_FD_EVENTS, buf, (size_t)n);
-}
-
-static void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void fatal(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	line_out("fatal %s", buf);
-	exit(2);
-}
+/* ---- the event pipe (harness/subject_pipe.c) --------------------------- */
 
 static void *xmalloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
 
 	if (!p)
-		fatal("out of memory");
+		sp_fatal("out of memory");
 	return p;
 }
 
@@ -195,8 +150,7 @@ static uint64_t taken(struct conn *c)
 	return c->written;
 }
 
-/* The n-th loop task that reported an event is task n (refstack-subject's
- * rule), so that tasks that only flushed bytes take no number. */
+/* Tasks are numbered by sp_event, as refstack-subject's are. */
 static void event(int conn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void event(int conn, const char *fmt, ...)
 {
@@ -205,45 +159,20 @@ static void event(int conn, const char *fmt, ...)
 
 	if (conn >= 0 && conn < S.sc.nconns)
 		(void)taken(&S.conns[conn]);
-	if (S.loop_task != S.last_event_task || S.loop_task == 0) {
-		S.visible_task++;
-		S.last_event_task = S.loop_task;
-	}
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	line_out("ev %llu %d %s", (unsigned long long)S.visible_task, conn, text);
-}
-
-static void wait_go(void)
-{
-	char buf[3];
-	size_t got = 0;
-
-	while (got < 3) {
-		ssize_t n = read(WC_FD_CTL, buf + got, 3 - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			_exit(70);
-		got += (size_t)n;
-	}
-	if (memcmp(buf, "go\n", 3) != 0)
-		_exit(71);
+	sp_event(S.loop_task, conn, "%s", text);
 }
 
 static void sync_point(const char *point)
 {
-	static char buf[1024 * 22 + 64];
-	size_t off = (size_t)snprintf(buf, sizeof(buf), "sync %s", point);
+	static uint64_t written[1024];
+	int n = S.sc.nconns < 1024 ? S.sc.nconns : 1024;
 
-	for (int i = 0; i < S.sc.nconns && off < sizeof(buf) - 32; i++)
-		off += (size_t)snprintf(buf + off, sizeof(buf) - off, " %llu",
-					(unsigned long long)taken(&S.conns[i]));
-	buf[off++] = '\n';
-	write_all(WC_FD_EVENTS, buf, off);
-	wait_go();
+	for (int i = 0; i < n; i++)
+		written[i] = taken(&S.conns[i]);
+	sp_sync(point, written, n);
 }
 
 /* A command to the preloaded gate (faultinject/preload.c): 0 or -1. */
@@ -341,7 +270,7 @@ static void post(void (*fn)(void *), void *arg)
 {
 	push(&S.posted_tail, fn, arg);
 	if (uv_idle_start(&S.idle, on_idle) < 0)
-		fatal("uv_idle_start");
+		sp_fatal("uv_idle_start");
 }
 
 /* ---- operations ------------------------------------------------------------- */
@@ -679,8 +608,8 @@ static void op_signal(const struct sr_op *op, int conn)
 	sig_name(op->sig, name, sizeof(name));
 	if (op->external) {
 		event(conn, "signal %s external", name);
-		line_out("kill %d", op->sig);
-		wait_go();
+		sp_line("kill %d", op->sig);
+		sp_wait_go();
 		return;
 	}
 	event(conn, "signal %s", name);
@@ -867,7 +796,7 @@ static void start_reading(struct conn *c)
 	int rc = uv_read_start(&c->h.stream, on_alloc, on_read);
 
 	if (rc < 0)
-		fatal("uv_read_start: %s", uv_strerror(rc));
+		sp_fatal("uv_read_start: %s", uv_strerror(rc));
 }
 
 static void on_connect(uv_connect_t *req, int status)
@@ -876,7 +805,7 @@ static void on_connect(uv_connect_t *req, int status)
 
 	enter();
 	if (status < 0)
-		fatal("connect: %s", uv_strerror(status));
+		sp_fatal("connect: %s", uv_strerror(status));
 	start_reading(c);
 	event(c->index, "connect");
 	if (++S.connected == S.sc.nconns)
@@ -905,12 +834,12 @@ static void on_connection(uv_stream_t *server, int status)
 
 	enter();
 	if (status < 0)
-		fatal("accept: %s", uv_strerror(status));
+		sp_fatal("accept: %s", uv_strerror(status));
 	if (S.connected >= S.sc.nconns)
-		fatal("more connections than the script's %d", S.sc.nconns);
+		sp_fatal("more connections than the script's %d", S.sc.nconns);
 	c = &S.conns[S.connected];
 	if (init_stream(c) < 0 || uv_accept(server, &c->h.stream) < 0)
-		fatal("uv_accept failed");
+		sp_fatal("uv_accept failed");
 	start_reading(c);
 	event(c->index, "accept");
 	if (++S.connected == S.sc.nconns) {
@@ -927,7 +856,7 @@ static void open_connections(void)
 
 	S.conns = calloc((size_t)S.sc.nconns, sizeof(*S.conns));
 	if (!S.conns)
-		fatal("out of memory");
+		sp_fatal("out of memory");
 	for (int i = 0; i < S.sc.nconns; i++)
 		S.conns[i].index = i;
 	if (S.sc.server) {
@@ -949,15 +878,15 @@ static void open_connections(void)
 		if (rc == 0)
 			rc = uv_listen(&S.listener.stream, 128, on_connection);
 		if (rc < 0)
-			fatal("listen: %s", uv_strerror(rc));
+			sp_fatal("listen: %s", uv_strerror(rc));
 		if (unix_socket) {
-			line_out("listening 0");
+			sp_line("listening 0");
 			return;
 		}
 		rc = uv_tcp_getsockname(&S.listener.tcp, (struct sockaddr *)&bound, &len);
 		if (rc < 0)
-			fatal("getsockname: %s", uv_strerror(rc));
-		line_out("listening %d", ntohs(((struct sockaddr_in *)&bound)->sin_port));
+			sp_fatal("getsockname: %s", uv_strerror(rc));
+		sp_line("listening %d", ntohs(((struct sockaddr_in *)&bound)->sin_port));
 		return;
 	}
 	for (int i = 0; i < S.sc.nconns; i++) {
@@ -965,7 +894,7 @@ static void open_connections(void)
 
 		rc = init_stream(c);
 		if (rc < 0)
-			fatal("init: %s", uv_strerror(rc));
+			sp_fatal("init: %s", uv_strerror(rc));
 		c->connect_req.data = c;
 		if (unix_socket) {
 			uv_pipe_connect(&c->connect_req, &c->h.pipe, S.sc.address, on_connect);
@@ -977,56 +906,21 @@ static void open_connections(void)
 				rc = uv_tcp_connect(&c->connect_req, &c->h.tcp,
 						    (const struct sockaddr *)&sa, on_connect);
 			if (rc < 0)
-				fatal("connect: %s", uv_strerror(rc));
+				sp_fatal("connect: %s", uv_strerror(rc));
 		}
 	}
 }
 
 /* ---- reading the script ---------------------------------------------------- */
 
-static char *read_line(void)
-{
-	static char buf[MAX_LINE];
-	size_t len = 0;
-
-	for (;;) {
-		char ch;
-		ssize_t n = read(WC_FD_CTL, &ch, 1);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return NULL;
-		if (ch == '\n')
-			break;
-		if (len + 1 >= sizeof(buf))
-			fatal("a script line longer than %d bytes", MAX_LINE);
-		buf[len++] = ch;
-	}
-	buf[len] = '\0';
-	return buf;
-}
-
 /* Reads the script up to "run" with the harness's own reader
  * (harness/script_read.c), then notes each variant: they select strategies
  * of the reference stack, which libuv does not have. */
 static void read_script(void)
 {
-	char err[512];
-	char *line;
-	int rc = 0;
-
-	sr_init(&S.sc);
-	while (rc == 0 && (line = read_line()))
-		rc = sr_feed_line(&S.sc, line, err, sizeof(err));
-	if (rc < 0)
-		fatal("%s", err);
-	if (rc == 0)
-		fatal("the script ended before 'run'");
-	if (sr_finish(&S.sc, err, sizeof(err)) < 0)
-		fatal("%s", err);
+	sp_read_script(&S.sc);
 	for (size_t i = 0; i < S.sc.nvariants; i++)
-		line_out("note variant %s=%s is the reference stack's; libuv ignores it",
+		sp_line("note variant %s=%s is the reference stack's; libuv ignores it",
 			 S.sc.variants[i].name, S.sc.variants[i].value);
 }
 
@@ -1057,21 +951,21 @@ static void refuse_unsupported(void)
 	int cork = 0;
 
 	if (S.sc.websocket)
-		fatal("unsupported websocket: WebSocket framing (websocket yes) is a layer "
+		sp_fatal("unsupported websocket: WebSocket framing (websocket yes) is a layer "
 		      "of the reference stack (its own code above the socket); the libuv "
 		      "subject drives libuv streams only");
 	if (S.sc.http)
-		fatal("unsupported http: HTTP/1.1 serving (http yes) is a layer of the "
+		sp_fatal("unsupported http: HTTP/1.1 serving (http yes) is a layer of the "
 		      "reference stack (its own code above the socket); the libuv subject "
 		      "drives libuv streams only");
 	what = unsupported_in(S.sc.tasks, S.sc.ntasks, &cork);
 	if (!what)
 		what = unsupported_in(S.sc.handlers, S.sc.nhandlers, &cork);
 	if (what && cork)
-		fatal("unsupported %s: libuv streams have no cork (uv_write sends at "
+		sp_fatal("unsupported %s: libuv streams have no cork (uv_write sends at "
 		      "once; TCP_CORK is not node's user-space cork)", what);
 	if (what)
-		fatal("unsupported %s: an operation this subject does not perform yet "
+		sp_fatal("unsupported %s: an operation this subject does not perform yet "
 		      "(docs/subjects.md)", what);
 }
 
@@ -1095,7 +989,7 @@ static void refuse_unreached_faults(void)
 			off = sizeof(targets) - 1;
 	}
 	if (S.sc.nfaults > 0)
-		fatal("unsupported fault %s: libuv never calls send(2), sendto(2), "
+		sp_fatal("unsupported fault %s: libuv never calls send(2), sendto(2), "
 		      "sendmsg(2) or recv(2) (it reads with read(2), writes with "
 		      "write(2)/writev(2)), so the scenario would run without its faults",
 		      targets);
@@ -1127,7 +1021,7 @@ static void arm_faults(void)
 		(void)fi_rule_format(&S.sc.faults[i], spec, sizeof(spec));
 		snprintf(cmd, sizeof(cmd), "arm %s", spec);
 		if (gate_command(cmd) < 0)
-			fatal("cannot arm '%s' (is the gate preloaded? "
+			sp_fatal("cannot arm '%s' (is the gate preloaded? "
 			      "wirecheck run --subject libuv sets it)", spec);
 	}
 }
@@ -1143,7 +1037,7 @@ int main(void)
 	memset(&ign, 0, sizeof ign);
 	ign.sa_handler = SIG_IGN;
 	if (sigemptyset(&ign.sa_mask) < 0 || sigaction(SIGPIPE, &ign, NULL) < 0)
-		fatal("sigaction SIGPIPE: %s", strerror(errno));
+		sp_fatal("sigaction SIGPIPE: %s", strerror(errno));
 	read_script();
 	refuse_unsupported();
 	refuse_unreached_faults();
@@ -1153,19 +1047,19 @@ int main(void)
 	S.loop = uv_default_loop();
 	if (!S.loop || uv_check_init(S.loop, &S.check) < 0 ||
 	    uv_check_start(&S.check, on_check) < 0 || uv_idle_init(S.loop, &S.idle) < 0)
-		fatal("the libuv loop did not start");
+		sp_fatal("the libuv loop did not start");
 	uv_unref((uv_handle_t *)&S.check);
 	open_connections();
 	rc = uv_run(S.loop, UV_RUN_DEFAULT);
 	if (rc < 0)
-		fatal("uv_run: %s", uv_strerror(rc));
+		sp_fatal("uv_run: %s", uv_strerror(rc));
 	if (S.next_task <= S.sc.ntasks)
-		line_out("note the loop ended before task %zu", S.next_task + 1);
+		sp_line("note the loop ended before task %zu", S.next_task + 1);
 	uv_close((uv_handle_t *)&S.check, NULL);
 	uv_close((uv_handle_t *)&S.idle, NULL);
 	(void)uv_run(S.loop, UV_RUN_DEFAULT);
 	if (uv_loop_close(S.loop) < 0)
-		fatal("loop still busy at exit");
+		sp_fatal("loop still busy at exit");
 	free_script();
 	return 0;
 }

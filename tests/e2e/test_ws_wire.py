@@ -20,7 +20,12 @@ PerMessageDeflate()), and the raw peers that read the wire offer and answer
 as npm ws does. npm ws keeps its context, so it compresses every message
 (its 1,024-byte threshold counts only without context takeover) and sets
 RSV1 on each message's first frame; the compressed bytes are equal to npm
-ws's in every cell (its zlib is node's, the same settings as ours).
+ws's in every cell (its zlib is node's, the same settings as ours). With
+compress "false" the extension is agreed the same way, and each cell's send
+is npm ws's `send(data, { ..., compress: false })` (ws_cell's no-compress:
+rs_ws_send_options.no_compress): no frame carries RSV1, and the empty send
+that ends a fin=false cell, with the default compress, must not compress
+either (npm ws's sender decides on a message's first fragment).
 
 The table is written to build/ws-wire-table.md.
 """
@@ -50,7 +55,7 @@ KINDS = [("text", "text", "hello".encode()),
          ("large", "text", "é".encode() * 1500)]
 BINARY = [("absent", None), ("false", False), ("true", True)]
 FIN = [True, False]
-COMPRESS = ["off", "on"]
+COMPRESS = ["off", "on", "false"]
 CELLS = [dict(name=name, kind=kind, hex=data.hex(), binary=b, fin=fin, bname=bname)
          for name, kind, data in KINDS for bname, b in BINARY for fin in FIN]
 
@@ -74,7 +79,8 @@ def cell_json():
 
 def spawn(args, stdin_text, env=None, compress="off"):
     env = dict(env if env is not None else os.environ,
-               WS_DEFLATE="1" if compress == "on" else "0")
+               WS_DEFLATE="0" if compress == "off" else "1",
+               WS_COMPRESS="0" if compress == "false" else "1")
     p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env)
     p.stdin.write(stdin_text)
@@ -110,7 +116,8 @@ def by_cell(out):
 
 
 def our_sender(role, by_kind=False, compress="off"):
-    extra = (["by-kind"] if by_kind else []) + (["deflate"] if compress == "on" else [])
+    extra = (["by-kind"] if by_kind else []) + (["deflate"] if compress != "off" else []) + \
+        (["no-compress"] if compress == "false" else [])
     if role == "server":
         return lambda port=None: spawn([str(CELL_BIN), "server", *extra], cell_lines(),
                                        compress=compress)
@@ -183,6 +190,21 @@ def read_frames(sock, buf=b""):
         buf += data
 
 
+def split_frames(data):
+    """Frames of [data] as the wire tests keep them (client frames with
+    the mask bit and without their key)."""
+    out = []
+    while data:
+        n, h = data[1] & 0x7f, 2
+        if n == 126:
+            n, h = int.from_bytes(data[2:4], "big"), 4
+        elif n == 127:
+            n, h = int.from_bytes(data[2:10], "big"), 10
+        out.append(data[:h + n])
+        data = data[h + n:]
+    return out
+
+
 def unmasked(f):
     n, h = f[1] & 0x7f, 2
     h = 4 if n == 126 else 10 if n == 127 else 2
@@ -223,7 +245,7 @@ def our_wire(role, by_kind=False, compress="off", heads=None):
     import base64
     import hashlib
     res = {}
-    offer = b"Sec-WebSocket-Extensions: " + NPM_OFFER + b"\r\n" if compress == "on" else b""
+    offer = b"Sec-WebSocket-Extensions: " + NPM_OFFER + b"\r\n" if compress != "off" else b""
     if role == "server":
         p = our_sender("server", by_kind, compress)()
         port = read_port(p)
@@ -252,7 +274,7 @@ def our_wire(role, by_kind=False, compress="off", heads=None):
             key = header(head, b"sec-websocket-key")
             accept = base64.b64encode(hashlib.sha1(key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest())
             answer = (b"Sec-WebSocket-Extensions: " + NPM_ANSWER + b"\r\n"
-                      if compress == "on" and header(head, b"sec-websocket-extensions") else b"")
+                      if compress != "off" and header(head, b"sec-websocket-extensions") else b"")
             s.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
                       b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n" +
                       answer + b"\r\n")
@@ -306,10 +328,20 @@ def test_wire_equals_npm_ws(built, role, compress):
         assert ours[i] == want
         assert ext == {None}
         return
-    # permessage-deflate agreed as npm ws agrees it, and every message
-    # compressed: RSV1 (0x40) on each message's first frame, on none of
-    # its continuation frames (the code before this axis sent no RSV1).
+    # permessage-deflate agreed as npm ws agrees it.
     assert ext == {NPM_ANSWER if role == "server" else NPM_OFFER}
+    if compress == "false":
+        # compress: false on each cell's first (or only) frame: no frame
+        # has RSV1, not even the ending send of a fin=false cell, which
+        # asked for compression (the code before the option compressed
+        # every one of these messages).
+        for i, c in enumerate(CELLS):
+            heads = [f[0] for f in split_frames(bytes.fromhex(ours[i]))]
+            assert heads and not any(h & 0x40 for h in heads), f"{label(c)}: RSV1 in {ours[i][:8]}"
+        return
+    # Every message compressed: RSV1 (0x40) on each message's first
+    # frame, on none of its continuation frames (the code before this
+    # axis sent no RSV1).
     for i, c in enumerate(CELLS):
         first = int(ours[i][:2], 16)
         assert first & 0x40, f"{label(c)}: no RSV1 in {ours[i][:8]}"
@@ -421,7 +453,7 @@ def echo_run(role, lib, echoer, compress):
     js = str(PEERS / "npm_peer.js")
     peer = (["node", js] if lib == "npm" else [sys.executable, str(PEERS / "py_peer.py"), lib])
     env = node_env()
-    extra = ["deflate"] if compress == "on" else []
+    extra = ["deflate"] if compress != "off" else []
     if role == "server":
         e = (spawn([str(CELL_BIN), "server", "echo", *extra], cell_lines(), compress=compress)
              if echoer == "ours" else spawn(["node", js, "back-server", n], "", env, compress))
@@ -458,7 +490,7 @@ def test_stack_receives_as_npm_ws(built, role, lib, compress):
     if lib == "npm":
         # npm ws says what was agreed: permessage-deflate when compress is on.
         ext = {line.rsplit(" ext:", 1)[1] for line in ours.values()}
-        assert ext == ({"permessage-deflate"} if compress == "on" else {"-"}), ext
+        assert ext == ({"-"} if compress == "off" else {"permessage-deflate"}), ext
         ours = {i: line.rsplit(" ext:", 1)[0] for i, line in ours.items()}
     intact = 0
     for i, c in enumerate(CELLS):

@@ -87,12 +87,18 @@ static void round_trip(int bits, int reset, const uint8_t *msg, size_t n)
 
 static void negotiate(const uint8_t *h, size_t n, int opts)
 {
+	/* The low bits set a parameter; the high ones make it npm ws's
+	 * false instead. */
 	struct rs_ws_deflate_options o = {
 		.enabled = 1,
-		.server_no_context_takeover = opts & 1,
-		.client_no_context_takeover = (opts >> 1) & 1,
-		.server_max_window_bits = opts & 4 ? 10 : 0,
-		.client_max_window_bits = opts & 8 ? 11 : 0,
+		.server_no_context_takeover = opts & 16 ? RS_WS_DEFLATE_FALSE
+							: opts & 1,
+		.client_no_context_takeover = opts & 32 ? RS_WS_DEFLATE_FALSE
+							: (opts >> 1) & 1,
+		.server_max_window_bits = opts & 64 ? RS_WS_DEFLATE_FALSE
+				       : opts & 4 ? 10 : 0,
+		.client_max_window_bits = opts & 128 ? RS_WS_DEFLATE_FALSE
+				       : opts & 8 ? 11 : 0,
 	};
 	struct rs_ws_deflate_params p, q;
 	const char *problem;

@@ -100,6 +100,28 @@ static void test_offer(void **state)
 	assert_int_equal(rs_ws_deflate_offer(&o, out, 20), -ENOSPC);
 	o.server_max_window_bits = 16;
 	assert_int_equal(rs_ws_deflate_offer(&o, out, sizeof(out)), -EINVAL);
+	/* npm ws's false: nothing offered (client_max_window_bits, which is
+	 * offered bare when not given, is left out); true offers the
+	 * parameter, without a value for a window. */
+	o = defaults;
+	o.server_no_context_takeover = RS_WS_DEFLATE_FALSE;
+	o.client_no_context_takeover = RS_WS_DEFLATE_FALSE;
+	o.server_max_window_bits = RS_WS_DEFLATE_FALSE;
+	o.client_max_window_bits = RS_WS_DEFLATE_FALSE;
+	assert_true(rs_ws_deflate_offer(&o, out, sizeof(out)) > 0);
+	assert_string_equal(out, "permessage-deflate");
+	o.server_max_window_bits = RS_WS_DEFLATE_TRUE;
+	o.client_max_window_bits = RS_WS_DEFLATE_TRUE;
+	assert_true(rs_ws_deflate_offer(&o, out, sizeof(out)) > 0);
+	assert_string_equal(out, "permessage-deflate; server_max_window_bits; "
+				 "client_max_window_bits");
+	o.client_no_context_takeover = 2;
+	assert_int_equal(rs_ws_deflate_offer(&o, out, sizeof(out)), -EINVAL);
+	o.client_no_context_takeover = 0;
+	o.client_max_window_bits = -2;
+	assert_int_equal(rs_ws_deflate_offer(&o, out, sizeof(out)), -EINVAL);
+	o.client_max_window_bits = 7;
+	assert_int_equal(rs_ws_deflate_offer(&o, out, sizeof(out)), -EINVAL);
 }
 
 /* A server's answer: options, the request's header, what must come out
@@ -184,6 +206,31 @@ static const struct answer_case answers[] = {
 	{ __LINE__, OPT(), "perm essage-deflate", "!", { 0, 0, 0, 0 } },
 	{ __LINE__, OPT(), "foo; a=\"b c\"", "!", { 0, 0, 0, 0 } },
 	{ __LINE__, OPT(), "foo; a=\"b\", bar; c", "-", { 0, 0, 0, 0 } },
+	/* npm ws's false: the offers that ask for what it refuses are
+	 * skipped; client_max_window_bits false leaves the client's size out
+	 * of the answer. */
+	{ __LINE__, OPT(.server_no_context_takeover = RS_WS_DEFLATE_FALSE),
+	  "permessage-deflate; server_no_context_takeover", "!",
+	  { 0, 0, 0, 0 } },
+	{ __LINE__, OPT(.server_no_context_takeover = RS_WS_DEFLATE_FALSE),
+	  "permessage-deflate; server_no_context_takeover, permessage-deflate",
+	  "permessage-deflate", { 0, 0, 0, 0 } },
+	{ __LINE__, OPT(.server_max_window_bits = RS_WS_DEFLATE_FALSE),
+	  "permessage-deflate; server_max_window_bits=15", "!", { 0, 0, 0, 0 } },
+	{ __LINE__, OPT(.server_max_window_bits = RS_WS_DEFLATE_FALSE),
+	  "permessage-deflate; client_max_window_bits",
+	  "permessage-deflate", { 0, 0, 0, 0 } },
+	{ __LINE__, OPT(.client_max_window_bits = RS_WS_DEFLATE_FALSE),
+	  "permessage-deflate; client_max_window_bits=10",
+	  "permessage-deflate", { 0, 0, 0, 0 } },
+	/* true is as not given at a server. */
+	{ __LINE__, OPT(.server_max_window_bits = RS_WS_DEFLATE_TRUE,
+			.client_max_window_bits = RS_WS_DEFLATE_TRUE),
+	  "permessage-deflate; client_max_window_bits=10",
+	  "permessage-deflate; client_max_window_bits=10", { 0, 0, 0, 10 } },
+	{ __LINE__, OPT(.client_no_context_takeover = RS_WS_DEFLATE_FALSE),
+	  "permessage-deflate; client_no_context_takeover",
+	  "permessage-deflate; client_no_context_takeover", { 0, 1, 0, 0 } },
 };
 
 static void test_answer_table(void **state)
@@ -256,6 +303,18 @@ static const struct accept_case accepts[] = {
 	/* Only the first element counts, once all are valid. */
 	{ __LINE__, OPT(), "permessage-deflate; server_max_window_bits=10, "
 			   "permessage-deflate", 1, { 0, 0, 10, 0 } },
+	/* npm ws's false: a parameter the client did not want is refused. */
+	{ __LINE__, OPT(.client_max_window_bits = RS_WS_DEFLATE_FALSE),
+	  "permessage-deflate; client_max_window_bits=15", 0, { 0, 0, 0, 0 } },
+	{ __LINE__, OPT(.client_max_window_bits = RS_WS_DEFLATE_FALSE),
+	  "permessage-deflate", 1, { 0, 0, 0, 0 } },
+	{ __LINE__, OPT(.client_no_context_takeover = RS_WS_DEFLATE_FALSE),
+	  "permessage-deflate; client_no_context_takeover", 0, { 0, 0, 0, 0 } },
+	/* A server's false values mean nothing at a client. */
+	{ __LINE__, OPT(.server_no_context_takeover = RS_WS_DEFLATE_FALSE,
+			.server_max_window_bits = RS_WS_DEFLATE_FALSE),
+	  "permessage-deflate; server_no_context_takeover; "
+	  "server_max_window_bits=10", 1, { 1, 0, 10, 0 } },
 };
 
 static void test_accept_table(void **state)

@@ -3,14 +3,23 @@
  * that tests/e2e/test_ws_wire.py can put it in front of real peers (npm
  * ws, python3-websockets, wsproto) without the harness.
  *
- *     ws_cell server [by-kind] [deflate] [echo]       listens on
+ *     ws_cell server [by-kind] [deflate] [no-compress] [echo]  listens on
  *                                                     127.0.0.1:0, prints
  *                                                     "port N"
  *     ws_cell client PORT [by-kind] [deflate] [echo]  connects to
  *                                                     127.0.0.1:PORT
  *
  * deflate enables permessage-deflate with npm ws's default options (the
- * client offers it, the server accepts an offer).
+ * client offers it, the server accepts an offer). no-compress (with
+ * deflate) sends each cell's message with npm ws's `compress: false`
+ * (rs_ws_send_options.no_compress); the empty send that ends a fragmented
+ * cell keeps the default, as npm ws's `send('', { fin: true })`, so the
+ * first fragment's choice must hold for the whole message.
+ * pmd=S,C,SM,CM enables permessage-deflate with those options
+ * (rs_ws_deflate_options' server_no_context_takeover,
+ * client_no_context_takeover, server_max_window_bits,
+ * client_max_window_bits: 0 not given, 1 true, -1 false, or a window);
+ * rs_ws_attach refusing them exits 2.
  *
  * With echo, a connection sends nothing of its own: each message it
  * receives goes back with the same type (text as text, binary as binary),
@@ -45,6 +54,8 @@ static struct {
 	int server;
 	int port;
 	int deflate;
+	struct rs_ws_deflate_options pmd;
+	int no_compress;
 	int echo;
 	struct rs_config cfg;
 } C;
@@ -65,11 +76,13 @@ static void on_message(rs_ws *ws, const struct rs_ws_message *m, void *arg)
 static void on_open(rs_ws *ws, void *arg)
 {
 	struct cell *c = arg;
-	struct rs_ws_send_options o = { c->binary, c->fin };
+	struct rs_ws_send_options o = { .binary = c->binary, .fin = c->fin,
+					.no_compress = C.no_compress };
 	int r = rs_ws_send(ws, c->data, c->len, c->kind, &o);
 
 	if (r >= 0 && !c->fin) {
-		struct rs_ws_send_options last = { RS_WS_BINARY_ABSENT, 1 };
+		struct rs_ws_send_options last = {
+			.binary = RS_WS_BINARY_ABSENT, .fin = 1 };
 
 		r = rs_ws_send(ws, "", 0, RS_WS_KIND_TEXT, &last);
 	}
@@ -98,7 +111,7 @@ static void attach(rs_socket *s, int server)
 {
 	struct rs_ws_options o = { .server = server, .seed = 7 + C.next,
 				   .config = &C.cfg, .host = "127.0.0.1",
-				   .deflate = { .enabled = C.deflate } };
+				   .deflate = C.pmd };
 	rs_ws *ws;
 
 	if (rs_ws_attach(s, &o, C.echo ? &echo_events : &events,
@@ -173,7 +186,7 @@ int main(int argc, char **argv)
 	int by_kind = 0;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: ws_cell server|client [PORT] [by-kind] [deflate] [echo]\n");
+		fprintf(stderr, "usage: ws_cell server|client [PORT] [by-kind] [deflate] [pmd=S,C,SM,CM] [no-compress] [echo]\n");
 		return 2;
 	}
 	C.server = strcmp(argv[1], "server") == 0;
@@ -182,10 +195,24 @@ int main(int argc, char **argv)
 			by_kind = 1;
 		else if (strcmp(argv[i], "deflate") == 0)
 			C.deflate = 1;
+		else if (strcmp(argv[i], "no-compress") == 0)
+			C.no_compress = 1;
+		else if (strncmp(argv[i], "pmd=", 4) == 0) {
+			if (sscanf(argv[i] + 4, "%d,%d,%d,%d",
+				   &C.pmd.server_no_context_takeover,
+				   &C.pmd.client_no_context_takeover,
+				   &C.pmd.server_max_window_bits,
+				   &C.pmd.client_max_window_bits) != 4) {
+				fprintf(stderr, "ws_cell: bad %s\n", argv[i]);
+				return 2;
+			}
+			C.deflate = 1;
+		}
 		else if (strcmp(argv[i], "echo") == 0)
 			C.echo = 1;
 		else
 			C.port = atoi(argv[i]);
+	C.pmd.enabled = C.deflate;
 	C.cfg = (struct rs_config)RS_CONFIG_DEFAULTS;
 	C.cfg.ws = by_kind ? RS_WS_BY_KIND : RS_WS_BY_OPTION;
 	read_cells();

@@ -3,12 +3,14 @@
  * reference/ws_deflate.c as a filter, for tests/e2e/test_ws_deflate.py,
  * which feeds npm ws's own negotiation the same lines.
  *
- * Each line of stdin: "SIDE SNCT CNCT SMWB CMWB HEADER", SIDE server or
- * client, then the options (rs_ws_deflate_options: 0 or 1, 0 or 1, window
- * bits or 0, window bits or 0), then the header's value to the end of
- * the line. Each line of stdout: "ok ANSWER|PARAMS" (the server's answer,
- * "-" for a client; PARAMS "snct cnct smwb cmwb"), "none" (a server saw
- * no permessage-deflate offer) or "refused".
+ * Each line of stdin: "SIDE SNCT CNCT SMWB CMWB HEADER", SIDE server,
+ * client or offer, then the options (rs_ws_deflate_options, npm ws's
+ * values: 0 not given, 1 true, -1 false, or window bits), then the
+ * header's value to the end of the line (ignored for offer). Each line of
+ * stdout: "ok ANSWER|PARAMS" (the server's answer, "-" for a client;
+ * PARAMS "snct cnct smwb cmwb"), "none" (a server saw no
+ * permessage-deflate offer), "refused", or for offer "offer VALUE" (the
+ * client's Sec-WebSocket-Extensions value) or "offer refused".
  */
 #include <stdio.h>
 #include <string.h>
@@ -36,6 +38,11 @@ int main(void)
 			return 2;
 		}
 		len = strcspn(line + at, "\n");
+		if (strcmp(side, "offer") == 0) {
+			r = rs_ws_deflate_offer(&o, answer, sizeof(answer));
+			printf(r < 0 ? "offer refused\n" : "offer %s\n", answer);
+			continue;
+		}
 		if (strcmp(side, "server") == 0) {
 			r = rs_ws_deflate_answer(&o, line + at, len, &p, answer,
 						 sizeof(answer), &problem);

@@ -12,14 +12,22 @@ const { parse, format } = require(path.join(lib, 'extension.js'));
 const lines = require('fs').readFileSync(0, 'utf8').split('\n').filter(Boolean);
 const out = [];
 for (const line of lines) {
-  const m = /^(\S+) (\d+) (\d+) (\d+) (\d+) (.*)$/.exec(line);
+  const m = /^(\S+) (-?\d+) (-?\d+) (-?\d+) (-?\d+) (.*)$/.exec(line);
   const [side, snct, cnct, smwb, cmwb, header] = [m[1], +m[2], +m[3], +m[4], +m[5], m[6]];
+  // The options as ws_deflate_check reads them: 0 not given, 1 true, -1
+  // false, else a window size.
+  const value = v => (v === 1 ? true : v === -1 ? false : v);
   const opts = {};
-  if (snct) opts.serverNoContextTakeover = true;
-  if (cnct) opts.clientNoContextTakeover = true;
-  if (smwb) opts.serverMaxWindowBits = smwb;
-  if (cmwb) opts.clientMaxWindowBits = cmwb;
+  if (snct) opts.serverNoContextTakeover = value(snct);
+  if (cnct) opts.clientNoContextTakeover = value(cnct);
+  if (smwb) opts.serverMaxWindowBits = value(smwb);
+  if (cmwb) opts.clientMaxWindowBits = value(cmwb);
   const pmd = new PerMessageDeflate(opts, side === 'server', 0);
+  if (side === 'offer') {
+    // What npm ws's WebSocket sends (websocket.js initAsClient).
+    out.push(`offer ${format({ 'permessage-deflate': [pmd.offer()] })}`);
+    continue;
+  }
   let answer = '-';
   try {
     const offers = parse(header);

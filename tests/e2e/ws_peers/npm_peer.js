@@ -9,9 +9,20 @@
 //                                        back, close 1000
 //   back-server N | back-client PORT N   echo each message back (as
 //                                        ws_cell's echo does)
+//   pmd-server N | pmd-client PORT N     receive N connections as recv-*
+//                                        does, and print the handshake's
+//                                        Sec-WebSocket-Extensions lines
+//                                        (offer and answer the server saw;
+//                                        the answer the client got) and a
+//                                        refused handshake
 // WS_DEFLATE=1 enables permessage-deflate with npm ws's default options on
 // every side (the raw peers of the wire modes offer and accept it as npm ws
-// does); unset or 0, no side offers or accepts it.
+// does); unset or 0, no side offers or accepts it. WS_PMD, a JSON object,
+// is npm ws's perMessageDeflate option instead (its false values
+// included). WS_COMPRESS=0 sends each
+// cell with npm ws's `compress: false` (the empty send that ends a
+// fragmented cell keeps the default: npm ws's sender follows the first
+// fragment).
 'use strict';
 const net = require('net');
 const crypto = require('crypto');
@@ -21,6 +32,8 @@ const [mode, a1, a2] = process.argv.slice(2);
 const cells = require('fs').readFileSync(0, 'utf8').split('\n').filter(Boolean).map(JSON.parse);
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 const DEFLATE = process.env.WS_DEFLATE === '1';
+const NO_COMPRESS = process.env.WS_COMPRESS === '0';
+const PMD = process.env.WS_PMD ? JSON.parse(process.env.WS_PMD) : DEFLATE;
 
 // A text cell is a string (valid UTF-8 in every cell); bytes are a Buffer.
 const dataOf = c => (c.kind === 'text' ? Buffer.from(c.hex, 'hex').toString('utf8') : Buffer.from(c.hex, 'hex'));
@@ -28,6 +41,7 @@ function optsOf(c) {
   const o = {};
   if (c.binary !== null) o.binary = c.binary;
   if (!c.fin) o.fin = false;
+  if (NO_COMPRESS) o.compress = false;
   return o;
 }
 function sendCell(ws, c, close = true) {
@@ -42,20 +56,51 @@ function receiver(ws, i, done) {
   ws.on('close', code => { console.log(`cell ${i} ${got.join(' ')} close:${code}`.replace('  ', ' ')); done(); });
 }
 
-function serverMode(n, onConn) {
-  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: DEFLATE });
+function serverMode(n, onConn, logHeads = false) {
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: PMD });
   let i = 0, closed = 0;
+  const done = () => { if (++closed === n) { wss.close(); } };
   wss.on('listening', () => console.log(`port ${wss.address().port}`));
-  wss.on('connection', ws => onConn(ws, i++, () => { if (++closed === n) { wss.close(); } }));
+  if (logHeads) {
+    const heads = [];
+    wss.on('headers', (headers, req) => {
+      const a = headers.find(h => /^Sec-WebSocket-Extensions:/i.test(h));
+      heads.push(`offer:${req.headers['sec-websocket-extensions'] || '-'} ` +
+                 `answer:${a ? a.split(': ')[1] : '-'}`);
+    });
+    wss.on('connection', ws => { const k = i++; onConn(ws, k, done, heads.shift()); });
+  } else {
+    wss.on('connection', ws => onConn(ws, i++, done));
+  }
+  // With WS_PMD a handshake may be refused: npm ws answers 400 (as it
+  // does without this listener), and the connection counts.
+  if (process.env.WS_PMD) {
+    wss.on('wsClientError', (err, socket, req) => {
+      console.log(`cell ${i++} offer:${req.headers['sec-websocket-extensions'] || '-'} refused:400`);
+      socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      done();
+    });
+  }
 }
 function clientMode(port, n, onConn) {
   let i = 0;
   const next = () => {
     if (i === n) return;
-    const ws = new WebSocket(`ws://127.0.0.1:${port}/`, { perMessageDeflate: DEFLATE });
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/`, { perMessageDeflate: PMD });
     onConn(ws, i++, next);
   };
   next();
+}
+// A receiver that says what was agreed: the heads (a server's), or the
+// answer a client got; messages as length and hash.
+function pmdReceiver(ws, i, done, heads) {
+  const got = [];
+  let head = heads || '';
+  ws.on('upgrade', res => { head = `answer:${res.headers['sec-websocket-extensions'] || '-'}`; });
+  ws.on('message', (d, isBinary) => got.push(`${isBinary ? 'binary' : 'text'}:${d.length}:` +
+    crypto.createHash('sha256').update(d).digest('hex').slice(0, 16)));
+  ws.on('error', e => got.push(`error:${e.code || e.message}`));
+  ws.on('close', code => { console.log(`cell ${i} ${head} ${got.join(' ')} close:${code}`.replace(/ +/g, ' ')); done(); });
 }
 
 // A minimal reader of frames for the wire modes: returns [frames, rest].
@@ -194,4 +239,6 @@ else if (mode === 'echo-server') serverMode(n, echoPeer);
 else if (mode === 'echo-client') clientMode(Number(a1), n, echoPeer);
 else if (mode === 'back-server') serverMode(n, backPeer);
 else if (mode === 'back-client') clientMode(Number(a1), n, backPeer);
+else if (mode === 'pmd-server') serverMode(n, pmdReceiver, true);
+else if (mode === 'pmd-client') clientMode(Number(a1), n, pmdReceiver);
 else { console.error(`unknown mode ${mode}`); process.exit(2); }

@@ -13,7 +13,8 @@ NAME = "ws"
 PLOT = "ws-bench.svg"
 
 # Issue 11's target for one 16-byte text send, and the seed's figures
-# (reference-prs/004, in Bun): with its PR, and on its base.
+# (the oven-sh/bun pull request "ws: take the frame type of send() from
+# options.binary"): with its PR, and on its base.
 SEND_TARGET = 150
 SEED_SEND = {"PR": 488, "base": 2508}
 

@@ -1,0 +1,41 @@
+"""bench/ws_syscalls.py and ws_echo's --serve-ref and --client modes, which
+it runs under the preload gate: a quick run gives a count for every row
+on both sides, and the reference server, which batches the echoes of one
+read, makes at most one writing call per message."""
+import json
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+WS_ECHO = REPO / "build" / "bin" / "ws_echo"
+
+pytestmark = [
+    pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed"),
+    pytest.mark.skipif(not (REPO / "third_party" / "node" / "node_modules" / "ws" /
+                            "package.json").exists(), reason="npm ws is not installed"),
+    pytest.mark.skipif(not WS_ECHO.exists(), reason=f"{WS_ECHO} is not built"),
+]
+
+
+def test_quick_run_counts_every_row():
+    p = subprocess.run(["/usr/bin/python3", str(REPO / "bench" / "ws_syscalls.py"),
+                        "--quick", "--json"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    res = json.loads(p.stdout)
+    assert [r["row"] for r in res["rows"]] == [
+        "echo 16 B text", "echo 16 B binary", "echo 1 KiB non-ASCII text",
+        "echo 16 KiB non-ASCII text"]
+    for r in res["rows"]:
+        for k in ("ref_writes", "node_writes", "ref_reads", "node_reads"):
+            assert r[k]["median"] > 0, (r["row"], k, r[k])
+        assert r["ref_writes"]["max"] <= 1.0, r
+
+
+def test_client_refuses_a_bad_row():
+    p = subprocess.run([str(WS_ECHO), "--client", "/nonexistent", "4", "10"],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode != 0
+    assert "ROW 0 to 3" in p.stderr, p.stderr
