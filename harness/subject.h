@@ -23,6 +23,7 @@ struct conn {
 	int connected;
 	rs_ws *ws;         /* a WebSocket connection: its socket, or NULL */
 	int ws_sends;      /* numbers ws-sends for the event log */
+	int ws_opened;     /* its handshake was done (ws-open) */
 	/* The buffer the last write or write-owned handed the stack, for
 	 * overwrite; a write's is the connection's to free, a write-owned's
 	 * is on S.owned until the end. */

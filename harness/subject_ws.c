@@ -18,7 +18,7 @@ static struct {
 	int on;
 	unsigned long long seed;
 	size_t max_message;
-	int open;          /* handshakes done */
+	int open;          /* handshakes settled: done, or closed first */
 	int started;       /* every connection is up: tasks may start */
 	struct rs_ws_deflate_options deflate;  /* the ws-deflate line */
 } W;
@@ -43,14 +43,25 @@ static void ws_data_text(const uint8_t *p, size_t n, char *out, size_t cap)
 	}
 }
 
+/* A connection's handshake is settled: done, or the connection closed
+ * before it was (a failed write or an early end of stream: its ws-closed
+ * 1006). The tasks start when every one is, not only when every handshake
+ * is done: a connection that can never open would hold them for ever, and
+ * the others with them. */
+static void ws_settled(void)
+{
+	if (++W.open == subj_nconns() && W.started)
+		subj_post_next_task();
+}
+
 static void ws_ev_open(rs_ws *ws, void *arg)
 {
 	struct conn *c = arg;
 
 	(void)ws;
 	subj_event(c->index, "ws-open");
-	if (++W.open == subj_nconns() && W.started)
-		subj_post_next_task();
+	c->ws_opened = 1;
+	ws_settled();
 }
 
 static void ws_ev_message(rs_ws *ws, const struct rs_ws_message *m, void *arg)
@@ -113,6 +124,8 @@ static void ws_ev_close(rs_ws *ws, int code, size_t dropped, void *arg)
 		   dropped, (unsigned long long)c->written);
 	c->ws = NULL;
 	c->sock = NULL;
+	if (!c->ws_opened)
+		ws_settled();
 }
 
 static const struct rs_ws_events ws_events = {

@@ -485,3 +485,62 @@ def test_wirecheck_sweep_prints_and_records_the_declared_cells(wc, tmp_path):
     assert {s["outcomes"][c] for c in s["declared"]["cells"]} == {"declared"}
     assert f"DECLARED {path} " in proc.stderr
     assert f"0 broke an invariant, {res['declared']} passed by a declaration" in proc.stderr
+
+
+def test_a_peer_program_left_waiting_by_a_fatal_fault_is_not_the_subjects_hang():
+    # ws/deflate-client under EPIPE@1: the Upgrade's write fails, the
+    # subject reports 1006 and exits 0; python3-websockets, which waits for
+    # a whole exchange, waits until the timeout. Its output ("close 1006",
+    # "NOT INTACT") is its report, no prefix of the clean one.
+    program = {"timed_out": True, "exit": {"signal": "SIGKILL"}}
+    clean = dict(CLEAN, peer={"bytes": 90, "sha256": "c", "hex": "61" * 90,
+                              "program": {"timed_out": False}})
+    run = dict(trace("t1 c0 connect", "t1 c0 ws-closed code=1006 dropped=0 bytes_written=0"),
+               peer={"bytes": 20, "sha256": "d", "hex": "62" * 20, "program": program},
+               exit={"code": 0, "timed_out": True}, faults=[EPIPE_RULE],
+               fired={"calls": [{"rule": EPIPE_RULE}]})
+    assert sweep.judge(clean, run, EPIPE) == []
+    # The subject itself killed at the timeout: a hang.
+    killed = dict(run, exit={"signal": "SIGKILL", "timed_out": True})
+    assert any("hung" in b for b in sweep.judge(clean, killed, EPIPE))
+    # After a transient fault the program's wait is broken, and so is
+    # another report than the clean run's.
+    eagain = dict(run, events=CLEAN["events"])
+    got = sweep.judge(clean, eagain, EAGAIN)
+    assert any("hung" in b for b in got) and any("the peer got 20 bytes" in b for b in got)
+
+
+def test_an_early_end_before_a_websocket_handshake_does_not_hold_the_tasks(wirecheck):
+    # ws/deflate-errors under zero@1: connection 0 ends before its
+    # handshake. The tasks used to wait for every handshake, so the other
+    # three connections waited for ever; they start once every handshake is
+    # done or its connection closed first.
+    path = REPO / "scenarios" / "ws" / "deflate-errors.wcs"
+    t = sweep.runner.run(str(path), ["--fault", "read:zero,after=0", "--timeout", "20"],
+                         binary=wirecheck)
+    assert t["exit"] == {"code": 0, "timed_out": False}, t["exit"]
+    evs = [e.split(" ", 1)[1] for e in t["events"]]
+    assert "c0 ws-closed code=1006 dropped=0 bytes_written=0" in evs
+    assert "c0 ws-send (closed)" in evs and "c1 ws-send#1 5 text -> sent" in evs
+    s = sweep.Sweep(str(path), binary=wirecheck, timeout=20)
+    assert s.run_cell(sweep.Cell("zero", 1)).broken == []
+
+
+def test_an_early_end_owes_no_error_where_the_clean_run_fails_by_its_own_rule():
+    # chunked/try-epipe-then-end-rest: its own rule refuses the first send
+    # with EPIPE; under zero@1 the request never comes and nothing is
+    # written, so the rule never fires and no error comes.
+    clean = dict(trace("t1 c0 accept", "t2 c0 error EPIPE send",
+                       "t2 c0 close had_error=1 bytes_written=0", peer=(0, "ee")),
+                 faults=["write:errno=EPIPE"], fired={"calls": [{"rule": "write:errno=EPIPE"}]})
+    zero, rule = sweep.Cell("zero", 1), "read:zero"
+    run = dict(trace("t1 c0 accept", "t2 c0 eof", "t2 c0 finish",
+                     "t2 c0 close had_error=0 bytes_written=0", peer=(0, "ee")),
+               faults=["write:errno=EPIPE", rule], fired={"calls": [{"rule": rule}]})
+    assert sweep.judge(clean, run, zero) == []
+    # A transient fault there still owes the clean run's error.
+    eagain = dict(run, events=["t1 c0 accept", "t2 c0 finish"],
+                  faults=["write:errno=EPIPE", "write:errno=EAGAIN"],
+                  fired={"calls": [{"rule": "write:errno=EAGAIN"}]})
+    assert any("no connection reported an error" in b
+               for b in sweep.judge(clean, eagain, EAGAIN))

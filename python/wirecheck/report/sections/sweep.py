@@ -41,6 +41,8 @@ def load(path: Optional[str | Path] = None) -> Optional[dict]:
     if not isinstance(data, dict) or "scenarios" not in data or "cells" not in data:
         raise ValueError(f"{p}: not the result of wirecheck sweep --output")
     root = str(REPO) + "/"
+    if isinstance(data.get("command"), str):
+        data["command"] = data["command"].replace(root, "")
     for s in data["scenarios"]:
         for f in s.get("failures", []):
             f["command"] = f["command"].replace(root, "")
