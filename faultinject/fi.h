@@ -206,6 +206,11 @@ int fi_rule_format(const struct fi_rule *rule, char *buf, size_t len);
 int fi_errno_parse(const char *s);
 /* Returns the name of an errno ("EPIPE"), or NULL when unknown. */
 const char *fi_errno_name(int e);
+
+/* The errno name nearest to s, for a message about a name fi_errno_parse
+ * refused: one edit away ("EPIPEE" -> "EPIPE"), or two for s of 6 letters
+ * or more ("ECONRESET"); NULL when none is. */
+const char *fi_errno_near(const char *s);
 /* Returns the signal for a name ("SIGTERM" or "TERM") or number, or -1. */
 int fi_signal_parse(const char *s);
 /* Returns the name of a signal ("SIGTERM"), or NULL when unknown. */

@@ -6,6 +6,7 @@
  * The parser works on spans of the caller's string and copies nothing, so
  * that the error message can quote the spec exactly as it was given.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -277,6 +278,58 @@ static int number_find(const struct named_number *table, size_t n,
 	return -1;
 }
 
+/* The edit distance (insert, delete, replace one letter) between a and b,
+ * letters compared whatever their case (epipe is EPIPE's), capped:
+ * anything past 3 is 4. Names here are short; a longer input is no
+ * near miss of any. */
+static size_t near_distance(const char *a, size_t an, const char *b, size_t bn)
+{
+	size_t row[33], prev, cur;
+
+	if (an > 32 || bn > 32 || (an > bn ? an - bn : bn - an) > 3)
+		return 4;
+	for (size_t j = 0; j <= bn; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= an; i++) {
+		prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= bn; j++) {
+			size_t best = prev + (toupper((unsigned char)a[i - 1]) !=
+					      toupper((unsigned char)b[j - 1]));
+
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			cur = row[j];
+			row[j] = best;
+			prev = cur;
+		}
+	}
+	return row[bn] < 4 ? row[bn] : 4;
+}
+
+/* The table's name nearest to name[0, len), one edit away (EPIPEE), or
+ * two for a name of 6 letters or more (ECONRESET), or NULL: a short name
+ * two edits away is a guess (EFOO is not EIO). */
+static const char *number_near(const struct named_number *table, size_t n,
+			       const char *name, size_t len)
+{
+	const char *best = NULL;
+	size_t best_d = len >= 6 ? 3 : 2;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d = near_distance(name, len, table[i].name,
+					 strlen(table[i].name));
+
+		if (d < best_d) {
+			best_d = d;
+			best = table[i].name;
+		}
+	}
+	return best;
+}
+
 /* Reads a decimal number that fills s[0, len) exactly and is at most max.
  * Returns 0, or -1 for anything else (sign, garbage, overflow). */
 static int decimal_read(const char *s, size_t len, unsigned long max,
@@ -336,6 +389,13 @@ int fi_errno_parse(const char *s)
 	if (s == NULL)
 		return -1;
 	return errno_find(s, strlen(s));
+}
+
+const char *fi_errno_near(const char *s)
+{
+	if (s == NULL)
+		return NULL;
+	return number_near(errno_names, COUNT_OF(errno_names), s, strlen(s));
 }
 
 const char *fi_errno_name(int e)
@@ -520,9 +580,17 @@ static int parse_named(struct parser *ps, const struct item *it,
 		return (int)v;
 	}
 	r = find(it->value.p, it->value.n);
+	if (r < 0 && find == errno_find) {
+		const char *near = number_near(errno_names, COUNT_OF(errno_names),
+					       it->value.p, it->value.n);
+
+		return parse_fail(ps, "unknown errno name \"%.*s\" (%s%s%sa name "
+				  "such as EAGAIN or EPIPE, or a number)",
+				  SPAN_ARG(it->value), near ? "did you mean " : "",
+				  near ? near : "", near ? "? " : "");
+	}
 	if (r < 0)
-		return parse_fail(ps, "unknown %s name \"%.*s\"",
-				  find == errno_find ? "errno" : "signal",
+		return parse_fail(ps, "unknown signal name \"%.*s\"",
 				  SPAN_ARG(it->value));
 	return r;
 }

@@ -149,8 +149,13 @@ int sc_add_refuse(struct scenario *sc, const char *arg, int line, char *err,
 		return sc__say(err, errlen, "refuse-write '%s': expected ERRNO[@K[xN]]", arg);
 	memcpy(name, arg, nlen);
 	name[nlen] = '\0';
-	if (fi_errno_parse(name) < 0)
-		return sc__say(err, errlen, "refuse-write '%s': unknown errno '%s'", arg, name);
+	if (fi_errno_parse(name) < 0) {
+		const char *near = fi_errno_near(name);
+
+		return sc__say(err, errlen, "refuse-write '%s': unknown errno '%s'%s%s%s",
+			       arg, name, near ? " (did you mean " : "",
+			       near ? near : "", near ? "?)" : "");
+	}
 	if (at) {
 		char kbuf[24];
 		const char *x = strchr(at + 1, 'x');

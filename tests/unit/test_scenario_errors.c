@@ -382,6 +382,8 @@ static void test_cli_settings(void **state)
 	/* The messages carry no location, and a refused setting adds nothing. */
 	assert_int_equal(sc_add_refuse(&sc, "EFOO", 0, err, sizeof(err)), -1);
 	assert_string_equal(err, "refuse-write 'EFOO': unknown errno 'EFOO'");
+	assert_int_equal(sc_add_refuse(&sc, "EPIPEE@2", 0, err, sizeof(err)), -1);
+	assert_string_equal(err, "refuse-write 'EPIPEE@2': unknown errno 'EPIPEE' (did you mean EPIPE?)");
 	assert_int_equal(sc_add_clamp(&sc, "0", 0, err, sizeof(err)), -1);
 	assert_string_equal(err, "clamp-send '0': expected a byte count of at least 1 (4096, 64KiB, 1MiB)");
 	assert_int_equal(sc_add_signal(&sc, "SIGTERM", 0, err, sizeof(err)), -1);
