@@ -172,14 +172,18 @@ def test_missing_golden_fails_with_the_command_that_makes_it(suite):
     """)
     res = suite.run()
     assert outcomes(res) == {"failed": 2}
+    # The suite is outside the repository: the command sets PYTHONPATH so
+    # that it works as pasted (test_own_project.py checks it runs).
+    cmd = (f"PYTHONPATH={Path(__file__).resolve().parents[2] / 'python'} "
+           "/usr/bin/python3 -m pytest -p wirecheck.plugin "
+           "s/end-large.wcs::clamp=4096::variant=fixed --update-goldens")
     res.stdout.fnmatch_lines([
-        "no golden: run /usr/bin/python3 -m pytest -p wirecheck.plugin s/end-large.wcs::clamp=4096::variant=fixed --update-goldens",
+        f"no golden: run {cmd}",
         "(expected s/end-large.clamp=4096.golden)",
     ])
     # the legacy item points at the fixed item, which writes the golden
     out = res.stdout.str()
-    assert out.count("no golden: run /usr/bin/python3 -m pytest -p wirecheck.plugin s/end-large.wcs::clamp=4096::variant=fixed "
-                     "--update-goldens") == 2
+    assert out.count(f"no golden: run {cmd}") == 2
     res = suite.run("s/end-large.wcs::clamp=4096::variant=fixed", "--update-goldens")
     assert outcomes(res) == {"passed": 1}
     assert outcomes(suite.run()) == {"passed": 2}
