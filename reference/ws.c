@@ -238,7 +238,6 @@ static int ws_write_close(rs_ws *ws, int code, const void *reason,
 			  size_t len)
 {
 	uint8_t p[RS_WS_MAX_CONTROL];
-
 	int r;
 
 	ws->close_sent = 1;
@@ -384,8 +383,9 @@ static int ws_send_any(rs_ws *ws, const void *data, size_t len, int kind,
 		       int binary, int fin, int no_compress);
 
 /* Whether a send can take the small path, but for its options: a server
- * on the fixed strategy without permessage-deflate, open, nothing waiting, at most 125 bytes, kind 1
- * or 2 (the opcodes of text and binary), data given. */
+ * on the fixed strategy without permessage-deflate, open, nothing waiting,
+ * at most 125 bytes, kind 1 or 2 (the opcodes of text and binary), data
+ * given. */
 static inline int ws_small_ok(const rs_ws *ws, const void *data, size_t len,
 			      int kind)
 {
