@@ -11,7 +11,7 @@ packages=(build-essential cmake pkg-config libfiu-dev fiu-utils libjansson-dev
           libcmocka-dev libssl-dev valgrind strace python3 python3-pytest
           python3-pytest-xdist python3-matplotlib python3-hypothesis
           nodejs libuv1-dev
-          curl python3-h11 wrk
+          curl python3-h11 wrk util-linux
           python3-websockets python3-wsproto
           zlib1g-dev)
 # npm installs npm ws, the WebSocket judge (tests/e2e/test_ws_wire.py):

@@ -40,6 +40,11 @@ def rps(fixed, separate, node):
             "fixed_over_node": med["fixed"] / med["node"],
             "clear_over_separate": min(fixed) > max(separate),
             "clear_over_node": min(fixed) > max(node),
+            **{f"paired_{o}": {"ratios": [f / x for f, x in zip(fixed, runs[o])],
+                               "min": min(f / x for f, x in zip(fixed, runs[o])),
+                               "max": max(f / x for f, x in zip(fixed, runs[o])),
+                               "won": sum(f > x for f, x in zip(fixed, runs[o]))}
+               for o in ("separate", "node")},
             "load_average": [1.5, 2.25],
             "cpu_us": {"runs": {}, "median": {"fixed": 20.0, "separate": 25.0, "node": 60.0},
                        "min": {"fixed": 18.0, "separate": 24.0, "node": 50.0},
@@ -58,6 +63,8 @@ CHUNKED = {
     "command": ["bench/chunked.py", "--json", "-"], "cpus": 2,
     "sides": ["fixed", "separate", "node"], "sizes": [8 * KIB, 128 * KIB],
     "load_average_start": 1.25, "load_average_end": 3.5,
+    "network": {"namespace": "private", "congestion_control": "cubic",
+                "host_congestion_control": "bbr"},
     "syscalls": {
         str(8 * KIB): {"fixed": counts(1.0, 1.0, 0.0), "separate": counts(3.0, 3.0, 0.0),
                        "node": counts(1.02, 0.02, 1.0, node=True)},
@@ -102,11 +109,21 @@ def test_syscalls_table():
 
 def test_rps_table_medians_spreads_ratios_and_load():
     text = "\n".join(section.markdown(report_with(CHUNKED)))
-    # 8 KiB: fixed 110 [100, 120], separate 95 [90, 105]: their runs overlap.
+    # 8 KiB: fixed 110 [100, 120], separate 95 [90, 105]: fixed lost round 1
+    # (100 against 105), won rounds 2 and 3 (110 / 90, 120 / 95).
     assert ("| 8 KiB | 110 [100, 120] ±9% | 95 [90, 105] ±8% | 55 [50, 60] ±9% | "
-            "1.16x (runs overlap) | 2.00x | 1.50 -> 2.25 |") in text
-    # 128 KiB: every fixed run above every other: no overlap said.
-    assert "| 35 [30, 40] ±14% | 22 [20, 25] ±11% | 11 [10, 12] ±9% | 1.59x | 3.18x |" in text
+            "1.16x (rounds 0.95-1.26, ahead in 2 of 3) | 2.00x (rounds 1.83-2.18, ahead "
+            "in 3 of 3) | 1.50 -> 2.25 |") in text
+    assert ("| 35 [30, 40] ±14% | 22 [20, 25] ±11% | 11 [10, 12] ±9% | 1.59x (rounds "
+            "1.50-1.60, ahead in 3 of 3) | 3.18x (rounds 3.00-3.33, ahead in 3 of 3) |") in text
+    assert "under cubic (the host's congestion control: bbr)" in text
+    # JSON from before the rounds were paired: the runs' overlap, as then.
+    old = dict(CHUNKED, network=None, rps={k: {kk: vv for kk, vv in v.items()
+                                               if not kk.startswith("paired_")}
+                                           for k, v in CHUNKED["rps"].items()})
+    text = "\n".join(section.markdown(report_with(old)))
+    assert "| 1.16x (runs overlap) | 2.00x | 1.50 -> 2.25 |" in text
+    assert "| 1.59x | 3.18x |" in text and "congestion control" not in text
     assert "load average 1.25 at the start, 3.50 at the end" in text
     assert "`bench/chunked.py --json - --quick`" in text
 
@@ -232,6 +249,14 @@ def test_a_real_run_of_the_bench_counts_the_seeds_syscalls():
         assert big["node"]["per_response"] >= 1.0
     assert ch["targets"][0] == {"target": "128 KiB final chunk in 2 syscalls (fixed)",
                                 "measured": "2.00 (separate 3.00)", "pass": True}
+    # As root, or with user namespaces, the bench runs in a network
+    # namespace of its own under cubic; else in the host's, and says so.
+    net = ch["network"]
+    assert net["namespace"] in ("private", "host")
+    if net["namespace"] == "private":
+        assert net["congestion_control"] == "cubic"
+    else:
+        assert net["why"]
     text = "\n".join(section.markdown(report_with(ch)))
     assert "| 128 KiB | 2.00 (1.00 send + 1.00 sendmsg) | 3.00 (3.00 send + 0.00 sendmsg) |" in text
 
@@ -257,3 +282,39 @@ def test_threshold_bench_measures_the_four_shapes():
                         capture_output=True, text=True, timeout=120).stdout
     assert "| separate: 3 sends [block min, max] | one sendmsg [block min, max] | " \
            "separate/fixed |" in md
+
+
+def _bench():
+    """bench/chunked.py as a module (its pure parts: rps_row, targets)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_chunked_py", REPO / "bench" / "chunked.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_bench_judges_a_target_on_the_medians_and_the_rounds():
+    """fixed ahead of another side means its median ahead and the median of
+    the rounds' own ratios above 1: a median lead whose rounds mostly went
+    the other way FAILs; how many rounds fixed won is in the text."""
+    bench = _bench()
+    size = str(64 * KIB)
+
+    def result(fixed, separate):
+        row = bench.rps_row({"fixed": fixed, "separate": separate})
+        return {"syscalls": {}, "rps": {size: row}}, row
+    # Rounds 1.20, 0.95, 1.10: ahead (x1.10), one round lost.
+    res, row = result([120.0, 95.0, 110.0], [100.0, 100.0, 100.0])
+    assert row["paired_separate"]["won"] == 2 and row["fixed_over_separate"] > 1
+    (t,) = bench.targets(res)
+    assert t["pass"] is True
+    assert t["measured"] == "x1.10; rounds x1.10 [0.95, 1.20], ahead in 2 of 3"
+    # The medians say ahead (101 against 100), the rounds (0.99, 0.99, 1.28)
+    # say behind: a fast round of fixed against a slow one of separate.
+    res, row = result([99.0, 101.0, 125.0], [100.0, 102.0, 98.0])
+    assert row["fixed_over_separate"] > 1 and row["paired_separate"]["median"] < 1
+    assert bench.targets(res)[0]["pass"] is False
+    res, _ = result([101.0], [100.0])
+    assert bench.targets(res)[0]["pass"] is True
+    res, _ = result([99.0], [100.0])
+    assert bench.targets(res)[0]["pass"] is False

@@ -53,9 +53,28 @@ def _ratio(row: dict, other: str, rounds: int) -> str:
     if r is None:
         return "-"
     text = f"{r:.2f}x"
-    if rounds > 1 and not row.get(f"clear_over_{other}"):
+    p = row.get(f"paired_{other}")
+    if rounds > 1 and p:
+        text += (f" (rounds {p['min']:.2f}-{p['max']:.2f}, ahead in {p['won']} of "
+                 f"{len(p['ratios'])})")
+    elif rounds > 1 and not row.get(f"clear_over_{other}"):
+        # Bench JSON from before the rounds were paired.
         text += " (runs overlap)"
     return text
+
+
+def network_text(ch: dict) -> str:
+    """Where the bench's TCP ran: its own network namespace or the
+    host's, and the congestion control; "" for JSON from before."""
+    n = ch.get("network")
+    if not n:
+        return ""
+    if n.get("namespace") == "private":
+        return (f"TCP ran in a network namespace of the bench's own under "
+                f"{n.get('congestion_control')} (the host's congestion control: "
+                f"{n.get('host_congestion_control') or 'unknown'}). ")
+    return (f"TCP ran in the host's network namespace ({n.get('why')}) under "
+            f"{n.get('congestion_control') or 'an unknown congestion control'}. ")
 
 
 def rps_rows(ch: dict) -> list[list[str]]:
@@ -199,8 +218,10 @@ def markdown(report: dict) -> list[str]:
                  "One round (a quick run: no spread, the ratios say little)")
               + "; a cell is the median [min, max] ±half the spread as a "
               "percentage of the median; a ratio is fixed's median over the other's, "
-              "\"runs overlap\" when some run of the other side beat some run of fixed, so "
-              "that the ratio is within the noise of this machine. The load average is the "
+              "then the range of the rounds' own ratios (fixed's run over the other's "
+              "in the same round) and how many rounds fixed won: a lead that flips in "
+              "some round is within the noise of this machine. "
+              + network_text(ch) + "The load average is the "
               "1-minute one before and after the payload's rounds: on a shared 2-core "
               "machine a load above 2 means other work took CPU time from the servers and "
               "wrk, and the requests per second move with it; the syscalls above do not.", ""]
