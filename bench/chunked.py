@@ -88,6 +88,7 @@ def say(*args):
 
 CONGESTION = "cubic"  # the kernel's default; see isolated()
 NETNS_ENV = "WIRECHECK_CHUNKED_NETNS"  # set in the bench re-executed in its namespace
+PROBE_ENV = "WIRECHECK_CHUNKED_NETNS_PROBE"  # set in the probe of a way to make one
 CC_FILE = pathlib.Path("/proc/sys/net/ipv4/tcp_congestion_control")
 AVAIL_FILE = pathlib.Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
@@ -112,7 +113,18 @@ def loopback_up():
         fcntl.ioctl(s, 0x8914, struct.pack("16sH22x", b"lo", flags | 0x1))
 
 
-def isolated(cc):
+def setup_namespace(cc):
+    """In a new network namespace: lo up, congestion control cc. Returns
+    None, or why not."""
+    try:
+        loopback_up()
+        CC_FILE.write_text(cc + "\n")
+    except OSError as e:
+        return f"{e.filename or 'lo'}: {e.strerror}"
+    return None
+
+
+def isolated(cc, explicit):
     """Runs the rest of the bench in a network namespace of its own, with
     TCP congestion control cc, and returns what the JSON records of it.
 
@@ -121,40 +133,49 @@ def isolated(cc):
     no qdisc, so TCP paces with timers of its own), and above about 90 KiB
     a response that pacing costs every server tens of µs per response and
     moves from round to round: 128 KiB from fixed, server µs per response
-    77.5 under bbr against 18.8 under cubic, the same build, runs of 3 s
+    73.6 under bbr against 18.6 under cubic, the same build, runs of 2 s
     (docs/ARCHITECTURE.md). The bench measures the write path, so it runs
     under cubic, the kernel's default, in a namespace of its own (unshare
     --net; as root, else in a user namespace), which leaves the host's
-    setting alone; --congestion bbr shows the other. Where no namespace
-    can be made, it runs in the host's and says so."""
+    setting alone; --congestion bbr shows the other. Each way is tried
+    first in a probe that does the whole setup; where none works, the
+    bench runs in the host's namespace and says why, unless cc was asked
+    for (explicit), which is then an error."""
+    if os.environ.get(PROBE_ENV) is not None:
+        why = setup_namespace(os.environ[PROBE_ENV])
+        if why:
+            print(why, file=sys.stderr)
+        sys.exit(1 if why else 0)
     if os.environ.get(NETNS_ENV) is not None:
         host = os.environ.pop(NETNS_ENV) or None
-        try:
-            avail = AVAIL_FILE.read_text().split()
-        except OSError:
-            avail = None
-        if avail is not None and cc not in avail:
-            raise SystemExit(f"chunked.py: --congestion {cc}: not a congestion control this "
-                             f"kernel has (it has: {' '.join(avail)})")
-        try:
-            loopback_up()
-            CC_FILE.write_text(cc + "\n")
-        except OSError as e:
-            raise SystemExit(f"chunked.py: --congestion {cc}: in the bench's network "
-                             f"namespace: {e.filename or 'lo'}: {e.strerror}")
+        why = setup_namespace(cc)
+        if why:  # the probe passed: only a changed machine gets here
+            raise SystemExit(f"chunked.py: the bench's network namespace: {why}")
         return {"namespace": "private", "congestion_control": congestion(),
                 "host_congestion_control": host}
+    try:
+        avail = AVAIL_FILE.read_text().split()
+    except OSError:
+        avail = [cc]  # no /proc/sys: the probe says why
+    if cc not in avail:
+        raise SystemExit(f"chunked.py: --congestion {cc}: not a congestion control this "
+                         f"kernel has (it has: {' '.join(avail)})")
     unshare, why = shutil.which("unshare"), "unshare (util-linux) is not installed"
+    me = str(pathlib.Path(__file__).resolve())
     for flags in (["--net"], ["--user", "--map-root-user", "--net"]):
         if not unshare:
             break
-        probe = subprocess.run([unshare, *flags, "true"], capture_output=True, text=True)
+        probe = subprocess.run([unshare, *flags, "--", sys.executable, me],
+                               env=dict(os.environ, **{PROBE_ENV: cc}),
+                               capture_output=True, text=True)
         if probe.returncode == 0:
             env = dict(os.environ, **{NETNS_ENV: congestion() or ""})
             sys.stdout.flush()
-            os.execve(unshare, [unshare, *flags, "--", sys.executable,
-                                str(pathlib.Path(__file__).resolve()), *sys.argv[1:]], env)
-        why = probe.stderr.strip() or f"{unshare} {' '.join(flags)} exited {probe.returncode}"
+            os.execve(unshare, [unshare, *flags, "--", sys.executable, me, *sys.argv[1:]], env)
+        why = (f"unshare {' '.join(flags)}: "
+               + (probe.stderr.strip().splitlines() or [f"exited {probe.returncode}"])[-1])
+    if explicit:
+        raise SystemExit(f"chunked.py: --congestion {cc}: {why}")
     print(f"chunked.py: no network namespace of its own ({why}): running in the host's, "
           f"congestion control {congestion()}", file=sys.stderr)
     return {"namespace": "host", "congestion_control": congestion(), "why": why}
@@ -518,7 +539,7 @@ def main():
     a = ap.parse_args()
     if a.host_net and a.congestion:
         ap.error("--congestion sets the bench's own network namespace; --host-net has none")
-    network = isolated(a.congestion or CONGESTION) if not a.host_net else {
+    network = isolated(a.congestion or CONGESTION, bool(a.congestion)) if not a.host_net else {
         "namespace": "host", "congestion_control": congestion(),
         "why": "--host-net"}
     if a.quick:
