@@ -228,10 +228,12 @@ static int wait_all(const struct program *p, const sigset_t *set,
 				return fail("the program survived SIGKILL", ETIMEDOUT);
 			return 0;
 		}
+		/* The stop signal's time is past once it is sent, or without
+		 * the program to send it to. */
 		if (killed)
 			kill_our_children(p->pid); /* the orphans of the killed */
 		else if (plan->stop_at >= 0 && !end->stopped &&
-			 plan->stop_at - now < left)
+			 !program_done && plan->stop_at - now < left)
 			left = plan->stop_at - now;
 		ts.tv_sec = (time_t)(left / 1e3);
 		ts.tv_nsec = (long)((left - (double)ts.tv_sec * 1e3) * 1e6);
