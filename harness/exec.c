@@ -18,6 +18,11 @@
  * remaining child get SIGKILL. In the foreground of a terminal the program
  * stays in wirecheck's process group, as a shell's command; otherwise it
  * leads its own, which is signalled whole while the program is unreaped.
+ *
+ * The `until` command is a child too, leading a process group of its own
+ * (in a terminal too): its members are told from what the program left by
+ * their pgid. Once the program and what it left have ended, that group is
+ * all that is left, and it is ended rather than waited for (end_until).
  */
 #include "exec.h"
 
@@ -88,6 +93,10 @@ struct ending {
 			      * 2 when `until` ended */
 	int until_status;    /* `until`'s wait status, when until_done */
 	int until_done;
+	int until_ended;     /* the last signal exec sent to `until`'s group
+			      * once the program and what it left had ended
+			      * (SIGTERM, then SIGKILL), or 0 */
+	int until_cut;       /* `until` itself was still running then */
 };
 
 /* What the wait does beside waiting. */
@@ -97,23 +106,32 @@ struct waitplan {
 	pid_t until;         /* the `until` command, or 0 */
 };
 
-/* After SIGKILL, how long the killed may take to be reaped. */
+/* After SIGKILL, how long the killed may take to be reaped; after the
+ * SIGTERM that ends `until`, how long it has before SIGKILL. */
 #define KILL_GRACE_MS 5000.0
 
-/* SIGKILL to every direct child of ours but the program, found in /proc:
- * with the subreaper bit, those are what the program left behind, also
- * the ones that left its process group. Only this process reaps its
- * children, so none of these pids can have been reused. */
-static void kill_our_children(pid_t program)
+/*
+ * Our direct children, found in /proc, the program aside: with the
+ * subreaper bit, those are what the program left behind (also the ones
+ * that left its process group), and `until` with what it left in its
+ * group. Sends sig (unless 0) to each one outside process group `keep`
+ * (0: keeps none) and returns how many those are; *kept (unless NULL)
+ * counts the others. A zombie counts until it is reaped. Only this process
+ * reaps its children, so none of these pids can have been reused.
+ */
+static int our_children(pid_t program, pid_t keep, int sig, int *kept)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
+	int others = 0;
 
+	if (kept != NULL)
+		*kept = 0;
 	if (d == NULL)
-		return;
+		return 0;
 	while ((e = readdir(d)) != NULL) {
 		char path[64], buf[512], *close_paren;
-		long ppid;
+		long ppid, pgrp;
 		pid_t pid;
 		FILE *f;
 
@@ -126,13 +144,31 @@ static void kill_our_children(pid_t program)
 			continue; /* gone meanwhile */
 		close_paren = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
 		(void)fclose(f); /* read-only: nothing to lose */
-		/* "pid (comm) state ppid ...": comm may hold spaces and ')'. */
-		if (close_paren != NULL &&
-		    sscanf(close_paren + 1, " %*c %ld", &ppid) == 1 &&
-		    ppid == (long)getpid())
-			(void)kill(pid, SIGKILL); /* ESRCH: it just ended */
+		/* "pid (comm) state ppid pgrp ...": comm may hold spaces and
+		 * ')'. */
+		if (close_paren == NULL ||
+		    sscanf(close_paren + 1, " %*c %ld %ld", &ppid,
+			   &pgrp) != 2 ||
+		    ppid != (long)getpid())
+			continue;
+		if (keep != 0 && pgrp == (long)keep) {
+			if (kept != NULL)
+				(*kept)++;
+			continue;
+		}
+		others++;
+		if (sig != 0)
+			(void)kill(pid, sig); /* ESRCH: it just ended */
 	}
 	(void)closedir(d); /* a directory stream: nothing to lose */
+	return others;
+}
+
+/* SIGKILL to every direct child of ours but the program: what it left
+ * behind, and `until` with what that left. */
+static void kill_our_children(pid_t program)
+{
+	(void)our_children(program, 0, SIGKILL, NULL);
 }
 
 /* The program, and whether it leads a process group of its own. */
@@ -149,6 +185,40 @@ static void stop_program(const struct program *p, const struct waitplan *w,
 		return;
 	end->stopped = why;
 	(void)kill(p->pid, w->stop_signal); /* ESRCH: it just ended */
+}
+
+/*
+ * Once the program and everything it left have ended, only `until` and
+ * what it left in its process group keep the run going: nobody is left
+ * for it to talk to (a client retrying a server that crashed at start).
+ * SIGTERM to its group, with SIGCONT for a member stopped reading the
+ * terminal, at once; SIGKILL to the group KILL_GRACE_MS later (*kill_at)
+ * if a member is left. The group is signalled only while one of its
+ * members is our unreaped child (a zombie included): its pgid then still
+ * names it. Processes that left the group (setsid) count as the
+ * program's: they are waited for.
+ */
+static void end_until(pid_t program, const struct waitplan *plan,
+		      struct ending *end, double now, double *kill_at)
+{
+	int kept, others;
+
+	if (plan->until <= 0 || end->until_ended == SIGKILL ||
+	    (end->until_ended == SIGTERM && now < *kill_at))
+		return;
+	others = our_children(program, plan->until, 0, &kept);
+	if (kept == 0 || (others > 0 && end->until_ended == 0))
+		return;
+	if (end->until_ended == 0) {
+		end->until_ended = SIGTERM;
+		end->until_cut = !end->until_done;
+		*kill_at = now + KILL_GRACE_MS;
+		(void)kill(-plan->until, SIGTERM); /* ESRCH: just ended */
+		(void)kill(-plan->until, SIGCONT);
+		return;
+	}
+	end->until_ended = SIGKILL;
+	(void)kill(-plan->until, SIGKILL);
 }
 
 /*
@@ -170,18 +240,19 @@ static void kill_all(const struct program *p, int program_done)
  * Reaps the program and every process it leaves behind until none is
  * left, or the deadline: then SIGKILL to all of them, and KILL_GRACE_MS
  * for them to be reaped. On the way, sends the stop signal at its time or
- * when `until` ends. A signal of `set` other than SIGCHLD (one that ends
- * wirecheck) kills them all too, and is kept in end->fatal_signal; they
- * are still reaped, so that the report says how each ended. Returns 0, or
- * 3 after a message when waiting itself failed (after killing what it
- * could).
+ * when `until` ends, and ends `until` once the program and what it left
+ * have ended (end_until). A signal of `set` other than SIGCHLD (one that
+ * ends wirecheck) kills them all too, and is kept in end->fatal_signal;
+ * they are still reaped, so that the report says how each ended. Returns
+ * 0, or 3 after a message when waiting itself failed (after killing what
+ * it could).
  */
 static int wait_all(const struct program *p, const sigset_t *set,
 		    double deadline, const struct waitplan *plan,
 		    struct ending *end)
 {
 	int program_done = 0, killed = 0;
-	double until = deadline;
+	double until = deadline, until_kill_at = 0;
 
 	for (;;) {
 		int status, sig;
@@ -211,6 +282,8 @@ static int wait_all(const struct program *p, const sigset_t *set,
 		now = now_ms();
 		if (!killed && plan->stop_at >= 0 && now >= plan->stop_at)
 			stop_program(p, plan, end, 1, program_done);
+		if (!killed && program_done)
+			end_until(p->pid, plan, end, now, &until_kill_at);
 		left = until - now;
 		if (left <= 0 && !killed) {
 			killed = 1;
@@ -228,11 +301,18 @@ static int wait_all(const struct program *p, const sigset_t *set,
 				return fail("the program survived SIGKILL", ETIMEDOUT);
 			return 0;
 		}
-		if (killed)
+		if (killed) {
 			kill_our_children(p->pid); /* the orphans of the killed */
-		else if (plan->stop_at >= 0 && !end->stopped &&
-			 plan->stop_at - now < left)
-			left = plan->stop_at - now;
+		} else {
+			/* The stop signal's time is past once it is sent, or
+			 * without the program to send it to. */
+			if (plan->stop_at >= 0 && !end->stopped &&
+			    !program_done && plan->stop_at - now < left)
+				left = plan->stop_at - now;
+			if (end->until_ended == SIGTERM &&
+			    until_kill_at > now && until_kill_at - now < left)
+				left = until_kill_at - now;
+		}
 		ts.tv_sec = (time_t)(left / 1e3);
 		ts.tv_nsec = (long)((left - (double)ts.tv_sec * 1e3) * 1e6);
 		sig = sigtimedwait(set, NULL, &ts);
@@ -306,6 +386,16 @@ static json_t *exit_json(const struct ending *end, int stop_signal)
 				    end->fatal_signal, buf, sizeof(buf))));
 	status_json(e, end->status);
 	return e;
+}
+
+/* How exec ended `until`: why, and the last signal it sent the group. */
+static void until_ended_json(json_t *u, int sig)
+{
+	char buf[32];
+
+	json_object_set_new(u, "ended_by", json_string("program-ended"));
+	json_object_set_new(u, "ended_with", json_string(signal_text(
+				    sig, buf, sizeof(buf))));
 }
 
 static int by_pid(const void *a, const void *b)
@@ -566,8 +656,9 @@ static json_t *arg_json(const char *a)
 /*
  * The status exec passes on (docs/cli.md, "Exit status"): 124 at the
  * timeout, as timeout(1); when exec stopped the program and it ended of
- * that (or exited 0), `until`'s status, or 0 without it; otherwise the
- * program's own, 128+N for signal N, as a shell reports it.
+ * that (or exited 0), `until`'s status, or 0 without it or when exec
+ * ended `until` itself; otherwise the program's own, 128+N for signal N,
+ * as a shell reports it.
  */
 static int status_of(int status)
 {
@@ -585,7 +676,8 @@ static int program_status(const struct ending *end, int stop_signal)
 	if (end->stopped &&
 	    ((WIFSIGNALED(end->status) && WTERMSIG(end->status) == stop_signal) ||
 	     (WIFEXITED(end->status) && WEXITSTATUS(end->status) == 0)))
-		return end->until_done ? status_of(end->until_status) : 0;
+		return end->until_done && !end->until_cut ?
+		       status_of(end->until_status) : 0;
 	return status_of(end->status);
 }
 
@@ -689,9 +781,12 @@ int wc_exec(const struct exec_options *o)
 	if (prog.own_group)
 		(void)setpgid(prog.pid, prog.pid); /* also from here: no race */
 	if (o->until != NULL) {
-		/* The client: a shell command, without the library. */
-		plan.until = fork();
-		if (plan.until < 0) {
+		/* The client: a shell command, without the library, leading a
+		 * process group of its own, so that end_until can end it with
+		 * what it starts, and tell those from what the program left. */
+		pid_t until = fork();
+
+		if (until < 0) {
 			rc = fail("fork", errno);
 			kill_all(&prog, 0);
 			/* Reap what was killed; the deadline bounds it. */
@@ -699,7 +794,8 @@ int wc_exec(const struct exec_options *o)
 				       &plan, &end);
 			goto out_signals;
 		}
-		if (plan.until == 0) {
+		if (until == 0) {
+			(void)setpgid(0, 0);
 			if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 ||
 			    getppid() != parent ||
 			    sigaction(SIGCHLD, &chld_old, NULL) != 0 ||
@@ -712,6 +808,8 @@ int wc_exec(const struct exec_options *o)
 				strerror(errno));
 			_exit(127);
 		}
+		(void)setpgid(until, until); /* also from here: no race */
+		plan.until = until;
 	}
 	rc = wait_all(&prog, &set, deadline, &plan, &end);
 	if (rc != 0)
@@ -731,6 +829,8 @@ int wc_exec(const struct exec_options *o)
 
 		if (end.until_done)
 			status_json(u, end.until_status);
+		if (end.until_ended)
+			until_ended_json(u, end.until_ended);
 		json_object_set_new(report, "until", u);
 	}
 	rc = gather(dir, prog.pid, o->fiu_ctrl, report);

@@ -25,14 +25,17 @@ struct exec_options {
 
 /*
  * Runs the program with the preload library and the faults (and `until`
- * beside it, without them), waits for them and every process they leave
- * (SIGKILL to all after timeout_ms, or on SIGTERM, SIGHUP or SIGINT to
- * wirecheck), and writes the JSON report whatever happened: from the
- * states the library keeps in files, which outlive the processes.
- * Returns the program's status (docs/cli.md, "Exit status": its code,
- * 128+N for signal N, 124 at the timeout; 0 with exit_zero); 3 when the
- * harness failed (after a message on stderr). After a signal to wirecheck,
- * writes the report, then dies of that signal.
+ * beside it, without them, in a process group of its own), waits for them
+ * and every process they leave (SIGKILL to all after timeout_ms, or on
+ * SIGTERM, SIGHUP or SIGINT to wirecheck; SIGTERM, then SIGKILL, to
+ * `until`'s group once the program and what it left have ended), and
+ * writes the JSON report whatever happened: from the states the library
+ * keeps in files, which outlive the processes. Returns the program's
+ * status (docs/cli.md, "Exit status": its code, 128+N for signal N, 124
+ * at the timeout; `until`'s when the stop signal ended the program; 0
+ * with exit_zero); 3 when the harness failed (after a message on stderr).
+ * After a signal to wirecheck, writes the report, then dies of that
+ * signal.
  */
 int wc_exec(const struct exec_options *o);
 

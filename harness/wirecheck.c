@@ -130,6 +130,8 @@ static const char usage_exec[] =
 	"                        long (a server's graceful end)\n"
 	"  --until 'COMMAND'     run COMMAND (sh -c, without the gate) beside the\n"
 	"                        program; send it the stop signal when COMMAND ends\n"
+	"                        (COMMAND gets SIGTERM when the program and what\n"
+	"                        it left end first)\n"
 	"  --stop-signal SIG     the stop signal (SIGTERM)\n"
 	"  --fiu-ctrl PREFIX     let fiu-ctrl -f PREFIX arm the gate's failpoints\n"
 	"                        in the running program\n"

@@ -704,6 +704,148 @@ def test_stop_after_sends_the_stop_signal(wc, tmp_path, preload):
     assert rep["exit"]["signal"] == "SIGINT" and rep["exit"]["timed_out"] is False
 
 
+# --- `until` when the program ends first --------------------------------------
+# The first version waited for COMMAND whatever happened: a client left
+# retrying a server that crashed at start held the run until --timeout.
+# Each run below has --timeout 600, so that version hangs past the e2e
+# fixture's 180 s subprocess timeout and fails instead; none of them waits
+# on time to pass the test.
+
+@pytest.mark.parametrize("command,signal", [
+    ("sleep 1000", "SIGTERM"),
+    # The shell waits for sleep: the whole group is ended, not the shell
+    # alone (sleep would be left for the SIGKILL 5 s later).
+    ("sleep 1000; exit 0", "SIGTERM"),
+    # Opening a FIFO nobody writes blocks the shell itself.
+    ("cat < {fifo}", "SIGTERM"),
+    # The shell and sleep (which inherits it) ignore SIGTERM: SIGKILL
+    # follows, after the grace (5 s; the test does not time it).
+    ("trap '' TERM; sleep 1000; exit 0", "SIGKILL"),
+])
+def test_until_is_ended_when_the_program_ended_first(wc, tmp_path, preload, command, signal):
+    fifo = tmp_path / "never"
+    os.mkfifo(fifo)
+    command = command.format(fifo=fifo)
+    # The program exits 3 at once: a server that crashed at start. exec
+    # passes its status on, since it ended by itself.
+    rep, _ = report(wc, tmp_path, "--timeout", 600, "--until", command,
+                    [PYTHON, "-c", "raise SystemExit(3)"], rc=3)
+    assert rep["exit"] == {"code": 3, "timed_out": False}
+    assert rep["until"] == {"command": command, "signal": signal, "core": False,
+                            "ended_by": "program-ended", "ended_with": signal}
+
+
+def test_what_until_left_is_ended_once_the_program_stopped(wc, tmp_path, preload):
+    # COMMAND ends first (exit 4), leaving sleep in its process group: the
+    # stop signal ends the program, then exec ends what COMMAND left. The
+    # status is COMMAND's own, since it ended by itself; SIGTERM at its
+    # default action ends the program whenever it comes.
+    command = "sleep 1000 & exit 4"
+    rep, _ = report(wc, tmp_path, "--timeout", 600, "--until", command,
+                    [PYTHON, "-c", "import time; time.sleep(1000)"], rc=4)
+    assert rep["exit"] == {"signal": "SIGTERM", "core": False, "timed_out": False,
+                           "stopped": {"signal": "SIGTERM", "by": "until"}}
+    assert rep["until"] == {"command": command, "code": 4,
+                            "ended_by": "program-ended", "ended_with": "SIGTERM"}
+
+
+def test_until_in_a_terminal_is_ended_too(wirecheck, tmp_path, preload):
+    # In the foreground of a terminal the program stays in exec's process
+    # group; COMMAND still leads its own, in the background, where reading
+    # the terminal stops it (SIGTTIN). exec's SIGCONT beside the SIGTERM
+    # lets a stopped COMMAND take the SIGTERM, rather than wait for the
+    # SIGKILL 5 s later.
+    import pty
+    import select
+    import signal
+    out = tmp_path / "report.json"
+    pid, master = pty.fork()
+    if pid == 0:  # a session leader, the terminal's foreground group
+        try:
+            os.execv(str(wirecheck), [str(wirecheck), "exec", "--timeout", "600",
+                                      "--output", str(out), "--until", "read line",
+                                      "--", PYTHON, "-c", "raise SystemExit(3)"])
+        finally:
+            os._exit(127)
+    try:
+        # Read the terminal until exec closes it (EIO); the select timeout
+        # is a safety net only: a hang fails the test.
+        while select.select([master], [], [], 120)[0]:
+            try:
+                if not os.read(master, 4096):
+                    break
+            except OSError:
+                break
+        else:
+            pytest.fail("exec did not end")
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(master)
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+    assert os.waitstatus_to_exitcode(status) == 3
+    rep = json.loads(out.read_text())
+    assert rep["exit"] == {"code": 3, "timed_out": False}
+    assert rep["until"] == {"command": "read line", "signal": "SIGTERM", "core": False,
+                            "ended_by": "program-ended", "ended_with": "SIGTERM"}
+
+
+DAEMON = """
+import os, sys
+up, go = sys.argv[1:]
+r, w = os.pipe()
+if os.fork() == 0:
+    os.close(w)
+    os.setsid()  # a daemon: out of the program's process group
+    os.read(r, 1)  # end of file: the program has exited
+    with open(up, "w") as f:  # blocks until the client opens the FIFO
+        f.write("up\\n")
+    with open(go) as f:
+        assert f.read() == "go\\n"
+    raise SystemExit(0)  # exit(): its counts say it ran to its end
+"""
+
+
+def test_until_is_not_ended_while_a_daemon_serves(wc, tmp_path, preload):
+    # The program forks and exits at once; its child (setsid, so not in
+    # the program's group) serves on once the program has exited. COMMAND
+    # talks to it and ends first: had exec taken the program for ended, it
+    # would have ended COMMAND while it waited for "up", and the child
+    # would have blocked for ever.
+    prog = script(tmp_path, "daemon.py", DAEMON)
+    up, go = tmp_path / "up", tmp_path / "go"
+    os.mkfifo(up)
+    os.mkfifo(go)
+    command = f'read line < {up} && [ "$line" = up ] && echo go > {go}'
+    rep, _ = report(wc, tmp_path, "--timeout", 600, "--until", command,
+                    [PYTHON, prog, up, go])
+    # The program exited 0 before COMMAND ended (its pipe's end of file
+    # comes at its exit; exec may reap it a moment after COMMAND, and
+    # then sends it the stop signal: the status is 0 either way).
+    assert rep["exit"]["timed_out"] is False and "others_killed" not in rep["exit"]
+    assert rep["until"] == {"command": command, "code": 0}
+    # Everything was reaped: the daemon ran to its end, before the report.
+    [child] = rep["children"]
+    assert child["exited"] is True and child["pid"] != rep["counts"]["pid"]
+
+
+def test_stop_after_past_with_the_program_gone(wc, tmp_path, preload):
+    # The program exits at once, leaving a child that never ends; the stop
+    # signal's time then passes with nobody to send it to. The first
+    # version slept for the negative time left until it: sigtimedwait
+    # refused it (EINVAL) and exec failed with 3. Whichever comes first
+    # (the program's end or --stop-after), exec exits 0: the program's own
+    # 0, or 0 for a program that ended of the stop signal.
+    prog = script(tmp_path, "stuck.py", STUCK_ORPHAN)
+    rep, proc = report(wc, tmp_path, "--stop-after", "0.5", "--timeout", 3,
+                       [PYTHON, prog])
+    assert "sigtimedwait" not in proc.stderr
+    assert rep["exit"]["others_killed"] is True and rep["exit"]["timed_out"] is False
+
+
 @pytest.mark.parametrize("args,message", [
     (["--stop-signal", "SIGBOGUS", "--", "true"], "--stop-signal 'SIGBOGUS'"),
     (["--stop-after", "-1", "--", "true"], "--stop-after '-1'"),
