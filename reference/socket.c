@@ -16,71 +16,22 @@
  * settle also emits drain and, once every byte is taken after end(), sends
  * our FIN and runs end()'s callback, then finish, as node 20 does.
  *
- * The list of sockets with a batch, and the process-exit wrappers, are
- * batch.c; listening and accepting are listener.c.
+ * The read side and the peer's FIN are socket_read.c; the struct they share
+ * is socket_internal.h. The list of sockets with a batch, and the
+ * process-exit wrappers, are batch.c; listening and accepting are
+ * listener.c.
  */
-#include "rs_internal.h"
+#include "socket_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* One recv per readable event into this buffer: the stack is single-
- * threaded, and a short read means the kernel had no more. */
-#define RS_READ_BUFFER 65536
 #define RS_FLUSH_MAX_SENDS 32
 /* At most this many runs of bytes in one sendmsg (owned bytes among copied
  * ones make several runs); more wait for the next call. */
 #define RS_SEND_IOV 64
-static char read_buffer[RS_READ_BUFFER];
-
-struct wreq {
-	uint64_t end;   /* the write's last byte, in seq */
-	rs_write_cb cb;
-	void *arg;
-};
-
-struct rs_socket {
-	struct rs__handle handle;
-	rs_loop *loop;
-	int fd;
-	struct rs_socket_events ev;
-	void *arg;
-	struct rs_socket_options opts;
-	struct rs_queue queue;  /* accepted, not yet taken by the kernel */
-	struct rs_queue cork;   /* collected while corked */
-	struct rs_queue batch;  /* held until the end of the task */
-	uint64_t write_task;    /* the loop task of the last write, or 0 */
-	struct rs__batch_link batch_link;
-	int corked;
-	uint64_t seq;           /* bytes accepted by write() and end() */
-	uint64_t written;       /* bytes the kernel took */
-	struct rs__ring reqs;   /* of struct wreq, in write order */
-	uint32_t poll;          /* events registered with epoll */
-	rs_write_cb end_cb;
-	void *end_arg;
-	unsigned connecting : 1;
-	unsigned ending : 1;       /* end() was called */
-	unsigned finished : 1;     /* our FIN is sent */
-	unsigned peer_ended : 1;   /* the peer's FIN was read */
-	unsigned paused : 1;
-	unsigned destroyed : 1;
-	unsigned need_drain : 1;
-	unsigned settle_queued : 1;
-	unsigned destroy_on_finish : 1;
-	unsigned unregistered : 1; /* taken out of epoll after a hang-up */
-	int error;              /* the error the socket closes with, or 0 */
-	const char *error_syscall;
-	rs_socket *next_closed;
-	/* Optional writes (rs__socket_try_sendv, chunked try_write): a send
-	 * the kernel took in part marks the socket as wanting writable (the
-	 * last write failed), and the next writable event with nothing
-	 * queued calls on_writable once. */
-	rs__writable_fn on_writable;
-	void *writable_arg;
-	unsigned want_writable : 1;
-};
 
 static void sock_settle(rs_loop *loop, void *arg);
 static void sock_fail(rs_socket *s, int code, const char *syscall);
@@ -147,7 +98,7 @@ static void sock_close_task(rs_loop *loop, void *arg)
 	int first = 1;
 
 	while (s->reqs.len > 0) {
-		struct wreq r;
+		struct rs__wreq r;
 		int status = first && s->error ? -s->error : -ECANCELED;
 
 		rs__ring_pop(&s->reqs, &r);
@@ -460,7 +411,7 @@ static int sock_write_refused(rs_socket *s, int code, rs_write_cb cb,
 	/* The refused write is the first request to fail: it goes to the
 	 * front so that it gets the error and the others -ECANCELED. */
 	if (cb) {
-		struct wreq r = { s->seq, cb, arg };
+		struct rs__wreq r = { s->seq, cb, arg };
 
 		must(rs__ring_push_front(&s->reqs, &r), "write request");
 	}
@@ -489,7 +440,7 @@ static int sock_write(rs_socket *s, const void *data, size_t len,
 		s->need_drain = 1;
 	s->seq += len;
 	if (cb) {
-		struct wreq r = { s->seq, cb, arg };
+		struct rs__wreq r = { s->seq, cb, arg };
 
 		must(rs__ring_push(&s->reqs, &r), "write request");
 	}
@@ -758,8 +709,8 @@ static void sock_settle(rs_loop *loop, void *arg)
 			s->ev.on_drain(s, s->arg);
 	}
 	while (!s->destroyed && s->reqs.len > 0 &&
-	       ((struct wreq *)rs__ring_at(&s->reqs, 0))->end <= s->written) {
-		struct wreq r;
+	       ((struct rs__wreq *)rs__ring_at(&s->reqs, 0))->end <= s->written) {
+		struct rs__wreq r;
 
 		rs__ring_pop(&s->reqs, &r);
 		r.cb(s, 0, r.arg);
@@ -767,109 +718,6 @@ static void sock_settle(rs_loop *loop, void *arg)
 	if (!s->destroyed && s->ending && !s->finished && !s->connecting &&
 	    rs_socket_writable_length(s) == 0)
 		sock_finish(s);
-}
-
-/* ---- the read side ---------------------------------------------------- */
-
-static void sock_auto_end(rs_loop *loop, void *arg)
-{
-	rs_socket *s = arg;
-
-	(void)loop;
-	if (!s->destroyed && !s->ending)
-		(void)rs_socket_end(s, NULL, 0, NULL, NULL);
-}
-
-/* Whether the socket closes in this task's microtasks without sending
- * anything more: on_end ended it (or the stack will, without
- * allow_half_open) and nothing waits in the queue or the cork buffer. */
-static int sock_closing_quietly(const rs_socket *s)
-{
-	return (s->ending || !s->opts.allow_half_open) &&
-	       rs_queue_len(&s->queue) == 0 && rs_queue_len(&s->cork) == 0;
-}
-
-/* Legacy (halfopen=poll-first): the poll goes to writable before on_end, as
- * uSockets did; the writable event that follows finds nothing to send and
- * drops it again, or the close removes it. */
-static void sock_eof_poll_first(rs_socket *s)
-{
-	int rc = rs__io_epoll_ctl(s->loop->epfd, EPOLL_CTL_MOD, s->fd, EPOLLOUT,
-				  &s->handle);
-
-	if (rc < 0) {
-		sock_fail(s, -rc, "epoll_ctl");
-		return;
-	}
-	s->poll = EPOLLOUT;
-	if (s->ev.on_end)
-		s->ev.on_end(s, s->arg);
-}
-
-/*
- * The peer's FIN (the oven-sh/bun pull request "usockets: dispatch on_end
- * before the poll change in the half-open EOF arm"). Fixed: on_end first, then the poll
- * change, and only for a socket that stays open: one that on_end closed, or
- * that closes now with nothing left to send, keeps its poll until the close
- * removes it; one that stays open reads no more and is writable only if it
- * has bytes to send, the same poll events it had before. Queued bytes keep
- * the writable poll whatever on_end did, so a reply that ends with our FIN
- * still flushes.
- */
-static void sock_on_eof(rs_socket *s)
-{
-	s->peer_ended = 1;
-	/* Our FIN is out already: both sides are done, no poll to change. */
-	if (s->finished) {
-		if (s->ev.on_end)
-			s->ev.on_end(s, s->arg);
-		if (!s->destroyed)
-			rs_socket_destroy(s, 0);
-		return;
-	}
-	if (rs_config.halfopen == RS_HALFOPEN_POLL_FIRST) {
-		sock_eof_poll_first(s);
-	} else if (s->ev.on_end) {
-		s->ev.on_end(s, s->arg);
-	}
-	if (s->destroyed)
-		return;
-	if (s->finished) {
-		rs_socket_destroy(s, 0);
-		return;
-	}
-	if (rs_config.halfopen == RS_HALFOPEN_END_FIRST && !sock_closing_quietly(s))
-		sock_poll_update(s);
-	/* Without allow_half_open the stack ends its side after on_end, in a
-	 * microtask, as node's Duplex does in a tick. */
-	if (!s->opts.allow_half_open && !s->ending)
-		must(rs_microtask(s->loop, sock_auto_end, s), "microtask");
-}
-
-static void sock_read(rs_socket *s)
-{
-	ssize_t n = rs__io_recv(s->fd, read_buffer, sizeof(read_buffer));
-
-	if (n > 0) {
-		if (s->ev.on_data)
-			s->ev.on_data(s, read_buffer, (size_t)n, s->arg);
-	} else if (n == 0) {
-		sock_on_eof(s);
-	} else if (!is_retryable(n)) {
-		sock_fail(s, (int)-n, "recv");
-	}
-}
-
-void rs_socket_pause(rs_socket *s)
-{
-	s->paused = 1;
-	sock_poll_update(s);
-}
-
-void rs_socket_resume(rs_socket *s)
-{
-	s->paused = 0;
-	sock_poll_update(s);
 }
 
 /* ---- connect, accept, dispatch --------------------------------------- */
@@ -929,7 +777,7 @@ void rs__socket_dispatch(rs_socket *s, uint32_t events)
 	}
 	if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !s->paused &&
 	    !s->peer_ended)
-		sock_read(s);
+		rs__socket_read(s);
 	else if ((events & (EPOLLHUP | EPOLLERR)) && sock_wanted_events(s) == 0)
 		sock_unregister(s);
 	if (!s->destroyed && (events & EPOLLOUT))
@@ -961,7 +809,7 @@ static rs_socket *sock_new(rs_loop *loop, int fd,
 	rs_queue_init(&s->queue, rs_config.queue);
 	rs_queue_init(&s->cork, rs_config.queue);
 	rs_queue_init(&s->batch, rs_config.queue);
-	rs__ring_init(&s->reqs, sizeof(struct wreq), 8);
+	rs__ring_init(&s->reqs, sizeof(struct rs__wreq), 8);
 	s->batch_link.socket = s;
 	s->batch_link.loop = loop;
 	return s;
@@ -1179,7 +1027,7 @@ int rs__socket_queue_iov(rs_socket *s, const struct iovec *iov, int n,
 		s->need_drain = 1;
 	s->seq += len;
 	if (cb) {
-		struct wreq r = { s->seq, cb, arg };
+		struct rs__wreq r = { s->seq, cb, arg };
 
 		must(rs__ring_push(&s->reqs, &r), "write request");
 	}
@@ -1202,4 +1050,26 @@ static void sock_writable_hook(rs_socket *s)
 	sock_poll_update(s);
 	if (!s->destroyed && s->on_writable)
 		s->on_writable(s, s->writable_arg);
+}
+
+/* ---- for the other files of the socket (socket_internal.h) ------------ */
+
+void rs__socket_must(int rc, const char *what)
+{
+	must(rc, what);
+}
+
+void rs__socket_fail(rs_socket *s, int code, const char *syscall)
+{
+	sock_fail(s, code, syscall);
+}
+
+void rs__socket_poll_update(rs_socket *s)
+{
+	sock_poll_update(s);
+}
+
+int rs__socket_retryable(ssize_t rc)
+{
+	return is_retryable(rc);
 }
