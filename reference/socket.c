@@ -16,9 +16,13 @@
  * settle also emits drain and, once every byte is taken after end(), sends
  * our FIN and runs end()'s callback, then finish, as node 20 does.
  *
- * The read side and the peer's FIN are socket_read.c; the struct they share
- * is socket_internal.h. The list of sockets with a batch, and the
- * process-exit wrappers, are batch.c; listening and accepting are
+ * This file is the write path, with what it calls on every write (the poll
+ * interest, closing) and the dispatch of a socket's epoll events, so that
+ * the compiler sees the hot functions together and inlines them. The read
+ * side and the peer's FIN are socket_read.c; the optional writes of chunked
+ * responses socket_try.c; connect, accept and the free socket_open.c; the
+ * struct they share socket_internal.h. The list of sockets with a batch,
+ * and the process-exit wrappers, are batch.c; listening and accepting are
  * listener.c.
  */
 #include "socket_internal.h"
@@ -720,7 +724,7 @@ static void sock_settle(rs_loop *loop, void *arg)
 		sock_finish(s);
 }
 
-/* ---- connect, accept, dispatch --------------------------------------- */
+/* ---- connect's completion, dispatch --------------------------------- */
 
 static void sock_connected(rs_socket *s)
 {
@@ -756,8 +760,6 @@ static void sock_unregister(rs_socket *s)
 	s->poll = 0;
 }
 
-static void sock_writable_hook(rs_socket *s);
-
 void rs__socket_dispatch(rs_socket *s, uint32_t events)
 {
 	if (s->destroyed)
@@ -783,273 +785,7 @@ void rs__socket_dispatch(rs_socket *s, uint32_t events)
 	if (!s->destroyed && (events & EPOLLOUT))
 		sock_flush(s);
 	if (s->want_writable && !s->destroyed && (events & EPOLLOUT))
-		sock_writable_hook(s);
-}
-
-void rs_socket_set_events(rs_socket *s, const struct rs_socket_events *ev,
-			  void *arg)
-{
-	s->ev = *ev;
-	s->arg = arg;
-}
-
-/* A new socket of loop on fd, with opts, not yet in epoll. NULL without
- * memory. */
-static rs_socket *sock_new(rs_loop *loop, int fd,
-			   const struct rs_socket_options *opts)
-{
-	rs_socket *s = calloc(1, sizeof(*s));
-
-	if (!s)
-		return NULL;
-	rs__handle_init(&s->handle, RS__SOCKET);
-	s->loop = loop;
-	s->fd = fd;
-	s->opts = *opts;
-	rs_queue_init(&s->queue, rs_config.queue);
-	rs_queue_init(&s->cork, rs_config.queue);
-	rs_queue_init(&s->batch, rs_config.queue);
-	rs__ring_init(&s->reqs, sizeof(struct rs__wreq), 8);
-	s->batch_link.socket = s;
-	s->batch_link.loop = loop;
-	return s;
-}
-
-int rs__socket_accepted(rs_loop *loop, int fd,
-			const struct rs_socket_options *opts, rs_socket **out)
-{
-	rs_socket *s = sock_new(loop, fd, opts);
-	int rc;
-
-	if (!s) {
-		(void)rs__io_close(fd);
-		return -ENOMEM;
-	}
-	rc = rs__io_setbuf(fd, s->opts.rcvbuf, s->opts.sndbuf);
-	if (rc == 0 && s->opts.nodelay)
-		rc = rs__io_nodelay(fd);
-	if (rc == 0)
-		rc = rs__io_epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, EPOLLIN,
-				      &s->handle);
-	if (rc < 0) {
-		(void)rs__io_close(fd);
-		free(s);
-		return rc;
-	}
-	s->poll = EPOLLIN;
-	loop->handles++;
-	*out = s;
-	return 0;
-}
-
-static int sock_connect(rs_loop *loop, int domain, const struct sockaddr *sa,
-			socklen_t salen, const struct rs_socket_options *opts,
-			const struct rs_socket_events *ev, void *arg,
-			rs_socket **out)
-{
-	static const struct rs_socket_options defaults;
-	rs_socket *s;
-	int fd, rc;
-
-	fd = rs__io_socket(domain);
-	if (fd < 0)
-		return fd;
-	s = sock_new(loop, fd, opts ? opts : &defaults);
-	if (!s) {
-		(void)rs__io_close(fd);
-		return -ENOMEM;
-	}
-	if (ev)
-		s->ev = *ev;
-	s->arg = arg;
-	rc = rs__io_setbuf(fd, s->opts.rcvbuf, s->opts.sndbuf);
-	if (rc == 0)
-		rc = rs__io_connect(fd, sa, salen);
-	/* EAGAIN from connect is a failure (a unix listener's backlog is
-	 * full, or no TCP port is left), not a connect in progress. A connect
-	 * that completed at once (a unix socket) waits for its writable event
-	 * like one in progress: on_connect then runs in a task of its own,
-	 * never inside this call, and nothing outside the socket's own poll
-	 * refers to it (a posted task could outlive a destroyed socket). */
-	if (rc == 0 || rc == -EINPROGRESS) {
-		s->connecting = 1;
-		s->poll = EPOLLIN | EPOLLOUT;
-		rc = rs__io_epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, s->poll,
-				      &s->handle);
-	}
-	if (rc < 0) {
-		(void)rs__io_close(fd);
-		free(s);
-		return rc;
-	}
-	loop->handles++;
-	*out = s;
-	return 0;
-}
-
-int rs_connect_tcp(rs_loop *loop, const char *host, int port,
-		   const struct rs_socket_options *opts,
-		   const struct rs_socket_events *ev, void *arg,
-		   rs_socket **out)
-{
-	struct sockaddr_in sin;
-	int rc = rs__address_tcp(host, port, &sin);
-
-	if (rc < 0)
-		return rc;
-	return sock_connect(loop, AF_INET, (struct sockaddr *)&sin, sizeof(sin),
-			    opts, ev, arg, out);
-}
-
-int rs_connect_unix(rs_loop *loop, const char *path,
-		    const struct rs_socket_options *opts,
-		    const struct rs_socket_events *ev, void *arg,
-		    rs_socket **out)
-{
-	struct sockaddr_un sun;
-	int rc = rs__address_unix(path, &sun);
-
-	if (rc < 0)
-		return rc;
-	return sock_connect(loop, AF_UNIX, (struct sockaddr *)&sun, sizeof(sun),
-			    opts, ev, arg, out);
-}
-
-static void sock_free(rs_socket *s)
-{
-	rs_stats.bytes_moved += s->queue.bytes_moved + s->cork.bytes_moved + s->batch.bytes_moved;
-	rs_stats.allocations += s->queue.allocations + s->cork.allocations + s->batch.allocations;
-	rs_stats.bytes_copied += rs_socket_bytes_copied(s);
-	rs_queue_free(&s->queue);
-	rs_queue_free(&s->cork);
-	rs_queue_free(&s->batch);
-	rs__ring_free(&s->reqs);
-	free(s);
-}
-
-void rs__socket_reap(rs_loop *loop)
-{
-	while (loop->closed) {
-		rs_socket *s = loop->closed;
-
-		loop->closed = s->next_closed;
-		sock_free(s);
-	}
-}
-
-/* ---- optional writes (issue 10: chunked responses, try_write) -------- */
-
-/* Set from WIRECHECK_TEST_NO_WRITABLE_MARK: a partial send of several
- * buffers does not mark the socket as wanting writable, as uSockets'
- * us_socket_write2 before the seed's companion fix. Tests only. */
-static int no_writable_mark = -1;
-
-rs_loop *rs__socket_loop(const rs_socket *s)
-{
-	return s->loop;
-}
-
-void rs__socket_on_writable(rs_socket *s, rs__writable_fn fn, void *arg)
-{
-	s->on_writable = fn;
-	s->writable_arg = arg;
-}
-
-void rs__socket_want_writable(rs_socket *s)
-{
-	if (s->destroyed || s->want_writable)
-		return;
-	s->want_writable = 1;
-	sock_poll_update(s);
-}
-
-int rs__socket_destroyed(const rs_socket *s)
-{
-	return s->destroyed;
-}
-
-int rs__socket_can_try(const rs_socket *s)
-{
-	return !s->destroyed && !s->connecting && !s->corked &&
-	       !s->ending && rs_queue_len(&s->queue) == 0;
-}
-
-ssize_t rs__socket_try_sendv(rs_socket *s, const struct iovec *iov, int n,
-			     int more, int mark)
-{
-	size_t len = 0;
-	ssize_t got;
-
-	if (s->destroyed)
-		return -EBADF;
-	if (s->batch_link.listed)
-		rs__socket_batch_flush(s);
-	if (!rs__socket_can_try(s))
-		return 0;
-	for (int i = 0; i < n; i++)
-		len += iov[i].iov_len;
-	if (len == 0)
-		return 0;
-	got = n == 1 ? rs__io_send_more(s->fd, iov[0].iov_base, len, more)
-		     : rs__io_sendv_more(s->fd, iov, n, more);
-	if (got < 0 && !is_retryable(got)) {
-		sock_fail(s, (int)-got, n == 1 ? "send" : "sendmsg");
-		return got;
-	}
-	if (got < 0)
-		got = 0;
-	s->seq += (size_t)got;
-	s->write_task = rs_loop_task(s->loop);
-	if (got > 0)
-		sock_took(s, (size_t)got);
-	if (mark && (size_t)got < len) {
-		if (no_writable_mark < 0)
-			no_writable_mark =
-				getenv("WIRECHECK_TEST_NO_WRITABLE_MARK") != NULL;
-		if (n == 1 || !no_writable_mark)
-			rs__socket_want_writable(s);
-	}
-	return got;
-}
-
-int rs__socket_queue_iov(rs_socket *s, const struct iovec *iov, int n,
-			 size_t write_len, rs_write_cb cb, void *arg)
-{
-	size_t len = 0;
-	int keep_going;
-
-	if (s->destroyed)
-		return sock_write_refused(s, EBADF, cb, arg);
-	for (int i = 0; i < n; i++)
-		len += iov[i].iov_len;
-	keep_going = rs_socket_writable_length(s) + write_len < RS_HIGH_WATER_MARK;
-	if (!keep_going)
-		s->need_drain = 1;
-	s->seq += len;
-	if (cb) {
-		struct rs__wreq r = { s->seq, cb, arg };
-
-		must(rs__ring_push(&s->reqs, &r), "write request");
-	}
-	for (int i = 0; i < n; i++)
-		must(rs_queue_append(s->corked ? &s->cork : &s->queue,
-				     iov[i].iov_base, iov[i].iov_len),
-		     "queue append");
-	s->write_task = rs_loop_task(s->loop);
-	if (cb && s->written >= s->seq)
-		sock_schedule_settle(s);
-	sock_poll_update(s);
-	return keep_going;
-}
-
-static void sock_writable_hook(rs_socket *s)
-{
-	if (!s->want_writable || rs_queue_len(&s->queue) > 0)
-		return;
-	s->want_writable = 0;
-	sock_poll_update(s);
-	if (!s->destroyed && s->on_writable)
-		s->on_writable(s, s->writable_arg);
+		rs__socket_writable_hook(s);
 }
 
 /* ---- for the other files of the socket (socket_internal.h) ------------ */
@@ -1069,7 +805,23 @@ void rs__socket_poll_update(rs_socket *s)
 	sock_poll_update(s);
 }
 
+void rs__socket_schedule_settle(rs_socket *s)
+{
+	sock_schedule_settle(s);
+}
+
+void rs__socket_took(rs_socket *s, size_t n)
+{
+	sock_took(s, n);
+}
+
 int rs__socket_retryable(ssize_t rc)
 {
 	return is_retryable(rc);
+}
+
+int rs__socket_write_refused(rs_socket *s, int code, rs_write_cb cb,
+			     void *arg)
+{
+	return sock_write_refused(s, code, cb, arg);
 }

@@ -3,10 +3,11 @@
  * else sees: the socket's struct, and the helpers of socket.c that the
  * other files of the socket call.
  *
- * socket.c is the write path (with closing, the poll interest, the
- * dispatch of epoll events, connect, accept and the optional writes);
- * socket_read.c the read side and the order of the peer's FIN. They were
- * one file until it passed 1,200 lines.
+ * socket.c is the write path (with closing, the poll interest and the
+ * dispatch of epoll events); socket_read.c the read side and the order of
+ * the peer's FIN; socket_try.c the optional writes of chunked responses;
+ * socket_open.c connect, accept and the free. They were one file until it
+ * passed 1,200 lines.
  */
 #ifndef WIRECHECK_SOCKET_INTERNAL_H
 #define WIRECHECK_SOCKET_INTERNAL_H
@@ -77,13 +78,27 @@ void rs__socket_fail(rs_socket *s, int code, const char *syscall);
 /* Brings s's epoll interest in line with what it wants (reading, bytes to
  * send, a connect, a writable hook); fails s when epoll_ctl fails. */
 void rs__socket_poll_update(rs_socket *s);
+/* Queues s's settle microtask (drain, write callbacks, FIN and finish),
+ * unless it is queued already or s is destroyed. */
+void rs__socket_schedule_settle(rs_socket *s);
+/* Counts n bytes the kernel took from s; schedules what they complete. */
+void rs__socket_took(rs_socket *s, size_t n);
 /* Whether rc, a send's or recv's -errno, is one after which the kernel
  * will take or give bytes later (EAGAIN, EWOULDBLOCK, ENOBUFS, EINTR). */
 int rs__socket_retryable(ssize_t rc);
+/* A write s cannot take, code a positive errno: cb (when set) fails with
+ * -code, in a microtask of its own when s is closed already, else first of
+ * the pending callbacks as s is destroyed with code. Returns -code. */
+int rs__socket_write_refused(rs_socket *s, int code, rs_write_cb cb,
+			     void *arg);
 
 /* socket_read.c: one recv for a readable event (or a hang-up) of s: the
  * bytes go to on_data, the peer's FIN to on_end in the half-open order
  * (rs_config.halfopen), a fatal error fails s. */
 void rs__socket_read(rs_socket *s);
+
+/* socket_try.c: a writable event of s that wants one: once nothing is
+ * queued, drops the want (and EPOLLOUT) and calls the writable hook. */
+void rs__socket_writable_hook(rs_socket *s);
 
 #endif
