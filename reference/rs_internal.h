@@ -171,19 +171,20 @@ void rs__loop_task(rs_loop *loop, rs_task_fn fn, void *arg);
 int rs__address_tcp(const char *host, int port, struct sockaddr_in *sin);
 int rs__address_unix(const char *path, struct sockaddr_un *sun);
 
-/* socket.c: the stream socket. */
-/* An epoll event of socket s, as one task of its loop. */
+/* socket.c and its other files (socket_internal.h): the stream socket. */
+/* An epoll event of socket s, as one task of its loop (socket.c). */
 void rs__socket_dispatch(rs_socket *s, uint32_t events);
 /*
  * Takes fd, a connection the listener of loop accepted, as a socket with
  * opts: registered for reading, counted among the loop's handles. Returns 0
- * and sets *out, or -errno with fd closed.
+ * and sets *out, or -errno with fd closed (socket_open.c).
  */
 int rs__socket_accepted(rs_loop *loop, int fd,
 			const struct rs_socket_options *opts, rs_socket **out);
 /* Sends the batch of s (batch.c calls it for each listed socket). */
 void rs__socket_batch_flush(rs_socket *s);
-/* Frees the sockets of loop that closed during the iteration. */
+/* Frees the sockets of loop that closed during the iteration
+ * (socket_open.c). */
 void rs__socket_reap(rs_loop *loop);
 /*
  * A write of hlen (at most 4) header bytes, the first in the low byte of
@@ -201,7 +202,7 @@ void rs__socket_reap(rs_loop *loop);
 int rs__socket_write_pair(rs_socket *s, uint32_t head, size_t hlen,
 			  const void *data, size_t len);
 
-/* socket.c: optional writes, for chunked responses (issue 10). */
+/* socket_try.c: optional writes, for chunked responses (issue 10). */
 /* Called on a writable event after rs__socket_want_writable, once nothing
  * is queued: runs inside that event's task. */
 typedef void (*rs__writable_fn)(rs_socket *s, void *arg);

@@ -16,71 +16,26 @@
  * settle also emits drain and, once every byte is taken after end(), sends
  * our FIN and runs end()'s callback, then finish, as node 20 does.
  *
- * The list of sockets with a batch, and the process-exit wrappers, are
- * batch.c; listening and accepting are listener.c.
+ * This file is the write path, with what it calls on every write (the poll
+ * interest, closing) and the dispatch of a socket's epoll events, so that
+ * the compiler sees the hot functions together and inlines them. The read
+ * side and the peer's FIN are socket_read.c; the optional writes of chunked
+ * responses socket_try.c; connect, accept and the free socket_open.c; the
+ * struct they share socket_internal.h. The list of sockets with a batch,
+ * and the process-exit wrappers, are batch.c; listening and accepting are
+ * listener.c.
  */
-#include "rs_internal.h"
+#include "socket_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* One recv per readable event into this buffer: the stack is single-
- * threaded, and a short read means the kernel had no more. */
-#define RS_READ_BUFFER 65536
 #define RS_FLUSH_MAX_SENDS 32
 /* At most this many runs of bytes in one sendmsg (owned bytes among copied
  * ones make several runs); more wait for the next call. */
 #define RS_SEND_IOV 64
-static char read_buffer[RS_READ_BUFFER];
-
-struct wreq {
-	uint64_t end;   /* the write's last byte, in seq */
-	rs_write_cb cb;
-	void *arg;
-};
-
-struct rs_socket {
-	struct rs__handle handle;
-	rs_loop *loop;
-	int fd;
-	struct rs_socket_events ev;
-	void *arg;
-	struct rs_socket_options opts;
-	struct rs_queue queue;  /* accepted, not yet taken by the kernel */
-	struct rs_queue cork;   /* collected while corked */
-	struct rs_queue batch;  /* held until the end of the task */
-	uint64_t write_task;    /* the loop task of the last write, or 0 */
-	struct rs__batch_link batch_link;
-	int corked;
-	uint64_t seq;           /* bytes accepted by write() and end() */
-	uint64_t written;       /* bytes the kernel took */
-	struct rs__ring reqs;   /* of struct wreq, in write order */
-	uint32_t poll;          /* events registered with epoll */
-	rs_write_cb end_cb;
-	void *end_arg;
-	unsigned connecting : 1;
-	unsigned ending : 1;       /* end() was called */
-	unsigned finished : 1;     /* our FIN is sent */
-	unsigned peer_ended : 1;   /* the peer's FIN was read */
-	unsigned paused : 1;
-	unsigned destroyed : 1;
-	unsigned need_drain : 1;
-	unsigned settle_queued : 1;
-	unsigned destroy_on_finish : 1;
-	unsigned unregistered : 1; /* taken out of epoll after a hang-up */
-	int error;              /* the error the socket closes with, or 0 */
-	const char *error_syscall;
-	rs_socket *next_closed;
-	/* Optional writes (rs__socket_try_sendv, chunked try_write): a send
-	 * the kernel took in part marks the socket as wanting writable (the
-	 * last write failed), and the next writable event with nothing
-	 * queued calls on_writable once. */
-	rs__writable_fn on_writable;
-	void *writable_arg;
-	unsigned want_writable : 1;
-};
 
 static void sock_settle(rs_loop *loop, void *arg);
 static void sock_fail(rs_socket *s, int code, const char *syscall);
@@ -147,7 +102,7 @@ static void sock_close_task(rs_loop *loop, void *arg)
 	int first = 1;
 
 	while (s->reqs.len > 0) {
-		struct wreq r;
+		struct rs__wreq r;
 		int status = first && s->error ? -s->error : -ECANCELED;
 
 		rs__ring_pop(&s->reqs, &r);
@@ -460,7 +415,7 @@ static int sock_write_refused(rs_socket *s, int code, rs_write_cb cb,
 	/* The refused write is the first request to fail: it goes to the
 	 * front so that it gets the error and the others -ECANCELED. */
 	if (cb) {
-		struct wreq r = { s->seq, cb, arg };
+		struct rs__wreq r = { s->seq, cb, arg };
 
 		must(rs__ring_push_front(&s->reqs, &r), "write request");
 	}
@@ -489,7 +444,7 @@ static int sock_write(rs_socket *s, const void *data, size_t len,
 		s->need_drain = 1;
 	s->seq += len;
 	if (cb) {
-		struct wreq r = { s->seq, cb, arg };
+		struct rs__wreq r = { s->seq, cb, arg };
 
 		must(rs__ring_push(&s->reqs, &r), "write request");
 	}
@@ -758,8 +713,8 @@ static void sock_settle(rs_loop *loop, void *arg)
 			s->ev.on_drain(s, s->arg);
 	}
 	while (!s->destroyed && s->reqs.len > 0 &&
-	       ((struct wreq *)rs__ring_at(&s->reqs, 0))->end <= s->written) {
-		struct wreq r;
+	       ((struct rs__wreq *)rs__ring_at(&s->reqs, 0))->end <= s->written) {
+		struct rs__wreq r;
 
 		rs__ring_pop(&s->reqs, &r);
 		r.cb(s, 0, r.arg);
@@ -769,110 +724,7 @@ static void sock_settle(rs_loop *loop, void *arg)
 		sock_finish(s);
 }
 
-/* ---- the read side ---------------------------------------------------- */
-
-static void sock_auto_end(rs_loop *loop, void *arg)
-{
-	rs_socket *s = arg;
-
-	(void)loop;
-	if (!s->destroyed && !s->ending)
-		(void)rs_socket_end(s, NULL, 0, NULL, NULL);
-}
-
-/* Whether the socket closes in this task's microtasks without sending
- * anything more: on_end ended it (or the stack will, without
- * allow_half_open) and nothing waits in the queue or the cork buffer. */
-static int sock_closing_quietly(const rs_socket *s)
-{
-	return (s->ending || !s->opts.allow_half_open) &&
-	       rs_queue_len(&s->queue) == 0 && rs_queue_len(&s->cork) == 0;
-}
-
-/* Legacy (halfopen=poll-first): the poll goes to writable before on_end, as
- * uSockets did; the writable event that follows finds nothing to send and
- * drops it again, or the close removes it. */
-static void sock_eof_poll_first(rs_socket *s)
-{
-	int rc = rs__io_epoll_ctl(s->loop->epfd, EPOLL_CTL_MOD, s->fd, EPOLLOUT,
-				  &s->handle);
-
-	if (rc < 0) {
-		sock_fail(s, -rc, "epoll_ctl");
-		return;
-	}
-	s->poll = EPOLLOUT;
-	if (s->ev.on_end)
-		s->ev.on_end(s, s->arg);
-}
-
-/*
- * The peer's FIN (the oven-sh/bun pull request "usockets: dispatch on_end
- * before the poll change in the half-open EOF arm"). Fixed: on_end first, then the poll
- * change, and only for a socket that stays open: one that on_end closed, or
- * that closes now with nothing left to send, keeps its poll until the close
- * removes it; one that stays open reads no more and is writable only if it
- * has bytes to send, the same poll events it had before. Queued bytes keep
- * the writable poll whatever on_end did, so a reply that ends with our FIN
- * still flushes.
- */
-static void sock_on_eof(rs_socket *s)
-{
-	s->peer_ended = 1;
-	/* Our FIN is out already: both sides are done, no poll to change. */
-	if (s->finished) {
-		if (s->ev.on_end)
-			s->ev.on_end(s, s->arg);
-		if (!s->destroyed)
-			rs_socket_destroy(s, 0);
-		return;
-	}
-	if (rs_config.halfopen == RS_HALFOPEN_POLL_FIRST) {
-		sock_eof_poll_first(s);
-	} else if (s->ev.on_end) {
-		s->ev.on_end(s, s->arg);
-	}
-	if (s->destroyed)
-		return;
-	if (s->finished) {
-		rs_socket_destroy(s, 0);
-		return;
-	}
-	if (rs_config.halfopen == RS_HALFOPEN_END_FIRST && !sock_closing_quietly(s))
-		sock_poll_update(s);
-	/* Without allow_half_open the stack ends its side after on_end, in a
-	 * microtask, as node's Duplex does in a tick. */
-	if (!s->opts.allow_half_open && !s->ending)
-		must(rs_microtask(s->loop, sock_auto_end, s), "microtask");
-}
-
-static void sock_read(rs_socket *s)
-{
-	ssize_t n = rs__io_recv(s->fd, read_buffer, sizeof(read_buffer));
-
-	if (n > 0) {
-		if (s->ev.on_data)
-			s->ev.on_data(s, read_buffer, (size_t)n, s->arg);
-	} else if (n == 0) {
-		sock_on_eof(s);
-	} else if (!is_retryable(n)) {
-		sock_fail(s, (int)-n, "recv");
-	}
-}
-
-void rs_socket_pause(rs_socket *s)
-{
-	s->paused = 1;
-	sock_poll_update(s);
-}
-
-void rs_socket_resume(rs_socket *s)
-{
-	s->paused = 0;
-	sock_poll_update(s);
-}
-
-/* ---- connect, accept, dispatch --------------------------------------- */
+/* ---- connect's completion, dispatch --------------------------------- */
 
 static void sock_connected(rs_socket *s)
 {
@@ -908,8 +760,6 @@ static void sock_unregister(rs_socket *s)
 	s->poll = 0;
 }
 
-static void sock_writable_hook(rs_socket *s);
-
 void rs__socket_dispatch(rs_socket *s, uint32_t events)
 {
 	if (s->destroyed)
@@ -929,277 +779,49 @@ void rs__socket_dispatch(rs_socket *s, uint32_t events)
 	}
 	if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !s->paused &&
 	    !s->peer_ended)
-		sock_read(s);
+		rs__socket_read(s);
 	else if ((events & (EPOLLHUP | EPOLLERR)) && sock_wanted_events(s) == 0)
 		sock_unregister(s);
 	if (!s->destroyed && (events & EPOLLOUT))
 		sock_flush(s);
 	if (s->want_writable && !s->destroyed && (events & EPOLLOUT))
-		sock_writable_hook(s);
+		rs__socket_writable_hook(s);
 }
 
-void rs_socket_set_events(rs_socket *s, const struct rs_socket_events *ev,
-			  void *arg)
+/* ---- for the other files of the socket (socket_internal.h) ------------ */
+
+void rs__socket_must(int rc, const char *what)
 {
-	s->ev = *ev;
-	s->arg = arg;
+	must(rc, what);
 }
 
-/* A new socket of loop on fd, with opts, not yet in epoll. NULL without
- * memory. */
-static rs_socket *sock_new(rs_loop *loop, int fd,
-			   const struct rs_socket_options *opts)
+void rs__socket_fail(rs_socket *s, int code, const char *syscall)
 {
-	rs_socket *s = calloc(1, sizeof(*s));
-
-	if (!s)
-		return NULL;
-	rs__handle_init(&s->handle, RS__SOCKET);
-	s->loop = loop;
-	s->fd = fd;
-	s->opts = *opts;
-	rs_queue_init(&s->queue, rs_config.queue);
-	rs_queue_init(&s->cork, rs_config.queue);
-	rs_queue_init(&s->batch, rs_config.queue);
-	rs__ring_init(&s->reqs, sizeof(struct wreq), 8);
-	s->batch_link.socket = s;
-	s->batch_link.loop = loop;
-	return s;
+	sock_fail(s, code, syscall);
 }
 
-int rs__socket_accepted(rs_loop *loop, int fd,
-			const struct rs_socket_options *opts, rs_socket **out)
+void rs__socket_poll_update(rs_socket *s)
 {
-	rs_socket *s = sock_new(loop, fd, opts);
-	int rc;
-
-	if (!s) {
-		(void)rs__io_close(fd);
-		return -ENOMEM;
-	}
-	rc = rs__io_setbuf(fd, s->opts.rcvbuf, s->opts.sndbuf);
-	if (rc == 0 && s->opts.nodelay)
-		rc = rs__io_nodelay(fd);
-	if (rc == 0)
-		rc = rs__io_epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, EPOLLIN,
-				      &s->handle);
-	if (rc < 0) {
-		(void)rs__io_close(fd);
-		free(s);
-		return rc;
-	}
-	s->poll = EPOLLIN;
-	loop->handles++;
-	*out = s;
-	return 0;
-}
-
-static int sock_connect(rs_loop *loop, int domain, const struct sockaddr *sa,
-			socklen_t salen, const struct rs_socket_options *opts,
-			const struct rs_socket_events *ev, void *arg,
-			rs_socket **out)
-{
-	static const struct rs_socket_options defaults;
-	rs_socket *s;
-	int fd, rc;
-
-	fd = rs__io_socket(domain);
-	if (fd < 0)
-		return fd;
-	s = sock_new(loop, fd, opts ? opts : &defaults);
-	if (!s) {
-		(void)rs__io_close(fd);
-		return -ENOMEM;
-	}
-	if (ev)
-		s->ev = *ev;
-	s->arg = arg;
-	rc = rs__io_setbuf(fd, s->opts.rcvbuf, s->opts.sndbuf);
-	if (rc == 0)
-		rc = rs__io_connect(fd, sa, salen);
-	/* EAGAIN from connect is a failure (a unix listener's backlog is
-	 * full, or no TCP port is left), not a connect in progress. A connect
-	 * that completed at once (a unix socket) waits for its writable event
-	 * like one in progress: on_connect then runs in a task of its own,
-	 * never inside this call, and nothing outside the socket's own poll
-	 * refers to it (a posted task could outlive a destroyed socket). */
-	if (rc == 0 || rc == -EINPROGRESS) {
-		s->connecting = 1;
-		s->poll = EPOLLIN | EPOLLOUT;
-		rc = rs__io_epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, s->poll,
-				      &s->handle);
-	}
-	if (rc < 0) {
-		(void)rs__io_close(fd);
-		free(s);
-		return rc;
-	}
-	loop->handles++;
-	*out = s;
-	return 0;
-}
-
-int rs_connect_tcp(rs_loop *loop, const char *host, int port,
-		   const struct rs_socket_options *opts,
-		   const struct rs_socket_events *ev, void *arg,
-		   rs_socket **out)
-{
-	struct sockaddr_in sin;
-	int rc = rs__address_tcp(host, port, &sin);
-
-	if (rc < 0)
-		return rc;
-	return sock_connect(loop, AF_INET, (struct sockaddr *)&sin, sizeof(sin),
-			    opts, ev, arg, out);
-}
-
-int rs_connect_unix(rs_loop *loop, const char *path,
-		    const struct rs_socket_options *opts,
-		    const struct rs_socket_events *ev, void *arg,
-		    rs_socket **out)
-{
-	struct sockaddr_un sun;
-	int rc = rs__address_unix(path, &sun);
-
-	if (rc < 0)
-		return rc;
-	return sock_connect(loop, AF_UNIX, (struct sockaddr *)&sun, sizeof(sun),
-			    opts, ev, arg, out);
-}
-
-static void sock_free(rs_socket *s)
-{
-	rs_stats.bytes_moved += s->queue.bytes_moved + s->cork.bytes_moved + s->batch.bytes_moved;
-	rs_stats.allocations += s->queue.allocations + s->cork.allocations + s->batch.allocations;
-	rs_stats.bytes_copied += rs_socket_bytes_copied(s);
-	rs_queue_free(&s->queue);
-	rs_queue_free(&s->cork);
-	rs_queue_free(&s->batch);
-	rs__ring_free(&s->reqs);
-	free(s);
-}
-
-void rs__socket_reap(rs_loop *loop)
-{
-	while (loop->closed) {
-		rs_socket *s = loop->closed;
-
-		loop->closed = s->next_closed;
-		sock_free(s);
-	}
-}
-
-/* ---- optional writes (issue 10: chunked responses, try_write) -------- */
-
-/* Set from WIRECHECK_TEST_NO_WRITABLE_MARK: a partial send of several
- * buffers does not mark the socket as wanting writable, as uSockets'
- * us_socket_write2 before the seed's companion fix. Tests only. */
-static int no_writable_mark = -1;
-
-rs_loop *rs__socket_loop(const rs_socket *s)
-{
-	return s->loop;
-}
-
-void rs__socket_on_writable(rs_socket *s, rs__writable_fn fn, void *arg)
-{
-	s->on_writable = fn;
-	s->writable_arg = arg;
-}
-
-void rs__socket_want_writable(rs_socket *s)
-{
-	if (s->destroyed || s->want_writable)
-		return;
-	s->want_writable = 1;
 	sock_poll_update(s);
 }
 
-int rs__socket_destroyed(const rs_socket *s)
+void rs__socket_schedule_settle(rs_socket *s)
 {
-	return s->destroyed;
+	sock_schedule_settle(s);
 }
 
-int rs__socket_can_try(const rs_socket *s)
+void rs__socket_took(rs_socket *s, size_t n)
 {
-	return !s->destroyed && !s->connecting && !s->corked &&
-	       !s->ending && rs_queue_len(&s->queue) == 0;
+	sock_took(s, n);
 }
 
-ssize_t rs__socket_try_sendv(rs_socket *s, const struct iovec *iov, int n,
-			     int more, int mark)
+int rs__socket_retryable(ssize_t rc)
 {
-	size_t len = 0;
-	ssize_t got;
-
-	if (s->destroyed)
-		return -EBADF;
-	if (s->batch_link.listed)
-		rs__socket_batch_flush(s);
-	if (!rs__socket_can_try(s))
-		return 0;
-	for (int i = 0; i < n; i++)
-		len += iov[i].iov_len;
-	if (len == 0)
-		return 0;
-	got = n == 1 ? rs__io_send_more(s->fd, iov[0].iov_base, len, more)
-		     : rs__io_sendv_more(s->fd, iov, n, more);
-	if (got < 0 && !is_retryable(got)) {
-		sock_fail(s, (int)-got, n == 1 ? "send" : "sendmsg");
-		return got;
-	}
-	if (got < 0)
-		got = 0;
-	s->seq += (size_t)got;
-	s->write_task = rs_loop_task(s->loop);
-	if (got > 0)
-		sock_took(s, (size_t)got);
-	if (mark && (size_t)got < len) {
-		if (no_writable_mark < 0)
-			no_writable_mark =
-				getenv("WIRECHECK_TEST_NO_WRITABLE_MARK") != NULL;
-		if (n == 1 || !no_writable_mark)
-			rs__socket_want_writable(s);
-	}
-	return got;
+	return is_retryable(rc);
 }
 
-int rs__socket_queue_iov(rs_socket *s, const struct iovec *iov, int n,
-			 size_t write_len, rs_write_cb cb, void *arg)
+int rs__socket_write_refused(rs_socket *s, int code, rs_write_cb cb,
+			     void *arg)
 {
-	size_t len = 0;
-	int keep_going;
-
-	if (s->destroyed)
-		return sock_write_refused(s, EBADF, cb, arg);
-	for (int i = 0; i < n; i++)
-		len += iov[i].iov_len;
-	keep_going = rs_socket_writable_length(s) + write_len < RS_HIGH_WATER_MARK;
-	if (!keep_going)
-		s->need_drain = 1;
-	s->seq += len;
-	if (cb) {
-		struct wreq r = { s->seq, cb, arg };
-
-		must(rs__ring_push(&s->reqs, &r), "write request");
-	}
-	for (int i = 0; i < n; i++)
-		must(rs_queue_append(s->corked ? &s->cork : &s->queue,
-				     iov[i].iov_base, iov[i].iov_len),
-		     "queue append");
-	s->write_task = rs_loop_task(s->loop);
-	if (cb && s->written >= s->seq)
-		sock_schedule_settle(s);
-	sock_poll_update(s);
-	return keep_going;
-}
-
-static void sock_writable_hook(rs_socket *s)
-{
-	if (!s->want_writable || rs_queue_len(&s->queue) > 0)
-		return;
-	s->want_writable = 0;
-	sock_poll_update(s);
-	if (!s->destroyed && s->on_writable)
-		s->on_writable(s, s->writable_arg);
+	return sock_write_refused(s, code, cb, arg);
 }
