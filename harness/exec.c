@@ -33,7 +33,10 @@
  * COMMAND is reaped, and on every way out of wc_exec, the terminal is
  * given back to wirecheck's group, with SIGCONT to it, as `fg` does: a
  * program stopped reading the terminal meanwhile goes on (terminal_take,
- * terminal_back).
+ * terminal_back). Ctrl-Z stops COMMAND's group alone: wirecheck takes the
+ * terminal back and stops its own group, so that the user's shell sees
+ * the run stopped; once continued in the foreground, it gives the
+ * terminal to COMMAND again (until_stopped).
  */
 #include "exec.h"
 
@@ -203,6 +206,35 @@ static void terminal_back(struct tty_hold *t)
 	(void)kill(0, SIGCONT);
 }
 
+/*
+ * `until` was stopped while its group held the terminal (Ctrl-Z stops
+ * that group alone). As a shell does with a job that stops, wirecheck
+ * takes the terminal back, then stops its own group (SIGTSTP: itself and
+ * the program), so that the user's shell sees the run stopped and has the
+ * terminal. Once continued, and in the foreground again (`fg`), it gives
+ * the terminal to `until`'s group again; that group is continued either
+ * way (after `bg`, COMMAND reading the terminal stops again, and so does
+ * the run).
+ */
+static void until_stopped(struct tty_hold *t)
+{
+	int rc = 0;
+
+	if (t == NULL || !t->held)
+		return;
+	if (tcgetpgrp(STDIN_FILENO) == t->pgrp)
+		rc = terminal_to(getpgrp());
+	if (rc == 0) {
+		(void)kill(0, SIGTSTP); /* our own group: stops us here */
+		if (tcgetpgrp(STDIN_FILENO) == getpgrp())
+			rc = terminal_to(t->pgrp);
+	}
+	if (rc != 0)
+		fprintf(stderr, "wirecheck exec: passing the terminal on: %s\n",
+			strerror(-rc));
+	(void)kill(-t->pgrp, SIGCONT); /* ESRCH: the group just ended */
+}
+
 /* After SIGKILL, how long the killed may take to be reaped; after the
  * SIGTERM that ends `until`, how long it has before SIGKILL. */
 #define KILL_GRACE_MS 5000.0
@@ -353,10 +385,17 @@ static int wait_all(const struct program *p, const sigset_t *set,
 
 	for (;;) {
 		int status, sig;
-		pid_t w = waitpid(-1, &status, WNOHANG);
+		/* With the terminal given to `until`, its stop is seen too. */
+		pid_t w = waitpid(-1, &status, plan->tty != NULL ?
+				  WNOHANG | WUNTRACED : WNOHANG);
 		double left, now;
 		struct timespec ts;
 
+		if (w > 0 && WIFSTOPPED(status)) {
+			if (w == plan->until)
+				until_stopped(plan->tty);
+			continue; /* another's stop is its own business */
+		}
 		if (w > 0) {
 			if (w == p->pid) {
 				end->status = status;

@@ -955,6 +955,23 @@ def test_the_timeout_gives_the_terminal_back(wirecheck, tmp_path, preload):
     assert rep["until"] == {"command": "read line", "signal": "SIGKILL", "core": False}
 
 
+def test_ctrl_z_stops_the_run_and_fg_goes_on(wirecheck, tmp_path, preload):
+    # Ctrl-Z while COMMAND holds the terminal stops COMMAND's group alone:
+    # exec takes the terminal back and stops its own group (itself and the
+    # program), so that the shell sees its job stopped, the terminal in the
+    # job's group, as with a job that has no --until. At fg, exec gives the
+    # terminal to COMMAND again, which reads the line typed then. Without
+    # this, the stopped COMMAND kept the terminal and the shell saw nothing;
+    # Ctrl-C did not help (sh -c catches SIGINT, which waits for a SIGCONT
+    # nobody sends): the run hung until the timeout.
+    command = 'echo holding; read line && [ "$line" = hello ]'
+    seen, shown, rep = until_in_a_terminal(wirecheck, tmp_path, command, [
+        (b"holding", b"\x1a", now), (b"[fg]", b"hello\n", now)])
+    assert seen["at_stops"] == [seen["job"]] and seen["rc"] == 0, shown
+    assert rep["exit"] == STOPPED_BY_UNTIL
+    assert rep["until"] == {"command": command, "code": 0}
+
+
 READS_THE_TERMINAL = """
 import os, signal, sys
 def stop(*_):
