@@ -23,6 +23,20 @@
  * (in a terminal too): its members are told from what the program left by
  * their pgid. Once the program and what it left have ended, that group is
  * all that is left, and it is ended rather than waited for (end_until).
+ * In the foreground of a terminal, COMMAND's group is made the terminal's
+ * foreground group while COMMAND runs (tcsetpgrp from the child before its
+ * exec and from wirecheck, with SIGTTOU blocked, as a shell gives a job the
+ * terminal), so that COMMAND can read it (`read _`: Enter stops the
+ * program) and Ctrl-C ends COMMAND, which stops the program. Meanwhile
+ * wirecheck ignores SIGTTIN and SIGTTOU, which a program reading the
+ * terminal brings on its whole group: the program alone is stopped. Once
+ * COMMAND is reaped, and on every way out of wc_exec, the terminal is
+ * given back to wirecheck's group, with SIGCONT to it, as `fg` does: a
+ * program stopped reading the terminal meanwhile goes on (terminal_take,
+ * terminal_back). Ctrl-Z stops COMMAND's group alone: wirecheck takes the
+ * terminal back and stops its own group, so that the user's shell sees
+ * the run stopped; once continued in the foreground, it gives the
+ * terminal to COMMAND again (until_stopped).
  */
 #include "exec.h"
 
@@ -99,12 +113,127 @@ struct ending {
 	int until_cut;       /* `until` itself was still running then */
 };
 
+/* The terminal while `until`'s group holds it, and wirecheck's SIGTTIN and
+ * SIGTTOU actions, ignored meanwhile. */
+struct tty_hold {
+	int held;
+	pid_t pgrp;          /* `until`'s group */
+	struct sigaction ttin, ttou;
+};
+
 /* What the wait does beside waiting. */
 struct waitplan {
 	double stop_at;      /* when to send the stop signal, or < 0 */
 	int stop_signal;
 	pid_t until;         /* the `until` command, or 0 */
+	struct tty_hold *tty; /* the terminal it holds, or NULL */
 };
+
+/*
+ * Makes pgrp the foreground group of the terminal on stdin. SIGTTOU is
+ * blocked around tcsetpgrp, as shells do: called from a background group
+ * (ours once `until` holds the terminal), it would stop us otherwise.
+ * Returns 0 or -errno.
+ */
+static int terminal_to(pid_t pgrp)
+{
+	sigset_t ttou, was;
+	int rc;
+
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	if (sigprocmask(SIG_BLOCK, &ttou, &was) != 0)
+		return -errno;
+	rc = tcsetpgrp(STDIN_FILENO, pgrp) == 0 ? 0 : -errno;
+	/* Puts back the mask it just read: cannot fail. */
+	(void)sigprocmask(SIG_SETMASK, &was, NULL);
+	return rc;
+}
+
+/*
+ * Makes `until`'s group (pgrp) the terminal's foreground group. The
+ * program, in wirecheck's group, now reads the terminal from the
+ * background: the kernel sends SIGTTIN (SIGTTOU for a write, under stty
+ * tostop) to that whole group, wirecheck included, which ignores them
+ * meanwhile and goes on waiting; the program alone stops. Said on stderr
+ * if it fails: COMMAND then reads the terminal from the background (it is
+ * stopped), as without this.
+ */
+static void terminal_take(struct tty_hold *t, pid_t pgrp)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+	int rc;
+
+	if (sigaction(SIGTTIN, &ign, &t->ttin) != 0) {
+		rc = -errno;
+	} else if (sigaction(SIGTTOU, &ign, &t->ttou) != 0) {
+		rc = -errno;
+		(void)sigaction(SIGTTIN, &t->ttin, NULL); /* as it was */
+	} else {
+		t->held = 1; /* even if tcsetpgrp fails: the child's may not */
+		t->pgrp = pgrp;
+		rc = terminal_to(pgrp);
+	}
+	if (rc != 0)
+		fprintf(stderr, "wirecheck exec: giving the terminal to "
+			"--until's command: %s\n", strerror(-rc));
+}
+
+/*
+ * Gives the terminal back to wirecheck's group once `until`'s group held
+ * it, with wirecheck's SIGTTIN and SIGTTOU actions, and continues the
+ * group (SIGCONT), as `fg` does: a program that read the terminal
+ * meanwhile was stopped and reads it now. Only from `until`'s group: if
+ * the user's shell has it (the run was stopped and put in the background
+ * with `bg`), it stays there. Said on stderr if it cannot be taken back.
+ */
+static void terminal_back(struct tty_hold *t)
+{
+	int rc = 0;
+
+	if (t == NULL || !t->held)
+		return;
+	t->held = 0;
+	if (tcgetpgrp(STDIN_FILENO) == t->pgrp)
+		rc = terminal_to(getpgrp());
+	if (rc != 0)
+		fprintf(stderr, "wirecheck exec: giving the terminal back: %s\n",
+			strerror(-rc));
+	/* Actions it read itself, and our own group, which exists: cannot
+	 * fail. */
+	(void)sigaction(SIGTTIN, &t->ttin, NULL);
+	(void)sigaction(SIGTTOU, &t->ttou, NULL);
+	(void)kill(0, SIGCONT);
+}
+
+/*
+ * `until` was stopped while its group held the terminal (Ctrl-Z stops
+ * that group alone). As a shell does with a job that stops, wirecheck
+ * takes the terminal back, then stops its own group (SIGTSTP: itself and
+ * the program), so that the user's shell sees the run stopped and has the
+ * terminal. Once continued, and in the foreground again (`fg`), it gives
+ * the terminal to `until`'s group again; that group is continued either
+ * way (after `bg`, COMMAND reading the terminal stops again, and so does
+ * the run).
+ */
+static void until_stopped(struct tty_hold *t)
+{
+	int rc = 0;
+
+	if (t == NULL || !t->held)
+		return;
+	if (tcgetpgrp(STDIN_FILENO) == t->pgrp)
+		rc = terminal_to(getpgrp());
+	if (rc == 0) {
+		(void)kill(0, SIGTSTP); /* our own group: stops us here */
+		if (tcgetpgrp(STDIN_FILENO) == getpgrp())
+			rc = terminal_to(t->pgrp);
+	}
+	if (rc != 0)
+		fprintf(stderr, "wirecheck exec: passing the terminal on: %s\n",
+			strerror(-rc));
+	(void)kill(-t->pgrp, SIGCONT); /* ESRCH: the group just ended */
+}
 
 /* After SIGKILL, how long the killed may take to be reaped; after the
  * SIGTERM that ends `until`, how long it has before SIGKILL. */
@@ -256,10 +385,17 @@ static int wait_all(const struct program *p, const sigset_t *set,
 
 	for (;;) {
 		int status, sig;
-		pid_t w = waitpid(-1, &status, WNOHANG);
+		/* With the terminal given to `until`, its stop is seen too. */
+		pid_t w = waitpid(-1, &status, plan->tty != NULL ?
+				  WNOHANG | WUNTRACED : WNOHANG);
 		double left, now;
 		struct timespec ts;
 
+		if (w > 0 && WIFSTOPPED(status)) {
+			if (w == plan->until)
+				until_stopped(plan->tty);
+			continue; /* another's stop is its own business */
+		}
 		if (w > 0) {
 			if (w == p->pid) {
 				end->status = status;
@@ -267,6 +403,7 @@ static int wait_all(const struct program *p, const sigset_t *set,
 			} else if (plan->until != 0 && w == plan->until) {
 				end->until_status = status;
 				end->until_done = 1;
+				terminal_back(plan->tty);
 				stop_program(p, plan, end, 2, program_done);
 			}
 			continue;
@@ -690,6 +827,7 @@ int wc_exec(const struct exec_options *o)
 	struct ending end = { 0 };
 	struct program prog = { 0 };
 	struct waitplan plan = { .stop_at = -1, .stop_signal = o->stop_signal };
+	struct tty_hold hold = { 0 };
 	json_t *report, *argv, *faults_json;
 	char *faults, *preload;
 	sigset_t set, old;
@@ -783,7 +921,11 @@ int wc_exec(const struct exec_options *o)
 	if (o->until != NULL) {
 		/* The client: a shell command, without the library, leading a
 		 * process group of its own, so that end_until can end it with
-		 * what it starts, and tell those from what the program left. */
+		 * what it starts, and tell those from what the program left.
+		 * In a terminal, that group is the foreground one while
+		 * COMMAND runs: set from the child before its exec and from
+		 * here, so that COMMAND never reads the terminal from the
+		 * background, whichever of us runs first. */
 		pid_t until = fork();
 
 		if (until < 0) {
@@ -797,8 +939,12 @@ int wc_exec(const struct exec_options *o)
 		if (until == 0) {
 			(void)setpgid(0, 0);
 			if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 ||
-			    getppid() != parent ||
-			    sigaction(SIGCHLD, &chld_old, NULL) != 0 ||
+			    getppid() != parent)
+				_exit(127);
+			/* A failure is the parent's to say: it does the same. */
+			if (tty)
+				(void)terminal_to(getpid());
+			if (sigaction(SIGCHLD, &chld_old, NULL) != 0 ||
 			    (tty && (sigaction(SIGINT, &int_old, NULL) != 0 ||
 				     sigaction(SIGQUIT, &quit_old, NULL) != 0)) ||
 			    sigprocmask(SIG_SETMASK, &old, NULL) != 0)
@@ -810,6 +956,13 @@ int wc_exec(const struct exec_options *o)
 		}
 		(void)setpgid(until, until); /* also from here: no race */
 		plan.until = until;
+		/* Unreaped, until names its group, so the call cannot give the
+		 * terminal to another; a COMMAND that cannot have it reads it
+		 * from the background, stopped, as without a terminal. */
+		if (tty) {
+			plan.tty = &hold;
+			terminal_take(&hold, until);
+		}
 	}
 	rc = wait_all(&prog, &set, deadline, &plan, &end);
 	if (rc != 0)
@@ -850,6 +1003,7 @@ int wc_exec(const struct exec_options *o)
 		rc = program_status(&end, o->stop_signal);
 	/* gather removed the directory, unless it failed to open it */
 out_signals:
+	terminal_back(plan.tty); /* when it is not back yet */
 	if (tty) {
 		(void)sigaction(SIGINT, &int_old, NULL);
 		(void)sigaction(SIGQUIT, &quit_old, NULL);

@@ -25,7 +25,10 @@ struct exec_options {
 
 /*
  * Runs the program with the preload library and the faults (and `until`
- * beside it, without them, in a process group of its own), waits for them
+ * beside it, without them, in a process group of its own, which is the
+ * terminal's foreground group while `until` runs when wirecheck is in the
+ * foreground of a terminal on stdin; the terminal is wirecheck's group's
+ * again once `until` has ended, and when this returns), waits for them
  * and every process they leave (SIGKILL to all after timeout_ms, or on
  * SIGTERM, SIGHUP or SIGINT to wirecheck; SIGTERM, then SIGKILL, to
  * `until`'s group once the program and what it left have ended), and
