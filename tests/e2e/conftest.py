@@ -86,3 +86,13 @@ def wc(wirecheck, tmp_path):
         )
 
     return run
+
+
+@pytest.fixture
+def preload(wirecheck):
+    """The gate's preload library of the build under test (`wirecheck
+    exec`'s); skips where it is not built (sanitizer builds)."""
+    lib = wirecheck.parent.parent / "lib" / "libwirecheck-preload.so"
+    if not lib.is_file():
+        pytest.skip(f"{lib} is not built (sanitizer builds do not build it)")
+    return lib
