@@ -10,11 +10,23 @@ import os
 import pathlib
 import resource
 import shutil
+import signal
 import subprocess
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+
+# A suite started in the background of a shell without job control
+# (`cmd &` in a script) inherits SIGINT and SIGQUIT ignored, and so would
+# every program the tests run: an ignored signal stays ignored across
+# exec, and sh may not even `trap -` it back. Tests that end a program or
+# an --until command with SIGINT or Ctrl-C then hang to their timeout. The
+# suite gives them the default actions, as a foreground launch would.
+for _sig, _action in ((signal.SIGINT, signal.default_int_handler),
+                      (signal.SIGQUIT, signal.SIG_DFL)):
+    if signal.getsignal(_sig) == signal.SIG_IGN:
+        signal.signal(_sig, _action)
 
 # A safety net against a harness that hangs, never an assertion of speed:
 # the slowest run of the suite (256 KiB at a 1-byte clamp under memmove)
