@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -22,15 +23,18 @@
 
 /* ---- starting ----------------------------------------------------------- */
 
-static void child(char **argv, int out, int err)
+static void child(char **argv, int out, int err, pid_t parent)
 {
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	struct rlimit nocore = { 0, 0 };
 	sigset_t none;
 
 	/* Its own process group, so that the deadline's SIGKILL reaches
-	 * what it started too (a shell's children). */
+	 * what it started too (a shell's children); and gone with the
+	 * harness, if the harness dies first. */
 	(void)setpgid(0, 0);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent)
+		_exit(126);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		_exit(126);
 	/* No gate, and the defaults a program started from a shell has:
@@ -103,6 +107,7 @@ int wc_prog_start(struct wc_prog *pg, const struct sc_peer_exec *spec,
 {
 	int out[2], errp[2];
 	char **argv;
+	pid_t parent;
 
 	wc_prog_init(pg, spec);
 	pg->sha = EVP_MD_CTX_new();
@@ -124,9 +129,10 @@ int wc_prog_start(struct wc_prog *pg, const struct sc_peer_exec *spec,
 		free_argv(argv);
 		return -1;
 	}
+	parent = getpid();
 	pg->pid = fork();
 	if (pg->pid == 0)
-		child(argv, out[1], errp[1]);
+		child(argv, out[1], errp[1], parent);
 	free_argv(argv);
 	close(out[1]);
 	close(errp[1]);

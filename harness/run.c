@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -228,12 +229,17 @@ static int drain_events_after_exit(struct run *r)
 
 /* ---- spawning ------------------------------------------------------------- */
 
-static void child_exec(struct run *r, int ctl, int ev, int shm)
+static void child_exec(struct run *r, int ctl, int ev, int shm, pid_t parent)
 {
 	char vglog[128];
 	char *argv[16];
 	int i = 0;
 
+	/* If the harness dies (an outer timeout's SIGKILL), the subject goes
+	 * too, rather than run on as an orphan: one that spins would hold a
+	 * CPU until someone noticed (one did, for 94 minutes). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent)
+		_exit(126);
 	/* Move the three fds out of the way, then to 3, 4, 5. */
 	ctl = fcntl(ctl, F_DUPFD_CLOEXEC, 10);
 	ev = fcntl(ev, F_DUPFD_CLOEXEC, 10);
@@ -286,6 +292,7 @@ static int spawn(struct run *r)
 {
 	int ctl[2], ev[2], shm;
 	char address[160], *script;
+	pid_t parent;
 
 	shm = memfd_create("wirecheck-counters", MFD_CLOEXEC);
 	if (shm < 0 || ftruncate(shm, sizeof(struct wc_shm)) < 0)
@@ -306,13 +313,14 @@ static int spawn(struct run *r)
 		close(shm);
 		return fail(r, "out of memory");
 	}
+	parent = getpid();
 	r->pid = fork();
 	if (r->pid < 0) {
 		free(script);
 		return fail(r, "fork: %s", strerror(errno));
 	}
 	if (r->pid == 0)
-		child_exec(r, ctl[0], ev[1], shm);
+		child_exec(r, ctl[0], ev[1], shm, parent);
 	close(ctl[0]);
 	close(ev[1]);
 	close(shm);

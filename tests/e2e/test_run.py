@@ -464,6 +464,82 @@ def test_hang_is_killed_at_the_timeout(wc, transport):
     assert_stream(t["peer"], 5000)
 
 
+def _children(pid):
+    """The pids whose parent is pid (from /proc)."""
+    out = []
+    for d in pathlib.Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(d.name))
+            except (OSError, IndexError, ValueError):
+                pass  # a process that ended meanwhile
+    return out
+
+
+def _alive(pid):
+    """pid exists and is not a zombie."""
+    try:
+        return (pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                != "Z")
+    except OSError:
+        return False
+
+
+def _until(cond, limit=60.0):
+    """Checks cond every 50 ms until it holds or `limit` s have passed:
+    waiting for a state, not a time. Returns whether it held."""
+    import time
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return cond()
+
+
+@pytest.mark.parametrize("child", ["subject", "peer-program"])
+def test_the_children_die_with_a_killed_harness(wirecheck, tmp_path, child):
+    # An outer timeout's SIGKILL ends wirecheck with no chance to kill its
+    # children. They must go too (PR_SET_PDEATHSIG): before, they ran on as
+    # orphans, and a mutant's spinning subject held a CPU for 94 minutes.
+    # subject: a program's PATH that never speaks the protocol nor reads
+    # its pipes, so the harness's death is nothing it would notice by
+    # itself. peer-program: a `peer exec` program that sleeps (the default
+    # subject beside it). --timeout 600 is far away.
+    import signal
+    import subprocess
+    if child == "subject":
+        deaf = tmp_path / "deaf-subject"
+        deaf.write_text("#!/bin/sh\nexec sleep 600\n")
+        deaf.chmod(0o755)
+        argv = [str(e2e_scenario("hang-no-end")), "--subject", str(deaf)]
+    else:
+        sc = tmp_path / "sleeper.wcs"
+        sc.write_text("role server\npeer exec /bin/sh -c \"exec sleep 600\"\n")
+        argv = [str(sc)]
+    proc = subprocess.Popen([str(wirecheck), "run", *argv, "--timeout", "600"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subject = []
+    try:
+        want = 1 if child == "subject" else 2
+        assert _until(lambda: len(subject.extend(_children(proc.pid)) or
+                                 set(subject)) >= want), "wirecheck started too few children"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+        assert _until(lambda: not any(_alive(p) for p in subject)), \
+            f"a child outlived its harness: {subject}"
+    finally:
+        for p in subject:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 # ---- 5. bad flags and bad input -------------------------------------------------------
 
 END_LARGE_WCS = queue_scenario("end-large")
