@@ -56,6 +56,7 @@
 Prints Markdown tables (on stderr with --json -, whose JSON goes to stdout,
 as the report's collector reads it: python/wirecheck/report/sections/
 bench_chunked.py). --quick: 1 round of 1 s, 10 requests.
+A SIGTERM ends the bench with the servers it started.
 """
 import argparse
 import json
@@ -63,6 +64,7 @@ import os
 import resource
 import pathlib
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -537,6 +539,9 @@ def main():
     ap.add_argument("--host-net", action="store_true",
                     help="run in the host's network namespace, with its settings as they are")
     a = ap.parse_args()
+    # Killed by SIGTERM (timeout(1), a CI's end), the bench still runs its
+    # finally blocks, which stop the servers it started.
+    signal.signal(signal.SIGTERM, lambda signum, _: sys.exit(128 + signum))
     if a.host_net and a.congestion:
         ap.error("--congestion sets the bench's own network namespace; --host-net has none")
     network = isolated(a.congestion or CONGESTION, bool(a.congestion)) if not a.host_net else {

@@ -318,3 +318,45 @@ def test_bench_judges_a_target_on_the_medians_and_the_rounds():
     assert bench.targets(res)[0]["pass"] is True
     res, _ = result([99.0], [100.0])
     assert bench.targets(res)[0]["pass"] is False
+
+
+@pytest.mark.skipif(not (BIN / "chunked_server").exists() or not shutil.which("wrk"),
+                    reason="chunked_server is not built, or wrk is not installed")
+def test_a_bench_ended_by_sigterm_stops_its_servers():
+    """SIGTERM (timeout(1), the end of a CI job) ends the bench through its
+    finally blocks, so the server it was measuring goes with it. (On the
+    code before, the server lived on as an orphan.)"""
+    import signal
+    import time
+    proc = subprocess.Popen(
+        ["/usr/bin/python3", str(REPO / "bench" / "chunked.py"), "--no-node",
+         "--rounds", "3", "--seconds", "30", "--requests", "1", "--sizes", str(16 * KIB),
+         "--bin-dir", str(BIN)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        for line in proc.stdout:
+            if line.startswith("## Requests per second"):
+                break
+
+        def servers():
+            found = []
+            for stat in Path("/proc").glob("[0-9]*/stat"):
+                try:
+                    pid, rest = stat.read_text().split(" (", 1)
+                except OSError:
+                    continue
+                comm, fields = rest.rsplit(") ", 1)
+                if comm == "chunked_server" and int(fields.split()[1]) == proc.pid:
+                    found.append(int(pid))
+            return found
+        deadline = time.monotonic() + 120
+        while not servers():  # the first wrk run's server, once started
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        (server,) = servers()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+        assert not Path(f"/proc/{server}").exists()
+    finally:
+        proc.kill()
+        proc.wait()
+
