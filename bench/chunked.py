@@ -29,8 +29,9 @@
    apart: the machine's drift over a run weighs on both) with how many
    rounds fixed won, and the load average (/proc/loadavg, 1 minute) before
    and after each payload's rounds. Targets: fixed ahead of separate on
-   every payload of 16 KiB or more, and ahead of node on every row: the
-   medians' ratio and the median of the rounds' ratios both above 1.
+   every payload of 16 KiB or more (judged on part 4 where it ran), and
+   ahead of node on every row: the medians' ratio and the median of the
+   rounds' ratios both above 1.
    Everything runs in a network namespace of the bench's own under cubic
    (isolated(): the host's bbr paces loopback sends at a cost that is not
    the write path's), or where none can be made, in the host's, as said.
@@ -47,19 +48,31 @@
    per response is the figure that compares the servers. Also fixed's and
    separate's send + sendmsg per response in those runs (from /stats):
    part 1's counts, under keep-alive load.
+4. Fixed against separate in paired runs, for each payload of 16 KiB or
+   more: PAIRS pairs of wrk runs of 1 s (--pairs, --pair-seconds), the two
+   servers up throughout, each pair's two runs back to back, fixed first
+   in every other pair. From 128 KiB on fixed's lead is a few percent,
+   less than the shared machine's speed moves between part 2's rounds, so
+   5 rounds cannot settle it either way (docs/ARCHITECTURE.md); pairs a
+   second apart can. The table gives the median of the pairs' ratios and
+   the 95% interval the sign test gives it (sign_interval()); the target
+   "fixed ahead of separate" is met when the interval's low end is above
+   1. node's leads (1.2x and more) need no such settling.
 
     bench/chunked.py [--rounds N] [--seconds S] [--requests R] [--quick]
+                     [--pairs N] [--pair-seconds S]
                      [--no-wrk] [--no-node] [--sizes B,B,...] [--bin-dir DIR]
                      [--wrk-cpu N] [--congestion NAME | --host-net]
                      [--json FILE|-]
 
 Prints Markdown tables (on stderr with --json -, whose JSON goes to stdout,
 as the report's collector reads it: python/wirecheck/report/sections/
-bench_chunked.py). --quick: 1 round of 1 s, 10 requests.
+bench_chunked.py). --quick: 1 round of 1 s, 10 requests, 10 pairs.
 A SIGTERM ends the bench with the servers it started.
 """
 import argparse
 import json
+import math
 import os
 import resource
 import pathlib
@@ -80,6 +93,8 @@ SIDES = ("fixed", "separate", "node")
 SERVER_CPU, WRK_CPU = 0, 0  # --wrk-cpu changes WRK_CPU
 WRK_THREADS, WRK_CONNECTIONS = 1, 16
 WRK_TIMEOUT = 10  # s; wrk's default, 2 s, is met by a starved server at 1 MiB
+PAIRS, PAIR_SECONDS, QUICK_PAIRS = 30, 1, 10  # part 4; --pairs, --pair-seconds
+LEVEL = 0.95  # of the interval a separate target is judged on
 
 out = sys.stdout
 
@@ -398,6 +413,78 @@ def throughput(size, rounds, seconds, sides):
     return runs, cpu, timeouts, client, busy, calls
 
 
+def sign_interval(ratios, level=LEVEL):
+    """A distribution-free interval for the median of ratios, from the sign
+    test: (the k-th smallest, the k-th largest), k the largest with
+    P(Binomial(n, 1/2) < k) <= (1 - level) / 2; None when n is too small
+    for one (under 6 pairs at 95%). It assumes nothing of the noise's
+    shape but that the pairs are independent: the chance that the true
+    median is below the low end is at most (1 - level) / 2. The low end
+    is above 1 exactly when fixed lost fewer than k pairs (30 pairs at
+    95%: at most 9 lost)."""
+    n, s = len(ratios), sorted(ratios)
+    k, below = 0, 0.0
+    for j in range(n + 1):
+        below += math.comb(n, j) / 2 ** n
+        if below > (1 - level) / 2:
+            break
+        k = j + 1
+    return (s[k - 1], s[n - k]) if k else None
+
+
+def paired_runs(size, pairs, seconds, other="separate"):
+    """fixed against other in `pairs` pairs of wrk runs of `seconds` each:
+    both servers start once (pinned to the servers' CPU) and stay up, and
+    each pair is two runs back to back, fixed first in even pairs and
+    second in odd ones (A B, B A: a drift of the machine's speed over two
+    pairs weighs on both sides alike, and so does going first). A pair's
+    ratio is fixed's requests per second over the other's, from runs a
+    second apart: on this shared machine the speed drifts within a minute
+    (1 MiB, 15 rounds of part 2 at 1 s: wrk's CPU per response went from
+    524 to 765 µs over the run), more than the few percent of fixed's
+    lead from 128 KiB on, so part 2's rounds, each restarting three
+    servers, cannot settle that lead in 5 rounds.
+    Returns the runs, which side went first in each pair, the ratios,
+    their median, its sign_interval(), how many pairs fixed won, wrk's
+    timeouts, and the load average before and after."""
+    servers, runs, late, first = {}, {"fixed": [], other: []}, 0, []
+    try:
+        for side in ("fixed", other):
+            cmd, path = server_cmd(side, size)
+            p, port = start(cmd, cpu=SERVER_CPU)
+            servers[side] = (p, port, path)
+            if side != "node":
+                get(port, path)  # the body buffer is made once
+        before = loadavg()
+        for i in range(pairs):
+            order = ("fixed", other) if i % 2 == 0 else (other, "fixed")
+            first.append(order[0])
+            for side in order:
+                _, port, path = servers[side]
+                rate, _, timeouts, _, _ = wrk(port, path, seconds)
+                runs[side].append(rate)
+                late += timeouts
+    finally:
+        for p, _, _ in servers.values():
+            stop(p)
+    ratios = [f / o for f, o in zip(runs["fixed"], runs[other])]
+    return {"other": other, "pairs": pairs, "seconds": seconds, "level": LEVEL,
+            "runs": runs, "first": first, "ratios": ratios,
+            "median": statistics.median(ratios),
+            "interval": sign_interval(ratios), "won": sum(r > 1 for r in ratios),
+            "timeouts": late, "load_average": [before, loadavg()]}
+
+
+def settled_text(s):
+    """A paired_runs() result in a line: the median of the pairs' ratios,
+    its interval, and the pairs fixed won."""
+    iv = s.get("interval")
+    return (f"x{s['median']:.3f} in {s['pairs']} pairs of {s['seconds']} s runs"
+            + (f", {s['level']:.0%} interval [{iv[0]:.3f}, {iv[1]:.3f}]" if iv else
+               " (too few pairs for an interval)")
+            + f", ahead in {s['won']} of {s['pairs']}")
+
+
 def spread(v):
     """(max - min) / median, a run's noise as a fraction."""
     m = statistics.median(v)
@@ -464,13 +551,19 @@ def paired_text(row, other):
 
 
 def ahead(row, other):
-    """The target's judgement: fixed's median above the other's, and the
+    """The target's judgement. Where part 4's paired runs were made (the
+    row's settled_OTHER), the low end of the interval of their median
+    ratio above 1: fixed is ahead with the chance of the opposite under
+    (1 - LEVEL) / 2. Else fixed's median above the other's, and the
     median of the rounds' own ratios above 1 too (each round pairs two
     runs made seconds apart, so a drift of the machine's speed over the
     run weighs on both sides of a round's ratio, not on one side of the
     medians' ratio). How many rounds fixed won is in the measured text: a
     lead of a few percent loses a round now and then to a round's noise,
     which the judgement of two or more runs, pooled, settles."""
+    settled = row.get(f"settled_{other}")
+    if settled and settled.get("interval"):
+        return settled["interval"][0] > 1.0
     p = row.get(f"paired_{other}")
     return row[f"fixed_over_{other}"] > 1.0 and (not p or p["median"] > 1.0)
 
@@ -489,8 +582,12 @@ def targets(result):
             if f"fixed_over_{other}" not in row or (other == "separate" and size < 16 * 1024):
                 continue
             rounds = paired_text(row, other)
+            settled = row.get(f"settled_{other}")
+            n_rounds = len(row["runs"]["fixed"])
             t.append({"target": f"{label(size)}: fixed ahead of {other} (req/s)",
-                      "measured": f"x{row['fixed_over_' + other]:.2f}"
+                      "measured": (f"paired runs {settled_text(settled)}; "
+                                   f"{n_rounds} round{'s' * (n_rounds != 1)}: " if settled else "")
+                                  + f"x{row['fixed_over_' + other]:.2f}"
                                   + (f"; {rounds}" if rounds else "")
                                   + bound_note(row, other),
                       "pass": ahead(row, other)})
@@ -523,7 +620,14 @@ def main():
     ap.add_argument("--requests", type=int, default=50)
     ap.add_argument("--sizes", help="payloads in bytes, comma-separated (default: "
                     + ",".join(map(str, SIZES)) + ")")
-    ap.add_argument("--quick", action="store_true", help="1 round of 1 s, 10 requests")
+    ap.add_argument("--pairs", type=int, default=None, metavar="N",
+                    help=f"part 4: pairs of wrk runs, fixed against separate, for each payload "
+                    f"of 16 KiB or more (default {PAIRS}, --quick {QUICK_PAIRS}; 0: none, the "
+                    "targets are then judged on the rounds)")
+    ap.add_argument("--pair-seconds", type=int, default=PAIR_SECONDS, metavar="S",
+                    help=f"the length of each paired run (default {PAIR_SECONDS})")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"1 round of 1 s, 10 requests, {QUICK_PAIRS} pairs")
     ap.add_argument("--no-wrk", action="store_true")
     ap.add_argument("--no-node", action="store_true")
     ap.add_argument("--bin-dir", metavar="DIR", help="where chunked_server and wirecheck are "
@@ -549,6 +653,13 @@ def main():
         "why": "--host-net"}
     if a.quick:
         a.rounds, a.seconds, a.requests = 1, 1, 10
+    if a.pairs is None:
+        a.pairs = QUICK_PAIRS if a.quick else PAIRS
+    for flag, v, least in (("--rounds", a.rounds, 1), ("--seconds", a.seconds, 1),
+                           ("--requests", a.requests, 1), ("--pairs", a.pairs, 0),
+                           ("--pair-seconds", a.pair_seconds, 1)):
+        if v < least:
+            ap.error(f"{flag} {v}: must be {least} or more")
     if a.json == "-":
         out = sys.stderr
     if a.bin_dir:
@@ -652,6 +763,26 @@ def main():
             say(f"| {label(size)} | " + " | ".join(
                 f"{k['median'][s]:.3f} [{k['min'][s]:.3f}, {k['max'][s]:.3f}]"
                 for s in ("fixed", "separate")) + " |")
+        paired = [size for size in sizes if size >= 16 * 1024] if a.pairs else []
+        if paired:
+            result["wrk"]["pairs"], result["wrk"]["pair_seconds"] = a.pairs, a.pair_seconds
+            say(f"\n## Fixed against separate in paired runs ({a.pairs} pairs of wrk runs of "
+                f"{a.pair_seconds} s, the two servers up throughout, each pair's runs back to "
+                "back, fixed first in every other pair; a ratio is fixed's run over "
+                "separate's in the same pair; the median of the ratios, with the interval "
+                f"the sign test gives it at {LEVEL:.0%}: fixed is ahead when its low end is "
+                "above 1; load average before -> after)\n")
+            say("| payload | fixed | separate | median ratio | interval | pairs won | load |")
+            say("|---|---:|---:|---:|---:|---:|---|")
+        for size in paired:
+            st = paired_runs(size, a.pairs, a.pair_seconds)
+            result["rps"][str(size)]["settled_separate"] = st
+            iv, la = st["interval"], st["load_average"]
+            say(f"| {label(size)} | {statistics.median(st['runs']['fixed']):,.0f} | "
+                f"{statistics.median(st['runs']['separate']):,.0f} | {st['median']:.3f} | "
+                + (f"[{iv[0]:.3f}, {iv[1]:.3f}]" if iv else "-")
+                + f" | {st['won']} of {st['pairs']} | {la[0]:.2f} -> {la[1]:.2f} |"
+                + (f" ({st['timeouts']} wrk timeouts)" if st["timeouts"] else ""))
     result["load_average_end"] = loadavg()
     result["targets"] = targets(result)
     result["targets_met"] = sum(t["pass"] for t in result["targets"])

@@ -5,6 +5,7 @@ plot of both (chunked.svg). Reads report["bench"]["chunked"], the JSON that
 `bench/chunked.py --json` writes. Pure, but for plot(), which draws."""
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 from typing import Sequence
 
@@ -101,6 +102,31 @@ def rps_rows(ch: dict) -> list[list[str]]:
         load = row.get("load_average") or [None, None]
         cells.append(f"{fmt_load(load[0])} -> {fmt_load(load[1])}")
         rows.append(cells)
+    return rows
+
+
+def _settled(ch: dict) -> list[tuple[int, dict]]:
+    """(payload, bench/chunked.py's paired_runs() result) of every payload
+    with paired runs of fixed against separate (none before they were)."""
+    rps = ch.get("rps") or {}
+    return [(size, rps[str(size)]["settled_separate"]) for size in _sizes(ch)
+            if (rps.get(str(size)) or {}).get("settled_separate")]
+
+
+def settled_rows(ch: dict) -> list[list[str]]:
+    """One row per payload with paired runs: each side's median requests
+    per second in them, the median of the pairs' ratios, its interval, the
+    pairs fixed won, the load average before and after."""
+    rows = []
+    for size, st in _settled(ch):
+        iv, load = st.get("interval"), st.get("load_average") or [None, None]
+        med = {k: statistics.median(v) for k, v in st["runs"].items()}
+        rows.append([iec(size), f"{med['fixed']:,.0f}", f"{med['separate']:,.0f}",
+                     f"{st['median']:.3f}x",
+                     f"[{iv[0]:.3f}, {iv[1]:.3f}]" if iv else "- (too few pairs)",
+                     f"{st['won']} of {st['pairs']}"
+                     + (f" ({st['timeouts']} wrk timeouts)" if st.get("timeouts") else ""),
+                     f"{fmt_load(load[0])} -> {fmt_load(load[1])}"])
     return rows
 
 
@@ -228,6 +254,23 @@ def markdown(report: dict) -> list[str]:
         L += md_table(["payload", *(TITLES[s] for s in sides), "fixed/separate",
                        *(["fixed/node"] if "node" in sides else []), "load average"],
                       rps_rows(ch), "l" + "r" * (len(sides) + 1 + ("node" in sides)) + "l")
+    settled = settled_rows(ch)
+    if settled:
+        st = _settled(ch)[0][1]
+        L += ["", "### Fixed against separate in paired runs", "",
+              f"A lead of a few percent is smaller than the drift of a shared machine's "
+              f"speed between the rounds above, so the bench settles fixed against separate "
+              f"for each payload with a target (16 KiB and up) in {st['pairs']} pairs of wrk "
+              f"runs of {st['seconds']} s: the two servers stay up throughout, a pair's two "
+              "runs are back to back, and fixed goes first in every other pair. A ratio is "
+              "fixed's run over separate's in the same pair; the table gives the median of "
+              f"the ratios and the {st['level']:.0%} interval the sign test gives that median "
+              "(order statistics of the ratios: it assumes nothing of the noise's shape). "
+              "The target of fixed ahead of separate is judged on it: met when its low end "
+              "is above 1.", ""]
+        L += md_table(["payload", "fixed (median req/s)", "separate (median req/s)",
+                       "median ratio", "interval", "pairs fixed won", "load average"],
+                      settled, "lrrrrrl")
     late = [f"{iec(int(size))} {side} {n}" for size, row in sorted(
         (ch.get("rps") or {}).items(), key=lambda kv: int(kv[0]))
         for side, n in (row.get("timeouts") or {}).items() if n]
@@ -300,7 +343,11 @@ def plot(ch: dict, path: Path, extra_formats: Sequence[str] = ()) -> None:
     plt = _plt()
     sides = _sides(ch)
     sizes = _sizes(ch)
-    fig, (ax_r, ax_s) = plt.subplots(1, 2, figsize=(12, 4.4))
+    settled = _settled(ch)
+    if settled:
+        fig, (ax_r, ax_s, ax_p) = plt.subplots(1, 3, figsize=(17, 4.4))
+    else:
+        fig, (ax_r, ax_s) = plt.subplots(1, 2, figsize=(12, 4.4))
     rps = ch.get("rps") or {}
     for i, side in enumerate(sides):
         pts = [(s, rps[str(s)]) for s in sizes if str(s) in rps and side in rps[str(s)]["median"]]
@@ -348,8 +395,36 @@ def plot(ch: dict, path: Path, extra_formats: Sequence[str] = ()) -> None:
     ax_s.legend(fontsize=8, frameon=False, loc="upper left", ncol=len(sides))
     ax_s.set_ylim(0, max([4.0] + [((sc.get(str(s)) or {}).get(side) or {}).get("per_response", 0)
                                   * 1.2 for s in sizes for side in sides]))
+    if settled:
+        _plot_settled(ax_p, settled)
     fig.suptitle("Chunked responses (bench/chunked.py): fixed, separate (legacy), node 20",
                  x=0.01, ha="left", fontsize=11)
     fig.tight_layout()
     _save(fig, path, extra_formats)
     plt.close(fig)
+
+
+def _plot_settled(ax, settled: list[tuple[int, dict]]) -> None:
+    """fixed over separate in the paired runs, per payload: the median of
+    the pairs' ratios, bars its interval, and the line at 1 (no lead)."""
+    ks = range(len(settled))
+    med = [st["median"] for _, st in settled]
+    ivs = [st.get("interval") or (st["median"], st["median"]) for _, st in settled]
+    ax.errorbar(list(ks), med, yerr=[[m - iv[0] for m, iv in zip(med, ivs)],
+                                     [iv[1] - m for m, iv in zip(med, ivs)]],
+                fmt="o", color=COLORS["fixed"], capsize=4, lw=1.6, ms=6)
+    for k, (m, (_, st)) in enumerate(zip(med, settled)):
+        ax.annotate(f"{m:.3f} ({st['won']}/{st['pairs']})", (k, m), xytext=(8, 0),
+                    textcoords="offset points", va="center", fontsize=7)
+    ax.axhline(1.0, color=COLORS["separate"], lw=1.2, ls="--", label="separate (no lead)")
+    ax.set_xticks(list(ks))
+    ax.set_xticklabels([iec(size) for size, _ in settled])
+    ax.set_xlim(-0.5, len(settled) - 0.3)
+    ax.set_xlabel("payload")
+    ax.set_ylabel("fixed's requests per second / separate's")
+    st = settled[0][1]
+    ax.set_title(f"fixed / separate in {st['pairs']} paired runs of {st['seconds']} s:\n"
+                 f"median ratio (pairs won), bars its {st['level']:.0%} interval",
+                 loc="left")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8, frameon=False, loc="upper right")
