@@ -49,9 +49,9 @@
    separate's send + sendmsg per response in those runs (from /stats):
    part 1's counts, under keep-alive load.
 4. Fixed against separate in paired runs, for each payload of 16 KiB or
-   more: PAIRS pairs of wrk runs of 1 s (--pairs, --pair-seconds), the two
-   servers up throughout, each pair's two runs back to back, fixed first
-   in every other pair. From 128 KiB on fixed's lead is a few percent,
+   more: 30 pairs (--quick 20) of wrk runs of 1 s (--pairs,
+   --pair-seconds), the two servers up throughout, each pair's two runs
+   back to back, fixed first in every other pair. From 128 KiB on fixed's lead is a few percent,
    less than the shared machine's speed moves between part 2's rounds, so
    5 rounds cannot settle it either way (docs/ARCHITECTURE.md); pairs a
    second apart can. The table gives the median of the pairs' ratios and
@@ -67,8 +67,9 @@
 
 Prints Markdown tables (on stderr with --json -, whose JSON goes to stdout,
 as the report's collector reads it: python/wirecheck/report/sections/
-bench_chunked.py). --quick: 1 round of 1 s, 10 requests, 10 pairs.
-A SIGTERM ends the bench with the servers it started.
+bench_chunked.py). --quick: 1 round of 1 s, 10 requests, 20 pairs.
+The servers it starts end with it: on SIGTERM through its finally
+blocks, on SIGKILL by PR_SET_PDEATHSIG.
 """
 import argparse
 import json
@@ -93,7 +94,7 @@ SIDES = ("fixed", "separate", "node")
 SERVER_CPU, WRK_CPU = 0, 0  # --wrk-cpu changes WRK_CPU
 WRK_THREADS, WRK_CONNECTIONS = 1, 16
 WRK_TIMEOUT = 10  # s; wrk's default, 2 s, is met by a starved server at 1 MiB
-PAIRS, PAIR_SECONDS, QUICK_PAIRS = 30, 1, 10  # part 4; --pairs, --pair-seconds
+PAIRS, PAIR_SECONDS, QUICK_PAIRS = 30, 1, 20  # part 4; --pairs, --pair-seconds
 LEVEL = 0.95  # of the interval a separate target is judged on
 
 out = sys.stdout
@@ -225,8 +226,21 @@ def pinned(cmd, cpu):
     return cmd
 
 
+def die_with_parent(parent):
+    """A preexec_fn: the child gets SIGKILL when the bench ends, however
+    it ends (PR_SET_PDEATHSIG, which an exec keeps: taskset execs the
+    server), and ends at once if the bench already has."""
+    def arm():
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:
+            os._exit(1)
+    return arm
+
+
 def start(cmd, cpu=None):
-    p = subprocess.Popen(pinned(cmd, cpu), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(pinned(cmd, cpu), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         preexec_fn=die_with_parent(os.getpid()))
     line = p.stdout.readline().decode()
     if not line.startswith("listening "):
         p.kill()
@@ -420,8 +434,8 @@ def sign_interval(ratios, level=LEVEL):
     for one (under 6 pairs at 95%). It assumes nothing of the noise's
     shape but that the pairs are independent: the chance that the true
     median is below the low end is at most (1 - level) / 2. The low end
-    is above 1 exactly when fixed lost fewer than k pairs (30 pairs at
-    95%: at most 9 lost)."""
+    is above 1 exactly when fewer than k pairs had a ratio of 1 or less
+    (a tie is not a win): 30 pairs at 95%, at most 9; 20 pairs, 5."""
     n, s = len(ratios), sorted(ratios)
     k, below = 0, 0.0
     for j in range(n + 1):
@@ -553,8 +567,10 @@ def paired_text(row, other):
 def ahead(row, other):
     """The target's judgement. Where part 4's paired runs were made (the
     row's settled_OTHER), the low end of the interval of their median
-    ratio above 1: fixed is ahead with the chance of the opposite under
-    (1 - LEVEL) / 2. Else fixed's median above the other's, and the
+    ratio above 1 (were fixed not ahead, that would happen in at most
+    (1 - LEVEL) / 2 of runs). With too few pairs for an interval, or none
+    (--pairs 0, --no-wrk), as for node: fixed's median above the
+    other's, and the fixed's median above the other's, and the
     median of the rounds' own ratios above 1 too (each round pairs two
     runs made seconds apart, so a drift of the machine's speed over the
     run weighs on both sides of a round's ratio, not on one side of the
@@ -615,9 +631,10 @@ def bound_note(row, other):
 def main():
     global out, BIN, WRK_CPU
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--seconds", type=int, default=3)
-    ap.add_argument("--requests", type=int, default=50)
+    ap.add_argument("--rounds", type=int, help="part 2's rounds (default 5, --quick 1)")
+    ap.add_argument("--seconds", type=int, help="each wrk run of part 2 (default 3, --quick 1)")
+    ap.add_argument("--requests", type=int,
+                    help="part 1's requests per count (default 50, --quick 10)")
     ap.add_argument("--sizes", help="payloads in bytes, comma-separated (default: "
                     + ",".join(map(str, SIZES)) + ")")
     ap.add_argument("--pairs", type=int, default=None, metavar="N",
@@ -627,7 +644,7 @@ def main():
     ap.add_argument("--pair-seconds", type=int, default=PAIR_SECONDS, metavar="S",
                     help=f"the length of each paired run (default {PAIR_SECONDS})")
     ap.add_argument("--quick", action="store_true",
-                    help=f"1 round of 1 s, 10 requests, {QUICK_PAIRS} pairs")
+                    help=f"1 round of 1 s, 10 requests, {QUICK_PAIRS} pairs (each unless given)")
     ap.add_argument("--no-wrk", action="store_true")
     ap.add_argument("--no-node", action="store_true")
     ap.add_argument("--bin-dir", metavar="DIR", help="where chunked_server and wirecheck are "
@@ -648,24 +665,34 @@ def main():
     signal.signal(signal.SIGTERM, lambda signum, _: sys.exit(128 + signum))
     if a.host_net and a.congestion:
         ap.error("--congestion sets the bench's own network namespace; --host-net has none")
-    network = isolated(a.congestion or CONGESTION, bool(a.congestion)) if not a.host_net else {
-        "namespace": "host", "congestion_control": congestion(),
-        "why": "--host-net"}
-    if a.quick:
-        a.rounds, a.seconds, a.requests = 1, 1, 10
-    if a.pairs is None:
-        a.pairs = QUICK_PAIRS if a.quick else PAIRS
+    # What is not given: --quick's, else the full run's.
+    for k, quick, full in (("rounds", 1, 5), ("seconds", 1, 3), ("requests", 10, 50),
+                           ("pairs", QUICK_PAIRS, PAIRS)):
+        if getattr(a, k) is None:
+            setattr(a, k, quick if a.quick else full)
     for flag, v, least in (("--rounds", a.rounds, 1), ("--seconds", a.seconds, 1),
                            ("--requests", a.requests, 1), ("--pairs", a.pairs, 0),
                            ("--pair-seconds", a.pair_seconds, 1)):
         if v < least:
             ap.error(f"{flag} {v}: must be {least} or more")
+    if 0 < a.pairs and sign_interval([1.0] * a.pairs) is None:
+        ap.error(f"--pairs {a.pairs}: too few for a {LEVEL:.0%} interval; 0 (judge on the "
+                 f"rounds) or {min(n for n in range(1, 100) if sign_interval([1.0] * n))} "
+                 "or more")
+    try:
+        sizes = [int(v) for v in a.sizes.split(",")] if a.sizes else SIZES
+    except ValueError:
+        ap.error(f"--sizes {a.sizes}: not a comma-separated list of byte counts")
+    if any(v < 1 for v in sizes):
+        ap.error(f"--sizes {a.sizes}: a payload must be 1 byte or more")
+    network = isolated(a.congestion or CONGESTION, bool(a.congestion)) if not a.host_net else {
+        "namespace": "host", "congestion_control": congestion(),
+        "why": "--host-net"}
     if a.json == "-":
         out = sys.stderr
     if a.bin_dir:
         BIN = pathlib.Path(a.bin_dir).resolve()
     WRK_CPU = a.wrk_cpu
-    sizes = [int(s) for s in a.sizes.split(",")] if a.sizes else SIZES
     node = shutil.which("node") is not None and not a.no_node
     sides = SIDES if node else SIDES[:2]
     result = {"command": ["bench/chunked.py", *sys.argv[1:]], "sizes": sizes,

@@ -399,27 +399,35 @@ def test_a_real_run_of_the_paired_runs():
     assert st["won"] == sum(r > 1 for r in st["ratios"])
     (t,) = [t for t in ch["targets"] if t["target"] == "16 KiB: fixed ahead of separate (req/s)"]
     assert t["pass"] == (min(st["ratios"]) > 1)
-    assert "| 16 KiB |" in proc.stderr and "pairs of wrk runs of 1 s" in proc.stderr
+    # Part 4's table (on stderr, with --json -) has the row, its figures.
+    part4 = proc.stderr[proc.stderr.index("## Fixed against separate in paired runs (6 pairs"):]
+    assert f"| 16 KiB | " in part4 and f"| {st['won']} of 6 |" in part4
 
 
 @pytest.mark.skipif(not (BIN / "chunked_server").exists() or not shutil.which("wrk"),
                     reason="chunked_server is not built, or wrk is not installed")
-def test_a_bench_ended_by_sigterm_stops_its_servers():
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGKILL"])
+def test_a_bench_ended_by_a_signal_stops_its_servers(signame, tmp_path):
     """SIGTERM (timeout(1), the end of a CI job) ends the bench through its
-    finally blocks, so the server it was measuring goes with it. (On the
-    code before, the server lived on as an orphan.)"""
+    finally blocks, with status 128 + 15; SIGKILL (the report's timeout)
+    leaves no finally block to run, and the server gets SIGKILL with its
+    parent (PR_SET_PDEATHSIG). Either way the server it was measuring goes
+    with it. (On the code before, the server lived on as an orphan.)"""
     import signal
     import time
-    proc = subprocess.Popen(
-        ["/usr/bin/python3", str(REPO / "bench" / "chunked.py"), "--no-node",
-         "--rounds", "3", "--seconds", "30", "--requests", "1", "--sizes", str(16 * KIB),
-         "--bin-dir", str(BIN)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    sig = getattr(signal, signame)
+    err = tmp_path / "stderr"
+    with open(err, "w") as err_file:
+        proc = subprocess.Popen(
+            ["/usr/bin/python3", str(REPO / "bench" / "chunked.py"), "--no-node",
+             "--rounds", "3", "--seconds", "30", "--requests", "1", "--sizes", str(16 * KIB),
+             "--bin-dir", str(BIN)], stdout=subprocess.PIPE, stderr=err_file, text=True)
     try:
         for line in proc.stdout:
             if line.startswith("## Requests per second"):
                 break
 
-        def servers():
+        def servers(parent):
             found = []
             for stat in Path("/proc").glob("[0-9]*/stat"):
                 try:
@@ -427,20 +435,39 @@ def test_a_bench_ended_by_sigterm_stops_its_servers():
                 except OSError:
                     continue
                 comm, fields = rest.rsplit(") ", 1)
-                if comm == "chunked_server" and int(fields.split()[1]) == proc.pid:
-                    found.append(int(pid))
+                if comm == "chunked_server" and (parent is None
+                                                 or int(fields.split()[1]) == parent):
+                    found.append((int(pid), fields.split()[0]))
             return found
         deadline = time.monotonic() + 120
-        while not servers():  # the first wrk run's server, once started
-            assert proc.poll() is None and time.monotonic() < deadline
+        while not servers(proc.pid):  # the first wrk run's server, once started
+            assert proc.poll() is None, err.read_text()
+            assert time.monotonic() < deadline, err.read_text()
             time.sleep(0.05)
-        (server,) = servers()
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 128 + signal.SIGTERM
-        assert not Path(f"/proc/{server}").exists()
+        ((server, _),) = servers(proc.pid)
+        proc.send_signal(sig)
+        assert proc.wait(timeout=60) == (128 + sig if sig == signal.SIGTERM else -sig)
+        # Gone, or a zombie that its new parent has yet to reap.
+        while any(pid == server and state != "Z" for pid, state in servers(None)):
+            assert time.monotonic() < deadline, f"server {server} still alive"
+            time.sleep(0.05)
     finally:
         proc.kill()
         proc.wait()
+        proc.stdout.close()
+
+
+def test_bad_flags_are_usage_errors():
+    """Bad flags end the bench with status 2 and a line that names the flag,
+    before any server starts."""
+    for args, said in ((["--pairs", "3"], "--pairs 3: too few for a 95% interval; 0 (judge "
+                        "on the rounds) or 6 or more"),
+                       (["--pairs", "-1"], "--pairs -1: must be 0 or more"),
+                       (["--sizes", "16k"], "--sizes 16k: not a comma-separated list"),
+                       (["--pair-seconds", "0"], "--pair-seconds 0: must be 1 or more")):
+        proc = subprocess.run(["/usr/bin/python3", str(REPO / "bench" / "chunked.py"), *args],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and said in proc.stderr, (args, proc.stderr)
 
 
 def test_section_shows_the_paired_runs_and_draws_them(tmp_path):

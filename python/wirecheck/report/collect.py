@@ -167,7 +167,8 @@ def run_benches(bench_dir: Path, opts, log) -> dict:
         "subjects": ["/usr/bin/python3", str(REPO / "bench" / "subjects.py"), "--json", "-q",
                      "--wirecheck-bin", str(bench_dir / "wirecheck")],
         # Issue 10: syscalls per response and wrk's requests per second
-        # (--quick: 1 round of 1 s; --full: 5 rounds of 3 s).
+        # (--quick: 1 round of 1 s and 20 pairs; --full: 5 rounds of 3 s
+        # and 30 pairs).
         "chunked": ["/usr/bin/python3", str(REPO / "bench" / "chunked.py"), "--json", "-",
                     "--bin-dir", str(bench_dir), *quick],
         # Issue 13: sender CPU of end(64 MiB), refstack, node, libuv, floor.
