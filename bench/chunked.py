@@ -628,8 +628,9 @@ def bound_note(row, other):
             f"x{cm[other] / cm['fixed']:.2f} the server CPU)")
 
 
-def main():
-    global out, BIN, WRK_CPU
+def options():
+    """The command line, checked, with --quick's or the full run's values
+    for what it does not give; and the payloads."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, help="part 2's rounds (default 5, --quick 1)")
     ap.add_argument("--seconds", type=int, help="each wrk run of part 2 (default 3, --quick 1)")
@@ -660,9 +661,6 @@ def main():
     ap.add_argument("--host-net", action="store_true",
                     help="run in the host's network namespace, with its settings as they are")
     a = ap.parse_args()
-    # Killed by SIGTERM (timeout(1), a CI's end), the bench still runs its
-    # finally blocks, which stop the servers it started.
-    signal.signal(signal.SIGTERM, lambda signum, _: sys.exit(128 + signum))
     if a.host_net and a.congestion:
         ap.error("--congestion sets the bench's own network namespace; --host-net has none")
     # What is not given: --quick's, else the full run's.
@@ -685,6 +683,134 @@ def main():
         ap.error(f"--sizes {a.sizes}: not a comma-separated list of byte counts")
     if any(v < 1 for v in sizes):
         ap.error(f"--sizes {a.sizes}: a payload must be 1 byte or more")
+    return a, sizes
+
+
+def part1(result, sizes, requests, node):
+    """Syscalls per response, printed and put in result["syscalls"]."""
+    say("## Syscalls per response (try_write(body, final); chunked_server: send + sendmsg; "
+        f"node: write + writev; {requests} requests, one connection each)\n")
+    say("| payload | fixed | separate | node 20 |")
+    say("|---|---:|---:|---:|")
+    for size in sizes:
+        row = {s: syscalls_per_response(s, size, requests) for s in ("fixed", "separate")}
+        row["node"] = node_syscalls(size, requests) if node else None
+        result["syscalls"][str(size)] = row
+        f, s, n = row["fixed"], row["separate"], row["node"]
+        say(f"| {label(size)} | {f['per_response']:.2f} ({f['send']:.2f} + {f['sendmsg']:.2f}) | "
+            f"{s['per_response']:.2f} ({s['send']:.2f} + {s['sendmsg']:.2f}) | "
+            + ("-" if n is None else f"{n['per_response']:.2f} ({n['write']:.2f} + {n['writev']:.2f})")
+            + " |")
+
+
+def part2(result, sizes, a, sides, node):
+    """wrk's requests per second in rounds, and what the same runs cost
+    (parts 2 and 3), printed and put in result["rps"] and result["wrk"]."""
+    result["wrk"] = {"threads": WRK_THREADS, "connections": WRK_CONNECTIONS,
+                     "timeout": WRK_TIMEOUT,
+                     "seconds": a.seconds, "rounds": a.rounds,
+                     "server_cpu": SERVER_CPU, "wrk_cpu": WRK_CPU}
+    say(f"\n## Requests per second (wrk -t{WRK_THREADS} -c{WRK_CONNECTIONS} -d{a.seconds}s "
+        f"--timeout={WRK_TIMEOUT}s; "
+        f"servers on CPU {SERVER_CPU}, wrk on CPU {WRK_CPU}"
+        + (" (one CPU for both: each response costs it the server's time and wrk's)"
+           if WRK_CPU == SERVER_CPU else "") + f"; medians of {a.rounds} "
+        "interleaved rounds [min, max]; a ratio is of the medians, with how many "
+        "rounds fixed won in brackets; load average before -> after)\n")
+    say("| payload | " + " | ".join(("node 20" if s == "node" else s) for s in sides)
+        + " | fixed/separate | " + ("fixed/node | " if node else "") + "load |")
+    say("|---|" + "---:|" * (len(sides) + 1 + node) + "---|")
+    for size in sizes:
+        before = loadavg()
+        row = rps_row(*throughput(size, a.rounds, a.seconds, sides))
+        row["load_average"] = [before, loadavg()]
+        result["rps"][str(size)] = row
+
+        def cell(k):
+            return f"{row['median'][k]:,.0f} [{row['min'][k]:,.0f}, {row['max'][k]:,.0f}]"
+
+        def ratio(k):
+            p = row.get("paired_" + k)
+            return (f"{row['fixed_over_' + k]:.2f}"
+                    + (f" ({p['won']}/{len(p['ratios'])})" if p and a.rounds > 1 else ""))
+        say(f"| {label(size)} | " + " | ".join(cell(s) for s in sides)
+            + f" | {ratio('separate')} | " + (f"{ratio('node')} | " if node else "")
+            + f"{before:.2f} -> {row['load_average'][1]:.2f} |"
+            + "".join(f" ({s}: {n} wrk timeouts)" for s, n in row["timeouts"].items() if n))
+    say("\n## Server CPU µs per response (its threads' CPU time while wrk ran / wrk's "
+        "requests; medians [min, max] of the same runs)\n")
+    say("| payload | " + " | ".join(("node 20" if s == "node" else s) for s in sides)
+        + " | separate/fixed |" + (" node/fixed |" if node else ""))
+    say("|---|" + "---:|" * (len(sides) + 1 + node))
+    for size in sizes:
+        c = result["rps"][str(size)]["cpu_us"]
+        m = c["median"]
+        say(f"| {label(size)} | " + " | ".join(
+            f"{m[s]:.1f} [{c['min'][s]:.1f}, {c['max'][s]:.1f}]" for s in sides)
+            + f" | {m['separate'] / m['fixed']:.2f} |"
+            + (f" {m['node'] / m['fixed']:.2f} |" if node else ""))
+    say("\n## Who limits the requests per second: CPU µs per response, server / wrk "
+        "(share of a CPU each used, server / wrk; medians of the same runs; "
+        + ("one CPU for both: the requests per second are bounded by the sum, and the "
+           "shares add up to what the pair got of the CPU)\n" if WRK_CPU == SERVER_CPU else
+           "a CPU each: the costlier side saturates first, unless other work on the "
+           "machine keeps both below 100%)\n"))
+    shared = WRK_CPU == SERVER_CPU
+    say("| payload | " + " | ".join(("node 20" if s == "node" else s) for s in sides)
+        + (" | the server's part of the sum |" if shared else " | costlier side per response |"))
+    say("|---|" + "---:|" * len(sides) + "---|")
+    for size in sizes:
+        row = result["rps"][str(size)]
+        c, w, b = (row["cpu_us"]["median"], row["wrk_cpu_us"]["median"],
+                   {k: v["median"] for k, v in row["busy"].items()})
+        say(f"| {label(size)} | " + " | ".join(
+            f"{c[s]:.1f} / {w[s]:.1f} ({b['server'][s]:.0%} / {b['wrk'][s]:.0%})"
+            for s in sides) + " | " + ", ".join(
+            f"{s}: {c[s] / (c[s] + w[s]):.0%}" if shared else f"{s}: {row['limit'][s]}"
+            for s in sides) + " |")
+    say("\n## Syscalls per response under wrk (send + sendmsg, the server's /stats "
+        "around each run over wrk's requests; keep-alive, "
+        f"{WRK_CONNECTIONS} connections; medians [min, max])\n")
+    say("| payload | fixed | separate |")
+    say("|---|---:|---:|")
+    for size in sizes:
+        k = result["rps"][str(size)]["syscalls_under_wrk"]
+        say(f"| {label(size)} | " + " | ".join(
+            f"{k['median'][s]:.3f} [{k['min'][s]:.3f}, {k['max'][s]:.3f}]"
+            for s in ("fixed", "separate")) + " |")
+
+
+def part4(result, sizes, pairs, seconds):
+    """Fixed against separate in paired runs, for each payload of 16 KiB
+    or more, printed and put in result["rps"][payload]["settled_separate"]."""
+    paired = [size for size in sizes if size >= 16 * 1024] if pairs else []
+    if paired:
+        result["wrk"]["pairs"], result["wrk"]["pair_seconds"] = pairs, seconds
+        say(f"\n## Fixed against separate in paired runs ({pairs} pairs of wrk runs of "
+            f"{seconds} s, the two servers up throughout, each pair's runs back to "
+            "back, fixed first in every other pair; a ratio is fixed's run over "
+            "separate's in the same pair; the median of the ratios, with the interval "
+            f"the sign test gives it at {LEVEL:.0%}: fixed is ahead when its low end is "
+            "above 1; load average before -> after)\n")
+        say("| payload | fixed | separate | median ratio | interval | pairs won | load |")
+        say("|---|---:|---:|---:|---:|---:|---|")
+    for size in paired:
+        st = paired_runs(size, pairs, seconds)
+        result["rps"][str(size)]["settled_separate"] = st
+        iv, la = st["interval"], st["load_average"]
+        say(f"| {label(size)} | {statistics.median(st['runs']['fixed']):,.0f} | "
+            f"{statistics.median(st['runs']['separate']):,.0f} | {st['median']:.3f} | "
+            + (f"[{iv[0]:.3f}, {iv[1]:.3f}]" if iv else "-")
+            + f" | {st['won']} of {st['pairs']} | {la[0]:.2f} -> {la[1]:.2f} |"
+            + (f" ({st['timeouts']} wrk timeouts)" if st["timeouts"] else ""))
+
+
+def main():
+    global out, BIN, WRK_CPU
+    a, sizes = options()
+    # Killed by SIGTERM (timeout(1), a CI's end), the bench still runs its
+    # finally blocks, which stop the servers it started.
+    signal.signal(signal.SIGTERM, lambda signum, _: sys.exit(128 + signum))
     network = isolated(a.congestion or CONGESTION, bool(a.congestion)) if not a.host_net else {
         "namespace": "host", "congestion_control": congestion(),
         "why": "--host-net"}
@@ -701,115 +827,13 @@ def main():
               "load_average_start": loadavg(), "network": network}
 
     say(network_text(network) + "\n")
-    say("## Syscalls per response (try_write(body, final); chunked_server: send + sendmsg; "
-        f"node: write + writev; {a.requests} requests, one connection each)\n")
-    say("| payload | fixed | separate | node 20 |")
-    say("|---|---:|---:|---:|")
-    for size in sizes:
-        row = {s: syscalls_per_response(s, size, a.requests) for s in ("fixed", "separate")}
-        row["node"] = node_syscalls(size, a.requests) if node else None
-        result["syscalls"][str(size)] = row
-        f, s, n = row["fixed"], row["separate"], row["node"]
-        say(f"| {label(size)} | {f['per_response']:.2f} ({f['send']:.2f} + {f['sendmsg']:.2f}) | "
-            f"{s['per_response']:.2f} ({s['send']:.2f} + {s['sendmsg']:.2f}) | "
-            + ("-" if n is None else f"{n['per_response']:.2f} ({n['write']:.2f} + {n['writev']:.2f})")
-            + " |")
-
+    part1(result, sizes, a.requests, node)
     if a.no_wrk or not shutil.which("wrk"):
         say("\n(wrk: skipped)")
     else:
-        result["wrk"] = {"threads": WRK_THREADS, "connections": WRK_CONNECTIONS,
-                         "timeout": WRK_TIMEOUT,
-                         "seconds": a.seconds, "rounds": a.rounds,
-                         "server_cpu": SERVER_CPU, "wrk_cpu": WRK_CPU}
-        say(f"\n## Requests per second (wrk -t{WRK_THREADS} -c{WRK_CONNECTIONS} -d{a.seconds}s "
-            f"--timeout={WRK_TIMEOUT}s; "
-            f"servers on CPU {SERVER_CPU}, wrk on CPU {WRK_CPU}"
-            + (" (one CPU for both: each response costs it the server's time and wrk's)"
-               if WRK_CPU == SERVER_CPU else "") + f"; medians of {a.rounds} "
-            "interleaved rounds [min, max]; a ratio is of the medians, with how many "
-            "rounds fixed won in brackets; load average before -> after)\n")
-        say("| payload | " + " | ".join(("node 20" if s == "node" else s) for s in sides)
-            + " | fixed/separate | " + ("fixed/node | " if node else "") + "load |")
-        say("|---|" + "---:|" * (len(sides) + 1 + node) + "---|")
-        for size in sizes:
-            before = loadavg()
-            row = rps_row(*throughput(size, a.rounds, a.seconds, sides))
-            row["load_average"] = [before, loadavg()]
-            result["rps"][str(size)] = row
-
-            def cell(k):
-                return f"{row['median'][k]:,.0f} [{row['min'][k]:,.0f}, {row['max'][k]:,.0f}]"
-
-            def ratio(k):
-                p = row.get("paired_" + k)
-                return (f"{row['fixed_over_' + k]:.2f}"
-                        + (f" ({p['won']}/{len(p['ratios'])})" if p and a.rounds > 1 else ""))
-            say(f"| {label(size)} | " + " | ".join(cell(s) for s in sides)
-                + f" | {ratio('separate')} | " + (f"{ratio('node')} | " if node else "")
-                + f"{before:.2f} -> {row['load_average'][1]:.2f} |"
-                + "".join(f" ({s}: {n} wrk timeouts)" for s, n in row["timeouts"].items() if n))
-        say("\n## Server CPU µs per response (its threads' CPU time while wrk ran / wrk's "
-            "requests; medians [min, max] of the same runs)\n")
-        say("| payload | " + " | ".join(("node 20" if s == "node" else s) for s in sides)
-            + " | separate/fixed |" + (" node/fixed |" if node else ""))
-        say("|---|" + "---:|" * (len(sides) + 1 + node))
-        for size in sizes:
-            c = result["rps"][str(size)]["cpu_us"]
-            m = c["median"]
-            say(f"| {label(size)} | " + " | ".join(
-                f"{m[s]:.1f} [{c['min'][s]:.1f}, {c['max'][s]:.1f}]" for s in sides)
-                + f" | {m['separate'] / m['fixed']:.2f} |"
-                + (f" {m['node'] / m['fixed']:.2f} |" if node else ""))
-        say("\n## Who limits the requests per second: CPU µs per response, server / wrk "
-            "(share of a CPU each used, server / wrk; medians of the same runs; "
-            + ("one CPU for both: the requests per second are bounded by the sum, and the "
-               "shares add up to what the pair got of the CPU)\n" if WRK_CPU == SERVER_CPU else
-               "a CPU each: the costlier side saturates first, unless other work on the "
-               "machine keeps both below 100%)\n"))
-        shared = WRK_CPU == SERVER_CPU
-        say("| payload | " + " | ".join(("node 20" if s == "node" else s) for s in sides)
-            + (" | the server's part of the sum |" if shared else " | costlier side per response |"))
-        say("|---|" + "---:|" * len(sides) + "---|")
-        for size in sizes:
-            row = result["rps"][str(size)]
-            c, w, b = (row["cpu_us"]["median"], row["wrk_cpu_us"]["median"],
-                       {k: v["median"] for k, v in row["busy"].items()})
-            say(f"| {label(size)} | " + " | ".join(
-                f"{c[s]:.1f} / {w[s]:.1f} ({b['server'][s]:.0%} / {b['wrk'][s]:.0%})"
-                for s in sides) + " | " + ", ".join(
-                f"{s}: {c[s] / (c[s] + w[s]):.0%}" if shared else f"{s}: {row['limit'][s]}"
-                for s in sides) + " |")
-        say("\n## Syscalls per response under wrk (send + sendmsg, the server's /stats "
-            "around each run over wrk's requests; keep-alive, "
-            f"{WRK_CONNECTIONS} connections; medians [min, max])\n")
-        say("| payload | fixed | separate |")
-        say("|---|---:|---:|")
-        for size in sizes:
-            k = result["rps"][str(size)]["syscalls_under_wrk"]
-            say(f"| {label(size)} | " + " | ".join(
-                f"{k['median'][s]:.3f} [{k['min'][s]:.3f}, {k['max'][s]:.3f}]"
-                for s in ("fixed", "separate")) + " |")
-        paired = [size for size in sizes if size >= 16 * 1024] if a.pairs else []
-        if paired:
-            result["wrk"]["pairs"], result["wrk"]["pair_seconds"] = a.pairs, a.pair_seconds
-            say(f"\n## Fixed against separate in paired runs ({a.pairs} pairs of wrk runs of "
-                f"{a.pair_seconds} s, the two servers up throughout, each pair's runs back to "
-                "back, fixed first in every other pair; a ratio is fixed's run over "
-                "separate's in the same pair; the median of the ratios, with the interval "
-                f"the sign test gives it at {LEVEL:.0%}: fixed is ahead when its low end is "
-                "above 1; load average before -> after)\n")
-            say("| payload | fixed | separate | median ratio | interval | pairs won | load |")
-            say("|---|---:|---:|---:|---:|---:|---|")
-        for size in paired:
-            st = paired_runs(size, a.pairs, a.pair_seconds)
-            result["rps"][str(size)]["settled_separate"] = st
-            iv, la = st["interval"], st["load_average"]
-            say(f"| {label(size)} | {statistics.median(st['runs']['fixed']):,.0f} | "
-                f"{statistics.median(st['runs']['separate']):,.0f} | {st['median']:.3f} | "
-                + (f"[{iv[0]:.3f}, {iv[1]:.3f}]" if iv else "-")
-                + f" | {st['won']} of {st['pairs']} | {la[0]:.2f} -> {la[1]:.2f} |"
-                + (f" ({st['timeouts']} wrk timeouts)" if st["timeouts"] else ""))
+        part2(result, sizes, a, sides, node)
+        if a.pairs:
+            part4(result, sizes, a.pairs, a.pair_seconds)
     result["load_average_end"] = loadavg()
     result["targets"] = targets(result)
     result["targets_met"] = sum(t["pass"] for t in result["targets"])
