@@ -626,6 +626,9 @@ class GoldenFixture:
 
     def __call__(self, trace: dict, path=None) -> Path:
         node = self._request.node
+        problem = not_a_run_trace(trace)
+        if problem:
+            pytest.fail(f"wirecheck_golden: {problem}", pytrace=False)
         golden = Path(path) if path is not None else self.default_path()
         if not golden.is_absolute():
             golden = Path(node.path).parent / golden
@@ -651,6 +654,31 @@ class GoldenFixture:
         if section:
             print(section)
         return golden
+
+
+def not_a_run_trace(trace) -> str | None:
+    """Why trace is not what a golden holds, a `wirecheck run` trace (a
+    dict with its events and syscalls), or None when it is. A `wirecheck
+    exec` report has neither: its golden would hold an exit and nothing
+    else, and pass whatever the program sent."""
+    what = type(trace).__name__
+    if hasattr(trace, "report") and hasattr(trace, "counts"):
+        return (f"got an {what} (wirecheck.exec_program's result), not a `wirecheck run` "
+                "trace: a golden holds a run trace's events, syscalls and peer bytes. "
+                "Assert on the exec report's own fields instead (.calls(kind), .counts, "
+                ".exit; docs/pytest-plugin.md, \"Programs not built against the gate\")")
+    if not isinstance(trace, dict):
+        return f"got a {what}, not a `wirecheck run` trace (a dict, as Scenario.run() returns)"
+    if "counts" in trace and "syscalls" not in trace:
+        return ("got a `wirecheck exec` report (it has `counts`), not a `wirecheck run` "
+                "trace: a golden holds a run trace's events, syscalls and peer bytes. "
+                "Assert on the exec report's own fields instead (docs/pytest-plugin.md, "
+                "\"Programs not built against the gate\")")
+    missing = [k for k in ("events", "syscalls") if k not in trace]
+    if missing:
+        return (f"not a `wirecheck run` trace: it has no {' and no '.join(missing)} "
+                f"(its keys: {', '.join(sorted(map(str, trace))) or 'none'})")
+    return None
 
 
 def _file_name(name: str) -> str:

@@ -121,3 +121,39 @@ def test_the_golden_fixture_in_a_test_of_ones_own(suite):
     assert res.ret == 1
     res.stdout.fnmatch_lines(["*the trace differs from the golden goldens/test_mine.golden"])
     assert G.load(golden.with_suffix(".obtained")).peers[0].data == b"ho"
+
+
+def test_the_golden_fixture_refuses_what_is_not_a_run_trace(suite):
+    """An exec report (or exec_program's result) has no events and no
+    syscalls: its golden held an exit and nothing else, and a program that
+    sent 5 bytes instead of 1000 still passed. The fixture now fails the
+    test with why, under --update-goldens too, and writes no golden. (On
+    the code before, --update-goldens wrote that golden and the test
+    passed.)"""
+    test = suite.path / "test_mine.py"
+    test.write_text(textwrap.dedent("""
+        import sys
+        from wirecheck import exec_program
+
+        def test_report(wirecheck_golden):
+            res = exec_program([sys.executable, "-c", "pass"], binary=BIN)
+            wirecheck_golden(res.report)
+
+        def test_result(wirecheck_golden):
+            res = exec_program([sys.executable, "-c", "pass"], binary=BIN)
+            wirecheck_golden(res)
+
+        def test_other(wirecheck_golden):
+            wirecheck_golden({"exit": {"code": 0}})
+        """).replace("BIN", repr(str(wirecheck_path()))))
+    for flags in ((), ("--update-goldens",)):
+        res = suite.run("test_mine.py", *flags)
+        assert res.ret == 1, res.stdout.str()
+        res.assert_outcomes(failed=3)
+        res.stdout.fnmatch_lines_random([
+            "*wirecheck_golden: got a `wirecheck exec` report (it has `counts`), not a "
+            "`wirecheck run` trace*",
+            "*wirecheck_golden: got an ExecResult (wirecheck.exec_program's result)*",
+            "*wirecheck_golden: not a `wirecheck run` trace: it has no events and no syscalls "
+            "(its keys: exit)*"])
+    assert not (suite.path / "goldens").exists()
