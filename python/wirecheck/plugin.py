@@ -648,7 +648,11 @@ class GoldenFixture:
                 missing=f"no golden: run {regenerate_hint(node.nodeid, self._request.config)}\n"
                         f"(expected {_shown(golden)})")
         except WirecheckFailure as e:
-            pytest.fail(str(e), pytrace=False)
+            failure = str(e)
+        else:
+            failure = None
+        if failure is not None:  # outside the except: pytest would show the message twice
+            pytest.fail(failure, pytrace=False)
         if status == "written":
             st.written.append(str(golden))
         if section:

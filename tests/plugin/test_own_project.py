@@ -110,6 +110,8 @@ def test_the_golden_fixture_in_a_test_of_ones_own(suite):
     res.stdout.fnmatch_lines([f"*no golden: run PYTHONPATH={REPO / 'python'} "
                               "/usr/bin/python3 -m pytest -p wirecheck.plugin "
                               "test_mine.py::test_mine --update-goldens"])
+    # Once, not again as "During handling of the above exception".
+    assert res.stdout.str().count("no golden: run") == 1, res.stdout.str()
     res = suite.run("test_mine.py", "--update-goldens")
     assert res.ret == 0, res.stdout.str()
     golden = suite.path / "goldens" / "test_mine.golden"
