@@ -21,8 +21,8 @@ int sc__say(char *err, size_t errlen, const char *fmt, ...)
  * array unchanged) when out of memory. */
 void *sc__grow(void *arrp, size_t *n, size_t size);
 
-/* A non-negative decimal with an optional size suffix (K, KiB, M, MiB)
- * into *out. Returns 0; -2 when it is one but more than max; -1 when s
+/* A non-negative decimal with an optional size suffix (K, KiB, M, MiB, G,
+ * GiB) into *out. Returns 0; -2 when it is one but more than max; -1 when s
  * is not one. */
 int sc__parse_size(const char *s, size_t max, size_t *out);
 

@@ -61,6 +61,8 @@ int sc__parse_size(const char *s, size_t max, size_t *out)
 		mult = 1024;
 	else if (strcmp(end, "M") == 0 || strcmp(end, "MiB") == 0)
 		mult = 1024 * 1024;
+	else if (strcmp(end, "G") == 0 || strcmp(end, "GiB") == 0)
+		mult = 1024ULL * 1024 * 1024;
 	else if (*end)
 		return -1;
 	if (erange || v > max / mult)

@@ -624,7 +624,7 @@ def _fault_lines(n):
 CANNOT_RUN = [
     # (scenario text, line, what the message must contain)
     ("task\n  write 99999999999MiB\n", 2, "'99999999999MiB': at most 1073741824 (1GiB) bytes in one write or end"),
-    ("task\n  end 2GiB\n", 2, "expected a byte count"),  # GiB is no suffix of the language
+    ("task\n  end 2GiB\n", 2, "'2GiB': at most 1073741824 (1GiB)"),  # G and GiB: 2^30
     ("task\n  end 1025MiB\n", 2, "at most 1073741824 (1GiB)"),
     ("task\n  write \"" + "x" * 10_000_000 + "\"\n", 2, "a string of 10000000 bytes: at most 262144"),
     (_fault_lines(40) + "task\n  end\n", 33, "fault rule 33: the gate arms at most 32"),

@@ -532,6 +532,10 @@ static void test_limits(void **state)
 	parse_ok("task\n  write 1024MiB\n", &sc);
 	assert_int_equal(sc.tasks[0].ops[0].len, (size_t)1 << 30);
 	sc_free(&sc);
+	parse_ok("task\n  write 1GiB\n  end 1G\n", &sc);
+	assert_int_equal(sc.tasks[0].ops[0].len, (size_t)1 << 30);
+	assert_int_equal(sc.tasks[0].ops[1].len, (size_t)1 << 30);
+	sc_free(&sc);
 	/* 32 rules run; the 33rd is refused at its line. */
 	for (int i = 0; i < 33; i++)
 		strcat(text, "clamp-send 7\n");

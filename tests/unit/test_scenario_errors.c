@@ -75,12 +75,13 @@ static void test_error_ops(void **state)
 	expect_error("task\n  write\n", 2, "'write' needs a byte count or a \"string\"");
 	expect_error("task\n  write 12X\n", 2, "'12X'", "expected a byte count");
 	expect_error("task\n  write 16kib\n", 2, "'16kib'", "expected a byte count");
+	expect_error("task\n  write 2GiB\n", 2, "'2GiB': at most 1073741824 (1GiB) bytes");
 	expect_error("task\n  write 16 KiB\n", 2, "unexpected 'KiB' after 'write'");
 	expect_error("task\n  write -1\n", 2, "'-1'", "expected a byte count");
 	expect_error("task\n  write cb\n", 2, "'cb'", "expected a byte count");
 	/* Too large: the bound, not what a byte count looks like. */
 	expect_error("task\n  write 99999999999999999999\n", 2, "'99999999999999999999'", "at most 1073741824");
-	expect_error("task\n  write 1GiB\n", 2, "'1GiB'", "byte count");
+	expect_error("task\n  write 1GB\n", 2, "'1GB'", "expected a byte count");
 	expect_error("task\n  end 1025M\n", 2, "'1025M'", "at most 1073741824");
 	expect_error("task\n  write 18446744073709551615K\n", 2, "'18446744073709551615K'", "at most 1073741824");
 	expect_error("task\n  end 5Q\n", 2, "'5Q'", "expected a byte count");
