@@ -58,6 +58,7 @@ struct run {
 	char *subject_error;
 	char *script;         /* the script, written from the poll loop */
 	size_t script_len, script_off;
+	uint64_t lines;       /* lines the subject wrote on its event pipe */
 };
 
 static int fail(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -132,6 +133,7 @@ static void on_kill(struct run *r, const char *args)
 
 static int on_line(struct run *r, char *line)
 {
+	r->lines++;
 	if (strncmp(line, "ev ", 3) == 0) {
 		char *save = NULL, *t = strtok_r(line + 3, " ", &save);
 		char *c = strtok_r(NULL, " ", &save);
@@ -540,6 +542,14 @@ int wc_run(const struct scenario *sc, const struct run_options *opts,
 		rc = loop(&r);
 	if (rc == 0)
 		*trace = build_trace(&r);
+	/* A program that does not speak the subject protocol (/bin/true, a
+	 * server of one's own given as --subject) ends with no event and no
+	 * error: its trace, and a golden made from it, would hold nothing. */
+	if (rc == 0 && r.lines == 0 && r.exited && !r.timed_out)
+		fprintf(stderr, "wirecheck run: warning: the subject %s wrote nothing on its event "
+			"pipe (fd 4) before it ended: does it speak the subject protocol? "
+			"(docs/subject-protocol.md; a program of one's own runs under "
+			"`wirecheck exec`)\n", opts->subject);
 	teardown(&r);
 	return rc;
 }

@@ -962,3 +962,20 @@ def test_a_refused_close_still_closes_the_fd(wc, tmp_path):
     t = trace_of(wc("run", path, "--timeout", 20))
     assert t["exit"] == {"code": 0, "timed_out": False}
     assert [p["bytes"] for p in t["peer"]] == [0, 1]
+
+
+def test_a_subject_that_wrote_nothing_is_warned_of(wc, tmp_path):
+    """A program that does not speak the subject protocol (/bin/true given
+    as --subject) ended with exit 0, no event and nothing on stderr: its
+    trace, and a golden made from it, held nothing, silently. It now gets
+    a warning naming it and the protocol; the reference subject does not.
+    (On the code before, stderr was empty.)"""
+    sc = tmp_path / "t.wcs"
+    sc.write_text('behaviour queue\ntask\n  write "hello" cb\n  end cb\n')
+    proc = wc("run", sc, "--subject", "/bin/true")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["events"] == []
+    assert ("wirecheck run: warning: the subject /bin/true wrote nothing on its event pipe "
+            "(fd 4) before it ended: does it speak the subject protocol?") in proc.stderr
+    proc = wc("run", sc)
+    assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr
