@@ -102,3 +102,24 @@ def test_per_connection_says_the_real_errno_when_the_write_fails(wc, tmp_path):
     proc = wc("per-connection", SCENARIO, "--from", 1, "--to", 2, "--trace", "/dev/full")
     assert proc.returncode == 3, proc.stderr
     assert "cannot write the result to /dev/full: No space left on device" in proc.stderr
+
+
+def test_sweep_refuses_an_output_path_before_any_run(wc, wirecheck, tmp_path):
+    # The binary the sweep runs leaves the marker: it must never be called.
+    marker = tmp_path / "it-ran"
+    fake = script(tmp_path, "wirecheck", f"#!/bin/sh\ntouch '{marker}'\nexec '{wirecheck}' \"$@\"\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    out = tmp_path / "missing" / "sweep.json"
+    proc = wc("sweep", SCENARIO, "-k", 1, "-b", 0, "--wirecheck-bin", fake, "--output", out)
+    assert proc.returncode == 2, proc.stderr
+    assert (f"--output '{out}': cannot write there: its directory {tmp_path}/missing: "
+            "No such file or directory") in proc.stderr
+    assert not marker.exists(), "the sweep ran before the path was checked"
+
+
+def test_sweep_says_the_real_errno_when_the_write_fails(wc, tmp_path):
+    proc = wc("sweep", SCENARIO, "-k", 1, "-b", 0, "--output", "/dev/full")
+    assert proc.returncode == 3, proc.stderr
+    assert "wirecheck sweep: cannot write the result to /dev/full: No space left on device" \
+        in proc.stderr
+    assert "Traceback" not in proc.stderr
