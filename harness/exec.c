@@ -41,6 +41,7 @@
 #include "exec.h"
 
 #include "fi_state.h"
+#include "outpath.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -990,9 +991,13 @@ int wc_exec(const struct exec_options *o)
 	if (rc == 0)
 		rules_report(o, report);
 	if (rc == 0 && o->output != NULL) {
-		if (json_dump_file(report, o->output,
-				   JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
-			rc = fail(o->output, EIO);
+		/* cmd_exec checked the path before the run: this is a
+		 * failure of the write itself (ENOSPC), or a change since */
+		int err = wc_json_to_file(report, o->output,
+					  JSON_INDENT(2) | JSON_SORT_KEYS, 0);
+
+		if (err < 0)
+			rc = fail(o->output, -err);
 	} else if (rc == 0) {
 		if (json_dumpf(report, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) != 0 ||
 		    putchar('\n') == EOF || fflush(stdout) != 0)

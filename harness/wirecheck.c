@@ -9,6 +9,7 @@
  */
 #include "exec.h"
 #include "fi.h"
+#include "outpath.h"
 #include "run.h"
 #include "scenario.h"
 #include "trace.h"
@@ -160,6 +161,22 @@ static int usage_error(const char *fmt, const char *a, const char *b)
 	fprintf(stderr, fmt, a, b);
 	fprintf(stderr, "\nTry 'wirecheck %s --help'.\n", help_command);
 	return 2;
+}
+
+/*
+ * A file the command line names for wirecheck (or strace) to write, checked
+ * before anything runs (harness/outpath.h), so that a run is not spent on
+ * a report it cannot write. Returns 0, or 2 after a usage error that names
+ * the flag, the path and the reason.
+ */
+static int check_output(const char *flag, const char *path)
+{
+	char why[4200], named[4200];
+
+	if (path == NULL || wc_output_check(path, why, sizeof(why)) == 0)
+		return 0;
+	(void)snprintf(named, sizeof(named), "%s '%s'", flag, path);
+	return usage_error("%s: cannot write there: %s", named, why);
 }
 
 /* NAME in the directory of this program (found through /proc/self/exe),
@@ -347,13 +364,10 @@ static int write_trace(json_t *trace, const char *path)
 		return fflush(stdout) == 0 ? 0 : -1;
 	}
 	{
-		FILE *f = fopen(path, "w");
-		int bad = !f || json_dumpf(trace, f, flags) < 0 || fputc('\n', f) == EOF;
+		int err = wc_json_to_file(trace, path, (size_t)flags, 1);
 
-		if (f && fclose(f) != 0)
-			bad = 1;
-		if (bad) {
-			fprintf(stderr, "wirecheck: cannot write the trace to %s: %s\n", path, strerror(errno));
+		if (err < 0) {
+			fprintf(stderr, "wirecheck: cannot write the trace to %s: %s\n", path, strerror(-err));
 			return -1;
 		}
 	}
@@ -446,6 +460,9 @@ static int prepare(int argc, char **argv, struct cli *cli, struct scenario *sc,
 	int rc = parse_cli(argc, argv, cli);
 
 	if (rc)
+		return rc;
+	if ((rc = check_output("--trace", cli->trace_path)) != 0 ||
+	    (rc = check_output("--strace", cli->strace)) != 0)
 		return rc;
 	ro->started_ms = started;
 	if (sc_parse_file(cli->file, read_wait_ms(argc, argv), sc, err, sizeof(err)) < 0) {
@@ -602,6 +619,8 @@ static int cmd_per_connection(int argc, char **argv)
 	b = a ? run_with(&sc, cli.to, &ro) : NULL;
 	rc = a && b ? 0 : 3;
 	if (rc == 0) {
+		int err = 0;
+
 		out = json_pack("{s:s,s:i,s:i,s:O,s:o,s:{s:O,s:O},s:{s:O,s:O}}",
 				"scenario", sc.name, "from", cli.from, "to", cli.to,
 				"variant", json_object_get(b, "variant"),
@@ -609,17 +628,20 @@ static int cmd_per_connection(int argc, char **argv)
 				"syscalls", "from", json_object_get(a, "syscalls"),
 				"to", json_object_get(b, "syscalls"),
 				"exit", "from", json_object_get(a, "exit"), "to", json_object_get(b, "exit"));
+		errno = 0;
 		if (!out)
-			rc = 3;
+			err = -ENOMEM;
 		else if (cli.trace_path)
-			rc = json_dump_file(out, cli.trace_path,
-					    JSON_SORT_KEYS | JSON_INDENT(2)) == 0 ? 0 : 3;
+			err = wc_json_to_file(out, cli.trace_path,
+					      JSON_SORT_KEYS | JSON_INDENT(2), 0);
 		else if (json_dumpf(out, stdout, JSON_SORT_KEYS | JSON_INDENT(2)) < 0 ||
 			 putchar('\n') == EOF || fflush(stdout) != 0)
+			err = -(errno ? errno : EIO);
+		if (err < 0) {
+			fprintf(stderr, "wirecheck: cannot write the result to %s: %s\n",
+				cli.trace_path ? cli.trace_path : "stdout", strerror(-err));
 			rc = 3;
-		if (rc == 3)
-			fprintf(stderr, "wirecheck: cannot write the result to %s\n",
-				cli.trace_path ? cli.trace_path : "stdout");
+		}
 		json_decref(out);
 		if (rc == 0 && (!clean_exit(a) || !clean_exit(b))) {
 			fprintf(stderr, "wirecheck: %s: a run did not end cleanly (see exit)\n", sc.path);
@@ -788,6 +810,8 @@ static int cmd_exec(int argc, char **argv)
 				 "(SIG@task:N) needs a scenario%s%s", "", "");
 	if (rc == 0 && (i >= argc || i + 1 >= argc))
 		rc = usage_error("exec needs -- PROGRAM [ARGS]%s%s", "", "");
+	if (rc == 0)
+		rc = check_output("--output", eo.output);
 	if (rc == 0 && sc.nfaults > FI_MAX_RULES) {
 		char n[32], max[32];
 

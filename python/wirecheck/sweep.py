@@ -15,10 +15,12 @@ writev, write(2) on sockets), and its peer's bytes give the byte cells.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import re
 import shlex
+import stat
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -690,6 +692,37 @@ def sweep_files(paths: Sequence[str], *, variants_sets: Sequence[Sequence[str]] 
     return report
 
 
+def output_problem(path: str) -> Optional[str]:
+    """Why --output's path cannot be written, or None: the check of
+    wirecheck's own output flags (harness/outpath.c; docs/cli.md, "Output
+    files"), made before the sweep runs. It opens nothing, so that a result
+    of an earlier sweep stays whole until the new one is written."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        pass
+    except OSError as e:  # ENOTDIR, EACCES, ELOOP, ENAMETOOLONG
+        return e.strerror
+    else:
+        if stat.S_ISDIR(st.st_mode):
+            return os.strerror(errno.EISDIR)
+        return None if os.access(path, os.W_OK) else os.strerror(errno.EACCES)
+    if path == "":
+        return os.strerror(errno.ENOENT)
+    if path.endswith("/"):
+        return os.strerror(errno.EISDIR)
+    parent = os.path.dirname(path) or "."
+    try:
+        st = os.stat(parent)
+    except OSError as e:
+        return f"its directory {parent}: {e.strerror}"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"its directory {parent}: {os.strerror(errno.ENOTDIR)}"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"its directory {parent}: {os.strerror(errno.EACCES)}"
+    return None
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(
         prog="wirecheck sweep",
@@ -718,6 +751,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         ap.error(f"--max-k {a.max_k}: expected a count from 1")
     if a.bytes < 0:
         ap.error(f"--bytes {a.bytes}: expected a count from 0")
+    why = output_problem(a.output) if a.output is not None else None
+    if why is not None:
+        ap.error(f"--output '{a.output}': cannot write there: {why}")
     try:
         binary = runner.find_binary(a.wirecheck_bin)
     except FileNotFoundError as e:
@@ -740,8 +776,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     report["command"] = shlex.join(["wirecheck", "sweep", *(argv if argv is not None
                                                             else sys.argv[1:])])
     text = json.dumps(report, indent=2, sort_keys=True) + "\n"
-    if a.output:
-        Path(a.output).write_text(text)
+    written = True
+    if a.output is not None:
+        try:
+            Path(a.output).write_text(text)
+        except OSError as e:  # checked before the sweep: a full disk, a change since
+            print(f"wirecheck sweep: cannot write the result to {a.output}: {e.strerror}",
+                  file=sys.stderr)
+            written = False
     for s in report["scenarios"]:
         for fl in s["failures"]:
             print(f"FAIL {s['path']} {fl['cell']}: " + "; ".join(fl["broken"]), file=sys.stderr)
@@ -756,6 +798,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(f"wirecheck sweep: {report['cells']} runs over {len(report['scenarios'])} "
           f"sweep(s), {report['failing']} broke an invariant, {declared} passed by a "
           f"declaration, {report['seconds']}s", file=sys.stderr)
+    if not written:
+        return 3
     return 1 if report["failing"] else 0
 
 

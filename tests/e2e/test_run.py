@@ -912,9 +912,12 @@ def test_trace_format_and_trace_file(wc, tmp_path):
 
 
 def test_trace_file_unwritable_is_a_harness_error(wc, tmp_path):
-    proc = wc("run", queue_scenario("epipe-prefix"), "--trace", tmp_path / "no" / "dir.json")
+    # A path that cannot be written is refused before the run (exit 2,
+    # tests/e2e/test_output_paths.py); a write that fails anyway is the
+    # harness's error, with its errno.
+    proc = wc("run", queue_scenario("epipe-prefix"), "--trace", "/dev/full")
     assert proc.returncode == 3
-    assert "cannot write the trace" in proc.stderr
+    assert "cannot write the trace to /dev/full: No space left on device" in proc.stderr
 
 
 # ---- several connections ----------------------------------------------------------
