@@ -314,6 +314,22 @@ static int rule_due(const struct fi_rule *rule)
 		rule->fired < (unsigned long)rule->repeat);
 }
 
+/* The actions that replace the call, so that another action decided for
+ * it would not be applied: errno and zero replace a clamp, and errno (which
+ * fi__gate_begin applies first) replaces zero. plan_make decides them
+ * before the actions they replace. */
+static unsigned action_replaced_by(enum fi_action a)
+{
+	switch (a) {
+	case FI_ACT_SHORT:
+		return ACT_BIT(FI_ACT_ERRNO) | ACT_BIT(FI_ACT_ZERO);
+	case FI_ACT_ZERO:
+		return ACT_BIT(FI_ACT_ERRNO);
+	default:
+		return 0;
+	}
+}
+
 /*
  * libfiu's external callback, run inside fiu_fail() with libfiu's lock held
  * (so it must not call libfiu). Every rule of this failpoint that matches the
@@ -321,7 +337,11 @@ static int rule_due(const struct fi_rule *rule)
  * rule can fire per call and action, since a call takes one errno or one
  * clamp: the first due rule fires, and a due rule that another rule (or an
  * earlier failpoint of the same action) beat to this call fires on a later
- * one. Thus `fired` is the number of times a rule's action was applied.
+ * one. A rule whose action another decided action replaces (a clamp on a
+ * call an errno rule refuses) does not fire either: it fires on a later
+ * call. Thus `fired` is the number of times a rule's action was applied
+ * (fi__gate_begin takes back, while a signal it raises runs, the calls of
+ * the rules whose action comes after the signal).
  */
 static int gate_callback(const char *name, int *failnum, void **failinfo,
 			 unsigned *flags)
@@ -336,7 +356,9 @@ static int gate_callback(const char *name, int *failnum, void **failinfo,
 		if (strcmp(rule_failpoint[i], name) != 0 || !rule_matches(rule))
 			continue;
 		rule->seen++;
-		if (fire || (call.decided & ACT_BIT(rule->action)) ||
+		if (fire ||
+		    (call.decided & (ACT_BIT(rule->action) |
+				     action_replaced_by(rule->action))) ||
 		    !rule_due(rule))
 			continue;
 		rule->fired++;
@@ -639,6 +661,15 @@ static uint64_t failpoints_live(void)
 	return live;
 }
 
+/* The order plan_make decides the actions in: an action before those it
+ * replaces (action_replaced_by), so that a rule whose action would not be
+ * applied does not fire. */
+static const enum fi_action plan_order[] = {
+	FI_ACT_ERRNO, FI_ACT_ZERO, FI_ACT_SIGNAL, FI_ACT_SHORT,
+};
+_Static_assert(sizeof(plan_order) / sizeof(plan_order[0]) == FI_ACT_COUNT,
+	       "plan_order lists every action once");
+
 static void plan_make(struct fi__plan *p, enum fi_sys kind, int fd,
 		      size_t len)
 {
@@ -660,7 +691,9 @@ static void plan_make(struct fi__plan *p, enum fi_sys kind, int fd,
 	if (live == 0)
 		return;
 	targets = kind_targets(kind);
-	for (enum fi_action a = FI_ACT_SHORT; a < FI_ACT_COUNT; a++) {
+	for (size_t i = 0; i < sizeof(plan_order) / sizeof(plan_order[0]);
+	     i++) {
+		enum fi_action a = plan_order[i];
 		/* A failpoint live without remote control is one fi_arm
 		 * enabled, so this also keeps to enabled[a] there. */
 		unsigned asked = targets &
@@ -765,6 +798,43 @@ static void fired_log(const struct fi__plan *p, enum fi_action a, int refused)
 	f->length = p->len;
 }
 
+static void count_add(uint64_t *x, int delta)
+{
+	if (delta > 0)
+		(void)__atomic_fetch_add(x, 1, __ATOMIC_RELAXED);
+	else
+		(void)__atomic_fetch_sub(x, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Adds delta (1 or -1) to the counts a call with a signal makes before the
+ * signal is raised: the call's own (fi__count_fd) and the fired count of
+ * each rule whose action comes after the signal (errno, zero, clamp). They
+ * are taken back while the signal runs, since a signal that ends the process
+ * ends it before the kernel (or the gate) answered the call, and the parent
+ * reads the counters after the death: syscalls are the calls the kernel
+ * saw, a rule's fired the calls it was applied to. Given back when the
+ * signal returns. The signal's own entry in fired, logged before, keeps
+ * the call's index; a call the signal's handler makes on the same fd gets
+ * the same index.
+ */
+static void plan_count_add(const struct fi__plan *p, int delta)
+{
+	if ((unsigned)p->fd < FI_MAX_FD) {
+		count_add(&fi__counters->fd_calls[p->kind][p->fd], delta);
+		count_add(&fi__counters->fd_ops[p->fd][kind_group(p->kind)],
+			  delta);
+	} else {
+		count_add(&fi__counters->other_fd_calls[p->kind], delta);
+	}
+	for (enum fi_action a = FI_ACT_SHORT; a < FI_ACT_COUNT; a++) {
+		if (a == FI_ACT_SIGNAL || !(p->actions & ACT_BIT(a)) ||
+		    p->rule[a] >= FI_MAX_RULES)
+			continue;
+		count_add(&fi__counters->rule_fired[p->rule[a]], delta);
+	}
+}
+
 /*
  * Decides a call and applies what comes before it: the signal, then errno
  * or zero, which replace the call. Returns 1 with *ret set when the kernel
@@ -780,8 +850,13 @@ int fi__gate_begin(enum fi_sys kind, int fd, size_t len, struct fi__plan *p,
 	 * every fiu_fail of this call has already been made. Logged first:
 	 * the signal may end the process. */
 	if (p->actions & ACT_BIT(FI_ACT_SIGNAL)) {
+		int raised;
+
 		fired_log(p, FI_ACT_SIGNAL, 0);
-		if (raise((int)p->param[FI_ACT_SIGNAL]) == 0)
+		plan_count_add(p, -1);
+		raised = raise((int)p->param[FI_ACT_SIGNAL]) == 0;
+		plan_count_add(p, 1);
+		if (raised)
 			p->changed = 1;
 	}
 	if (p->actions & (ACT_BIT(FI_ACT_ERRNO) | ACT_BIT(FI_ACT_ZERO))) {

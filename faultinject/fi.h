@@ -100,7 +100,8 @@ struct fi_rule {
 	long byte;
 	/* State, reset by fi_arm(). */
 	unsigned long seen;    /* matching calls so far */
-	unsigned long fired;   /* times the action was applied */
+	unsigned long fired;   /* times the action was applied: not on a call
+				* another rule's errno or zero replaced */
 };
 
 /*
@@ -154,7 +155,8 @@ struct fi_counters {
 	uint64_t injected[FI_SYS_COUNT];    /* calls an action changed */
 	uint64_t ctl_ops[4];                /* epoll_ctl by op: [1]=ADD [2]=DEL [3]=MOD */
 	/* Every call, injected or not, per fd and kind-major: fd_calls[kind]
-	 * [fd]. With the kind a constant in each wrapper, the fast path's
+	 * [fd]; not a call a signal rule ended (it is taken back while the
+	 * signal runs, see fi__gate_begin). With the kind a constant in each wrapper, the fast path's
 	 * count is one add to an address the fd indexes directly, and the
 	 * totals are sums, made when they are read (fi_calls). */
 	uint64_t fd_calls[FI_SYS_COUNT][FI_MAX_FD];
@@ -162,7 +164,8 @@ struct fi_counters {
 	/* Calls the gate answered itself (errno, zero): counted in fd_calls,
 	 * but the kernel never saw them. */
 	uint64_t refused[FI_SYS_COUNT];
-	/* Times each armed rule's action was applied (rule index). */
+	/* Times each armed rule's action was applied (rule index): not on a
+	 * call a signal rule ended before the action. */
 	uint64_t rule_fired[FI_MAX_RULES];
 	/* The first FI_FIRED_MAX fired faults, and how many there were. */
 	uint64_t fired_total;

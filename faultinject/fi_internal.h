@@ -77,10 +77,12 @@ void fi__conn_open(int fd) FI__HIDDEN;
  * Decides a call of len bytes (what it asks to move: 0 for the kinds
  * without bytes; rules with byte= match on it) and applies what comes
  * before it: the signal, then errno or zero, which replace the call. Fills
- * *p. Returns 1 with *ret set (the
- * gate's result) when the kernel must not be called, else 0: the caller
- * then applies the clamp (fi__plan_clamp*), makes the call, and passes its
- * result to fi__gate_end.
+ * *p. While the signal runs, the call (counted by fi__count_fd before) and
+ * the fired counts of its other rules are taken back, so that a signal
+ * that ends the process leaves them as the kernel saw them. Returns 1 with
+ * *ret set (the gate's result) when the kernel must not be called, else 0:
+ * the caller then applies the clamp (fi__plan_clamp*), makes the call,
+ * and passes its result to fi__gate_end.
  */
 int fi__gate_begin(enum fi_sys kind, int fd, size_t len, struct fi__plan *p,
 		   ssize_t *ret) FI__HIDDEN;

@@ -101,3 +101,20 @@ def test_strace_sends_an_external_signal_to_the_subject(wc, tmp_path):
     assert t["exit"]["signal"] == "SIGTERM" and t["exit"]["timed_out"] is False
     assert "t2 c0 signal SIGTERM external" in t["events"]
     assert "total" in out.read_text()
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
+@pytest.mark.parametrize("signal", [None, "SIGTERM@send:2"])
+def test_gate_counts_agree_with_strace_when_a_signal_ends_a_send(wc, tmp_path, signal):
+    """A send the signal rule ended in raise() never reached the kernel:
+    the gate does not count it (it counted it before), as strace does not.
+    The run without a signal is the reference: 5 connections, 5 sends."""
+    out = tmp_path / "strace.txt"
+    args = ["--signal", signal] if signal else []
+    t = trace_of(wc("run", SCENARIO, "--connections", 5, "--strace", out, *args))
+    theirs = strace_counts(out)
+    assert t["syscalls"]["send"] == theirs.get("sendto", 0) == (1 if signal else 5)
+    assert t["syscalls"]["recv"] == theirs.get("recvfrom", 0)
+    if signal:
+        assert t["exit"]["signal"] == "SIGTERM"
+        assert t["fired"]["total"] == 1
