@@ -88,9 +88,10 @@ static int read_all(const char *path, int fd, int wait_ms, char **text, size_t *
 }
 
 /* {dir} for the file at path (fd): the absolute folder of a regular file
- * into *dir (malloc'd); NULL for a FIFO, a pipe or a terminal (stdin), whose
- * folder says nothing: sc__parse_in then takes the current directory.
- * Returns 0, or -1 after a message. */
+ * into *dir (malloc'd); NULL for a FIFO, a pipe, a terminal, or a file
+ * named by /dev/stdin, /dev/fd/N or /proc/self/fd/N (stdin redirected from
+ * a file), whose folder says nothing of the scenario: sc__parse_in then
+ * takes the current directory. Returns 0, or -1 after a message. */
 static int folder_of(const char *path, int fd, char **dir, char *err, size_t errlen)
 {
 	struct stat st;
@@ -110,6 +111,11 @@ static int folder_of(const char *path, int fd, char **dir, char *err, size_t err
 	free(parent);
 	if (!*dir)
 		return sc__say(err, errlen, "%s: cannot resolve its folder: %s", path, strerror(errno));
+	if (strcmp(*dir, "/dev") == 0 || strncmp(*dir, "/dev/", 5) == 0 ||
+	    strncmp(*dir, "/proc/", 6) == 0) {
+		free(*dir);
+		*dir = NULL;
+	}
 	return 0;
 }
 

@@ -104,6 +104,21 @@ def test_a_scenario_from_stdin_takes_the_current_directory(wirecheck, suite):
     assert bytes.fromhex(t["peer"]["hex"]) == b"in\n"
 
 
+def test_stdin_from_a_file_takes_the_current_directory(wirecheck, suite, tmp_path):
+    # `wirecheck check /dev/stdin < FILE`: /dev/stdin is then a regular
+    # file, but its folder is /dev; {dir} is the current directory still.
+    (tmp_path / "elsewhere" / "s.wcs").write_text("peer exec {dir}/client {host} {port}\n")
+    for cwd, ok in ((suite, True), (tmp_path / "elsewhere", False)):
+        with open(tmp_path / "elsewhere" / "s.wcs") as f:
+            proc = subprocess.run([str(wirecheck), "check", "/dev/stdin"], cwd=cwd, stdin=f,
+                                  capture_output=True, text=True, timeout=60)
+        if ok:
+            assert proc.returncode == 0, proc.stderr
+        else:
+            assert proc.returncode == 2
+            assert f"no program '{cwd}/client'" in proc.stderr, proc.stderr
+
+
 def test_unknown_names_are_still_refused(wirecheck, suite):
     rel = write(suite, "peer exec /bin/echo {dri}\n")
     proc = wc_in(wirecheck, suite.parent / "elsewhere", "check", rel)
