@@ -125,3 +125,14 @@ def test_unknown_names_are_still_refused(wirecheck, suite):
     assert proc.returncode == 2
     assert "s.wcs:1: peer exec: unknown substitution '{dri}'" in proc.stderr
     assert "dir" in proc.stderr.split("unknown substitution")[1]
+
+
+def test_a_link_to_the_scenario_takes_the_links_folder(wirecheck, suite, tmp_path):
+    # {dir} is the folder the scenario is named in: a link elsewhere/s.wcs
+    # to the suite's s.wcs looks for the program beside the link.
+    write(suite, "peer exec {dir}/client {host} {port}\n")
+    (tmp_path / "elsewhere" / "s.wcs").symlink_to(suite / "s.wcs")
+    assert wc_in(wirecheck, tmp_path, "check", suite / "s.wcs").returncode == 0
+    proc = wc_in(wirecheck, tmp_path, "check", "elsewhere/s.wcs")
+    assert proc.returncode == 2
+    assert f"no program '{tmp_path}/elsewhere/client'" in proc.stderr, proc.stderr
