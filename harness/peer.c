@@ -101,7 +101,7 @@ static int free_port(struct wc_peer *pe)
  * {unix}, and the subject starts once it does. */
 static int program_listens_first(struct wc_peer *pe)
 {
-	struct sc_exec_address a = { pe->sc->transport, 0, pe->path };
+	struct sc_exec_address a = { pe->sc->transport, 0, pe->path, pe->sc->dir, 0 };
 
 	if (a.transport == SC_TCP && (a.port = pe->port = free_port(pe)) < 0)
 		return -1;
@@ -466,7 +466,7 @@ int wc_peer_connect(struct wc_peer *pe, int port)
 	const struct scenario *sc = pe->sc;
 
 	if (sc->peer_exec) {
-		struct sc_exec_address a = { sc->transport, port, pe->path };
+		struct sc_exec_address a = { sc->transport, port, pe->path, sc->dir, 0 };
 
 		return wc_prog_start(&pe->prog, sc->peer_exec, &a, pe->err, pe->errlen);
 	}

@@ -54,6 +54,7 @@ static char **expand_argv(const struct sc_peer_exec *spec, const struct sc_exec_
 			  char *err, size_t errlen)
 {
 	char **argv = calloc((size_t)spec->argc + 1, sizeof(char *));
+	struct sc_exec_address prog = *a;
 
 	if (!argv) {
 		snprintf(err, errlen, "out of memory");
@@ -67,11 +68,9 @@ static char **expand_argv(const struct sc_peer_exec *spec, const struct sc_exec_
 			snprintf(err, errlen, "out of memory");
 			break;
 		}
-		if (i == 0) {
-			snprintf(argv[i], ARG_MAX_BYTES, "%s", spec->argv[0]);
-			continue;
-		}
-		if (sc_exec_expand(spec->argv[i], a, argv[i], ARG_MAX_BYTES, msg, sizeof(msg)) < 0) {
+		/* PROGRAM (argv[0]) gets {dir} only. */
+		prog.program = i == 0;
+		if (sc_exec_expand(spec->argv[i], &prog, argv[i], ARG_MAX_BYTES, msg, sizeof(msg)) < 0) {
 			snprintf(err, errlen, "line %d: peer exec: %s", spec->line, msg);
 			free(argv[i]);
 			argv[i] = NULL;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SC_MAX_TOKENS 32
 
@@ -1095,6 +1096,12 @@ static char *default_name(const char *where)
 int sc_parse(const char *where, const char *text, struct scenario *sc,
 	     char *err, size_t errlen)
 {
+	return sc__parse_in(where, NULL, text, sc, err, errlen);
+}
+
+int sc__parse_in(const char *where, const char *dir, const char *text,
+		 struct scenario *sc, char *err, size_t errlen)
+{
 	struct parser p = { .where = where, .err = err, .errlen = errlen, .sc = sc };
 	char *copy = strdup(text), *line, *next;
 	int rc = 0;
@@ -1102,6 +1109,14 @@ int sc_parse(const char *where, const char *text, struct scenario *sc,
 	sc_defaults(sc);
 	if (!copy)
 		return sc__say(err, errlen, "%s: out of memory", where);
+	/* Before the lines: sc_validate, at the end, expands {dir}. A
+	 * current directory that is gone leaves it NULL, and only {dir}
+	 * is then refused. */
+	sc->dir = dir ? strdup(dir) : getcwd(NULL, 0);
+	if (dir && !sc->dir) {
+		free(copy);
+		return sc__say(err, errlen, "%s: out of memory", where);
+	}
 	for (line = copy; line && rc == 0; line = next) {
 		next = strchr(line, '\n');
 		if (next)
@@ -1171,5 +1186,6 @@ void sc_free(struct scenario *sc)
 	free(sc->legacy_except);
 	free(sc->name);
 	free(sc->path);
+	free(sc->dir);
 	memset(sc, 0, sizeof(*sc));
 }

@@ -132,15 +132,20 @@ struct sc_exec_address {
 	enum sc_transport transport;
 	int port;          /* tcp */
 	const char *path;  /* unix */
+	const char *dir;   /* {dir}: the scenario's folder (struct scenario's
+			    * dir); NULL: {dir} is an error */
+	int program;       /* 1: arg is PROGRAM, where only {dir} is replaced */
 };
 
 /*
  * Substitutes the {name}s of one `peer exec` argument (docs/scenario-
  * language.md): {host}, {port} and {addr} (tcp only), {unix} (unix only),
- * {url}, and {{ and }} for a brace. Writes the result into out (outlen
- * bytes; out may be NULL to check arg only). Returns 0, or -1 with the
- * problem (no location) in err: an unknown name, a name the transport does
- * not have, an unclosed brace, or a result longer than outlen.
+ * {url}, {dir} (a->dir), and {{ and }} for a brace; with a->program set
+ * (PROGRAM, argv[0]) only {dir} and the braces. Writes the result into out
+ * (outlen bytes; out may be NULL to check arg only). Returns 0, or -1 with
+ * the problem (no location) in err: an unknown name, a name the transport
+ * (or PROGRAM) does not have, {dir} without a->dir, an unclosed brace, or
+ * a result longer than outlen.
  */
 int sc_exec_expand(const char *arg, const struct sc_exec_address *a,
 		   char *out, size_t outlen, char *err, size_t errlen);
@@ -171,6 +176,10 @@ struct sc_matrix {
 
 struct scenario {
 	char *path;
+	char *dir;         /* what `peer exec`'s {dir} stands for: the absolute
+			    * folder of the scenario file, or for text without
+			    * a file (sc_parse, a FIFO, stdin) the harness's
+			    * current directory; NULL if that is unknown */
 	char *name;
 	enum sc_transport transport;
 	enum sc_role role;
@@ -223,13 +232,15 @@ struct scenario {
 
 /*
  * Parses a scenario from text; where names the source in errors ("file").
- * Returns 0 and fills *sc, or -1 with "where:LINE: problem" in err.
+ * sc->dir is the current directory (getcwd). Returns 0 and fills *sc, or
+ * -1 with "where:LINE: problem" in err.
  * A failed parse leaves nothing to free.
  */
 int sc_parse(const char *where, const char *text, struct scenario *sc,
 	     char *err, size_t errlen);
 /*
- * Reads and parses a file. As sc_parse; errors also for a file that cannot
+ * Reads and parses a file. As sc_parse, with sc->dir the absolute folder of
+ * path when it is a regular file; errors also for a file that cannot
  * be read, is larger than 16 MiB, holds a NUL byte, gives no input within
  * wait_ms (a FIFO or terminal; open() never waits), or is empty (no task,
  * handler, peer action or peer exec: nothing would happen).

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -86,6 +87,38 @@ static int read_all(const char *path, int fd, int wait_ms, char **text, size_t *
 	return 0;
 }
 
+/* {dir} for the file at path (fd): the absolute folder of a regular file
+ * into *dir (malloc'd); NULL for a FIFO, a pipe, a terminal, or a file
+ * named by /dev/stdin, /dev/fd/N or /proc/self/fd/N (stdin redirected from
+ * a file), whose folder says nothing of the scenario: sc__parse_in then
+ * takes the current directory. Returns 0, or -1 after a message. */
+static int folder_of(const char *path, int fd, char **dir, char *err, size_t errlen)
+{
+	struct stat st;
+	const char *slash = strrchr(path, '/');
+	char *parent;
+
+	*dir = NULL;
+	if (fstat(fd, &st) < 0)
+		return sc__say(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return 0;
+	/* "a.wcs": "."; "/a.wcs": "/"; "x/y/a.wcs": "x/y". */
+	parent = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	if (!parent)
+		return sc__say(err, errlen, "%s: out of memory", path);
+	*dir = realpath(parent, NULL);
+	free(parent);
+	if (!*dir)
+		return sc__say(err, errlen, "%s: cannot resolve its folder: %s", path, strerror(errno));
+	if (strcmp(*dir, "/dev") == 0 || strncmp(*dir, "/dev/", 5) == 0 ||
+	    strncmp(*dir, "/proc/", 6) == 0) {
+		free(*dir);
+		*dir = NULL;
+	}
+	return 0;
+}
+
 /* Nothing would happen: no task, no handler, no peer action, no program. */
 static int is_empty(const struct scenario *sc)
 {
@@ -97,26 +130,32 @@ int sc_parse_file(const char *path, int wait_ms, struct scenario *sc,
 {
 	/* O_NONBLOCK: open() of a FIFO does not wait for a writer. */
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	char *text = NULL;
-	size_t len;
+	char *text = NULL, *dir = NULL;
+	size_t len = 0;
 	int rc;
 
 	if (fd < 0)
 		return sc__say(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-	rc = read_all(path, fd, wait_ms, &text, &len, err, errlen);
+	rc = folder_of(path, fd, &dir, err, errlen);
+	if (rc == 0)
+		rc = read_all(path, fd, wait_ms, &text, &len, err, errlen);
 	close(fd);
-	if (rc < 0)
+	if (rc < 0) {
+		free(dir);
 		return -1;
+	}
 	if (strlen(text) != len) {
 		int line = 1;
 
 		for (const char *c = text; *c; c++)
 			line += *c == '\n';
 		free(text);
+		free(dir);
 		return sc__say(err, errlen, "%s:%d: a NUL byte in the file (use \"\\0\" in strings)", path, line);
 	}
-	rc = sc_parse(path, text, sc, err, errlen);
+	rc = sc__parse_in(path, dir, text, sc, err, errlen);
 	free(text);
+	free(dir);
 	if (rc == 0 && is_empty(sc)) {
 		sc_free(sc);
 		return sc__say(err, errlen, "%s: an empty scenario: no task, no handler, no peer action "

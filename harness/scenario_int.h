@@ -37,4 +37,8 @@ struct scenario;
 int sc__set_ws_deflate(struct scenario *sc, const char *arg, int line,
 		       char *err, size_t errlen);
 
+/* sc_parse with dir (NULL: the current directory) for sc->dir. */
+int sc__parse_in(const char *where, const char *dir, const char *text,
+		 struct scenario *sc, char *err, size_t errlen);
+
 #endif

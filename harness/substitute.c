@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define NAMES "host, port, addr, url, unix; {{ and }} for a brace"
+#define NAMES "host, port, addr, url, unix, dir; {{ and }} for a brace"
 
 /* The value of {name} for address a into val. 0, or -1 after a message. */
 static int value_of(const char *name, size_t len, const struct sc_exec_address *a,
@@ -20,6 +20,16 @@ static int value_of(const char *name, size_t len, const struct sc_exec_address *
 	int tcp = a->transport == SC_TCP;
 #define IS(w) (len == strlen(w) && strncmp(name, w, len) == 0)
 
+	if (IS("dir")) {
+		if (!a->dir)
+			return sc__say(err, errlen, "{dir}: the harness's current directory is unknown (getcwd failed)");
+		if ((size_t)snprintf(val, vallen, "%s", a->dir) >= vallen)
+			return sc__say(err, errlen, "{dir}: the folder '%s' is longer than %zu bytes", a->dir, vallen - 1);
+		return 0;
+	}
+	if (a->program && (IS("host") || IS("port") || IS("addr") || IS("unix") || IS("url")))
+		return sc__say(err, errlen, "{%.*s} in PROGRAM: only {dir} is replaced there "
+			       "(the address goes in the arguments)", (int)len, name);
 	if (IS("host") || IS("port") || IS("addr")) {
 		if (!tcp)
 			return sc__say(err, errlen, "{%.*s} is for transport tcp, and this run is unix: "
@@ -56,7 +66,7 @@ int sc_exec_expand(const char *arg, const struct sc_exec_address *a,
 	size_t o = 0;
 
 	for (const char *s = arg; *s; s++) {
-		char val[160];
+		char val[SC_MAX_EXEC_ARG];
 		const char *close;
 		size_t vlen;
 

@@ -87,13 +87,17 @@ static int check_peer_exec(const struct scenario *sc, char *err, size_t errlen)
 	/* The longest address a run can give: the largest port, a path as
 	 * long as run.c's temporary folder allows. */
 	struct sc_exec_address a = { sc->transport, 65535,
-				     "/tmp/wirecheck.XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX/peer.sock" };
+				     "/tmp/wirecheck.XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX/peer.sock",
+				     sc->dir, 1 };
 	char msg[512], out[SC_MAX_EXEC_ARG];
 
-	if (!find_program(x->argv[0]))
+	/* PROGRAM as the run expands it (peer_exec.c): {dir} only. */
+	if (sc_exec_expand(x->argv[0], &a, out, sizeof(out), msg, sizeof(msg)) < 0)
+		return sc__say(err, errlen, "%s:%d: peer exec: %s", where, x->line, msg);
+	if (!find_program(out))
 		return sc__say(err, errlen, "%s:%d: peer exec: no program '%s' (%s)", where, x->line,
-			       x->argv[0], strchr(x->argv[0], '/') ? "not an executable file"
-								   : "not found in PATH");
+			       out, strchr(out, '/') ? "not an executable file" : "not found in PATH");
+	a.program = 0;
 	for (int i = 1; i < x->argc; i++)
 		if (sc_exec_expand(x->argv[i], &a, out, sizeof(out), msg, sizeof(msg)) < 0)
 			return sc__say(err, errlen, "%s:%d: peer exec: %s", where, x->line, msg);

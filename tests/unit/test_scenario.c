@@ -478,8 +478,9 @@ static void test_peer_exec(void **state)
 
 static void test_exec_expand(void **state)
 {
-	struct sc_exec_address tcp = { SC_TCP, 8080, NULL };
-	struct sc_exec_address un = { SC_UNIX, 0, "/tmp/x/peer.sock" };
+	struct sc_exec_address tcp = { SC_TCP, 8080, NULL, "/srv/my scenarios", 0 };
+	struct sc_exec_address un = { SC_UNIX, 0, "/tmp/x/peer.sock", NULL, 0 };
+	struct sc_exec_address prog = { SC_TCP, 8080, NULL, "/srv/s", 1 };
 	char out[64], err[256];
 
 	(void)state;
@@ -498,6 +499,20 @@ static void test_exec_expand(void **state)
 	assert_non_null(strstr(err, "longer than 8 bytes"));
 	assert_int_equal(sc_exec_expand("{host}", &tcp, out, 10, err, sizeof(err)), 0);
 	assert_string_equal(out, "127.0.0.1");
+	/* {dir}: the scenario's folder, spaces and all (one argument). */
+	assert_int_equal(sc_exec_expand("{dir}/sink.py", &tcp, out, sizeof(out), err, sizeof(err)), 0);
+	assert_string_equal(out, "/srv/my scenarios/sink.py");
+	assert_int_equal(sc_exec_expand("{dir}", &tcp, out, 17, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "longer than 16 bytes"));
+	assert_int_equal(sc_exec_expand("{dir}", &un, NULL, 0, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "current directory is unknown"));
+	/* PROGRAM: {dir} and the braces, not the address. */
+	assert_int_equal(sc_exec_expand("{dir}/c{{1}}", &prog, out, sizeof(out), err, sizeof(err)), 0);
+	assert_string_equal(out, "/srv/s/c{1}");
+	assert_int_equal(sc_exec_expand("{port}", &prog, NULL, 0, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "{port} in PROGRAM"));
+	assert_int_equal(sc_exec_expand("{dirs}", &prog, NULL, 0, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "unknown substitution '{dirs}'"));
 }
 
 /* What the subject would refuse, check refuses, at its line (issue 12). */
@@ -880,7 +895,7 @@ static void test_parse_file(void **state)
 {
 	static const char text[] = "clamp-send 7\ntask\n  end 1KiB cb\n";
 	struct scenario sc;
-	char path[128], err[512];
+	char path[128], err[512], *want;
 
 	(void)state;
 	tmp_path(path, sizeof(path), "sample.wcs");
@@ -889,6 +904,20 @@ static void test_parse_file(void **state)
 		fail_msg("%s", err);
 	assert_string_equal(sc.name, "sample");
 	assert_string_equal(sc.path, path);
+	/* {dir}: the file's folder, absolute; text without a file: the
+	 * current directory. */
+	want = realpath(tmpdir, NULL);
+	assert_non_null(want);
+	assert_string_equal(sc.dir, want);
+	free(want);
+	sc_free(&sc);
+	assert_int_equal(sc_parse("text", text, &sc, err, sizeof(err)), 0);
+	want = getcwd(NULL, 0);
+	assert_non_null(want);
+	assert_string_equal(sc.dir, want);
+	free(want);
+	sc_free(&sc);
+	assert_int_equal(sc_parse_file(path, 30000, &sc, err, sizeof(err)), 0);
 	assert_string_equal(sc.faults[0].text, "write:short=7,repeat=forever");
 	check_op(&sc.tasks[0].ops[0], SC_OP_END, 3, -1, KIB, -1, 1, 0);
 	sc_free(&sc);
