@@ -13,22 +13,14 @@ import subprocess
 
 import pytest
 
+import test_peer_exec
 from test_run import CLEAN_EXIT, trace_of
 
 PYTHON = "/usr/bin/python3"
 
-# Connects to HOST PORT, reads to EOF, prints what it got.
-CLIENT = """#!/usr/bin/python3
-import socket, sys
-s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
-got = b""
-while True:
-    chunk = s.recv(65536)
-    if not chunk:
-        break
-    got += chunk
-sys.stdout.buffer.write(got)
-"""
+# test_peer_exec.py's client (connects to HOST PORT, reads to EOF, prints
+# what it got), runnable as a program of its own.
+CLIENT = "#!/usr/bin/python3" + test_peer_exec.CLIENT
 
 
 @pytest.fixture

@@ -2,12 +2,15 @@
  * gate_fixture.h: what the gate's unit tests share (test_gate.c,
  * test_gate_aim.c): a connected non-blocking unix socket pair a_fd/b_fd
  * made fresh for each test with the gate disarmed and its counters at
- * zero, and arm(), which parses and arms one rule or fails the test with
- * the parser's message. Include after <cmocka.h> and "fi.h".
+ * zero, arm(), which parses and arms one rule or fails the test with
+ * the parser's message, and drain(), which reads what waits on an fd
+ * without the gate. Include after <cmocka.h> and "fi.h"; test_gate_count.c
+ * shares drain() too.
  */
 #ifndef WIRECHECK_GATE_FIXTURE_H
 #define WIRECHECK_GATE_FIXTURE_H
 
+#include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -57,6 +60,19 @@ static int arm(const char *spec)
 	if (i < 0)
 		fail_msg("cannot arm \"%s\": %s", spec, strerror(-i));
 	return i;
+}
+
+/* Reads what is waiting on a non-blocking fd without the gate: returns the
+ * byte count, 0 when nothing is waiting. (inline: not every test file that
+ * includes this reads.) */
+static inline size_t drain(int fd, char *buf, size_t cap)
+{
+	ssize_t r = recv(fd, buf, cap, 0);
+
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	assert_true(r >= 0);
+	return (size_t)r;
 }
 
 #endif

@@ -45,18 +45,6 @@ static int armf(const char *fmt, int fd)
 	return arm(spec);
 }
 
-/* Reads what is waiting on a non-blocking fd without the gate: returns the
- * byte count, 0 when nothing is waiting. */
-static size_t drain(int fd, char *buf, size_t cap)
-{
-	ssize_t r = recv(fd, buf, cap, 0);
-
-	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-		return 0;
-	assert_true(r >= 0);
-	return (size_t)r;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Arming.                                                                  */
 

@@ -28,18 +28,6 @@
 
 #include "gate_fixture.h"
 
-/* Reads what is waiting on a non-blocking fd without the gate: returns the
- * byte count, 0 when nothing is waiting. */
-static size_t drain(int fd, char *buf, size_t cap)
-{
-	ssize_t r = recv(fd, buf, cap, 0);
-
-	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-		return 0;
-	assert_true(r >= 0);
-	return (size_t)r;
-}
-
 /*
  * Arms specs in a forked child whose counters are a fresh shared mapping,
  * sends 100 bytes on a_fd `sends` times, then exits 0 (it exits 1 when a
