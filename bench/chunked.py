@@ -783,7 +783,7 @@ def part2(result, sizes, a, sides, node):
 def part4(result, sizes, pairs, seconds):
     """Fixed against separate in paired runs, for each payload of 16 KiB
     or more, printed and put in result["rps"][payload]["settled_separate"]."""
-    paired = [size for size in sizes if size >= 16 * 1024] if pairs else []
+    paired = [size for size in sizes if size >= 16 * 1024]
     if paired:
         result["wrk"]["pairs"], result["wrk"]["pair_seconds"] = pairs, seconds
         say(f"\n## Fixed against separate in paired runs ({pairs} pairs of wrk runs of "
