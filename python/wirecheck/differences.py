@@ -22,13 +22,16 @@ Its lines:
 - FINGERPRINT is the first 12 hex digits of the sha256 of the subject's own
   value of that field (fingerprint() below), so that a difference that
   changes is a new difference; `*` accepts any value (for a section that is
-  the stack's own by nature, such as syscalls).
+  the stack's own by nature, such as syscalls). A `?` after it (`0123456789ab?`,
+  `*?`) marks a difference the subject shows in some runs only: in the others
+  that field equals the golden (the order of the subject's loop varies), so
+  a run without it is not a stale entry.
 - REASON is the name of a `reason` line, several names joined by `+`, or
   the reason's text itself.
 
 A difference the file does not list fails the item, and so does an entry of
-the item's scenario that the run no longer shows (the file must say what the
-stack does, not what it once did).
+the item's scenario that the run no longer shows, unless it is marked `?`
+(the file must say what the stack does, not what it once did).
 """
 from __future__ import annotations
 
@@ -54,6 +57,7 @@ class Entry:
     fingerprint: str
     reason: str
     line: int
+    sometimes: bool = False   # FINGERPRINT? : a run may match the golden instead
 
 
 @dataclass
@@ -96,17 +100,20 @@ def parse(text: str, path: Path) -> Differences:
         if len(words) < 4:
             raise DifferencesError(f"{path}:{no}: expected SCENARIO FIELD FINGERPRINT REASON")
         scen, fld, fp, reason = words
+        written, sometimes = fp, fp.endswith("?")
+        fp = fp[:-1] if sometimes else fp
         if not _field_ok(fld):
             raise DifferencesError(f"{path}:{no}: unknown field '{fld}' "
                                    f"(expected {', '.join(FIELDS)} or peer.cK)")
         if fp != "*" and (len(fp) != 12 or any(c not in "0123456789abcdef" for c in fp)):
-            raise DifferencesError(f"{path}:{no}: fingerprint '{fp}': expected 12 hex digits or *")
-        pending.append((scen, fld, fp, reason, no))
-    for scen, fld, fp, reason, no in pending:
+            raise DifferencesError(f"{path}:{no}: fingerprint '{written}': expected 12 hex digits or *, "
+                                   f"and ? after it for a difference some runs do not show")
+        pending.append((scen, fld, fp, reason, no, sometimes))
+    for scen, fld, fp, reason, no, sometimes in pending:
         names = reason.split("+")
         if len(names) > 1 and all(n in reasons for n in names):
             reason = " Also: ".join(reasons[n] for n in names)
-        out.entries.append(Entry(scen, fld, fp, reasons.get(reason, reason), no))
+        out.entries.append(Entry(scen, fld, fp, reasons.get(reason, reason), no, sometimes))
     return out
 
 
@@ -190,5 +197,5 @@ def judge(diffs: Iterable[G.Difference], actual: G.Golden, table: Differences,
             explained.append((d, e))
             used.add(e)
         seen.add(fld)
-    stale = [e for e in table.of_scenario(key) if e not in used]
+    stale = [e for e in table.of_scenario(key) if e not in used and not e.sometimes]
     return Verdict(explained, unexplained, stale)

@@ -165,6 +165,36 @@ def test_a_changed_difference_and_a_stale_entry_fail(node, tmp_path):
     assert "no longer shows" in proc.stdout and "writes exit 000000000000" in proc.stdout
 
 
+def test_an_entry_marked_sometimes_may_be_absent_but_still_pins_its_value(node, tmp_path):
+    # bun-upgrade's broadcast: its ready order is the golden's in some runs
+    # and c2 first in others; an entry marked ? accepts both and nothing else.
+    d = own_suite(tmp_path)
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    lines = [l.replace(" REASON", " why") for l in unexplained_lines(proc.stdout)]
+    diff_file = d / "subjects" / "node.differences"
+    # A field that does not differ in this run: not stale when marked ?.
+    diff_file.write_text("\n".join(lines + ["writes exit 000000000000? why"]) + "\n")
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    assert proc.returncode == 0, proc.stdout
+    # A difference the run does show, marked ?: still explained by its value...
+    marked = [" ".join(l.split()[:2] + [l.split()[2] + "?", "why"]) for l in lines]
+    diff_file.write_text("\n".join(marked) + "\n")
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    assert proc.returncode == 0, proc.stdout
+    # ...and only by its value: another fingerprint marked ? explains nothing.
+    changed = [l if " peer " not in l else " ".join(l.split()[:2] + ["0" * 12 + "?", "why"])
+               for l in marked]
+    diff_file.write_text("\n".join(changed) + "\n")
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    assert proc.returncode == 1
+    assert "does not explain" in proc.stdout and "no longer shows" not in proc.stdout, proc.stdout
+    # A ? anywhere but after the fingerprint is a malformed line.
+    diff_file.write_text("writes exit 0000?0000000 why\n")
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    assert proc.returncode == 1
+    assert "node.differences:1: fingerprint '0000?0000000'" in proc.stdout, proc.stdout
+
+
 def test_a_malformed_differences_file_is_reported_with_its_line(node, tmp_path):
     d = own_suite(tmp_path)
     (d / "subjects" / "node.differences").write_text("# ok\nwrites speed 123 why\n")
