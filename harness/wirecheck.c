@@ -179,6 +179,24 @@ static int check_output(const char *flag, const char *path)
 	return usage_error("%s: cannot write there: %s", named, why);
 }
 
+/*
+ * --fiu-ctrl PREFIX: libfiu in the program makes its FIFOs PREFIX-PID.in and
+ * PREFIX-PID.out, and the preload ends the program when it cannot. Their
+ * directory is checked here, as an output file's, so that a bad prefix is a
+ * usage error before the program runs.
+ */
+static int check_fiu_ctrl(const char *prefix)
+{
+	char probe[4200], why[4200];
+
+	if (snprintf(probe, sizeof(probe), "%s-1.in", prefix) >= (int)sizeof(probe))
+		return usage_error("--fiu-ctrl: the prefix is too long%s%s", "", "");
+	if (wc_output_check(probe, why, sizeof(why)) == 0)
+		return 0;
+	(void)snprintf(probe, sizeof(probe), "--fiu-ctrl '%s'", prefix);
+	return usage_error("%s: cannot make its FIFOs there: %s", probe, why);
+}
+
 /* NAME in the directory of this program (found through /proc/self/exe),
  * or NAME itself when that cannot be read. */
 static char *beside_self(const char *name)
@@ -812,6 +830,8 @@ static int cmd_exec(int argc, char **argv)
 		rc = usage_error("exec needs -- PROGRAM [ARGS]%s%s", "", "");
 	if (rc == 0)
 		rc = check_output("--output", eo.output);
+	if (rc == 0 && eo.fiu_ctrl != NULL)
+		rc = check_fiu_ctrl(eo.fiu_ctrl);
 	if (rc == 0 && sc.nfaults > FI_MAX_RULES) {
 		char n[32], max[32];
 

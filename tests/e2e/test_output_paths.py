@@ -1,5 +1,6 @@
 """The files the command line names for wirecheck to write (exec --output,
-run and per-connection --trace, run --strace) are checked before anything
+run and per-connection --trace, run --strace, and the directory of exec
+--fiu-ctrl's FIFOs) are checked before anything
 runs: a path that cannot be written is a usage error (exit 2, docs/cli.md,
 "Exit status") naming the flag, the path and the errno's text, and the
 program or subject never starts (each test's program would leave a marker
@@ -55,6 +56,23 @@ def test_exec_refuses_an_unwritable_directory(wc, tmp_path, preload):
     prog, marker = marker_subject(tmp_path)
     proc = wc("exec", "--output", ro / "r.json", "--", prog)
     refused(proc, "--output", ro / "r.json", "Permission denied", marker)
+
+
+def test_exec_refuses_a_fiu_ctrl_prefix_whose_directory_is_missing(wc, tmp_path, preload):
+    # libfiu in the program makes PREFIX-PID.in and .out; before this check
+    # the preload ended the program (exit 2) and exec still printed a report.
+    prog, marker = marker_subject(tmp_path)
+    prefix = f"{tmp_path}/missing/ctl"
+    proc = wc("exec", "--fiu-ctrl", prefix, "--", prog)
+    assert proc.returncode == 2, proc.stderr
+    assert (f"--fiu-ctrl '{prefix}': cannot make its FIFOs there: its directory "
+            f"{tmp_path}/missing: No such file or directory") in proc.stderr, proc.stderr
+    assert not marker.exists() and proc.stdout == ""
+    # A prefix in a directory that exists runs the program.
+    proc = wc("exec", "--fiu-ctrl", tmp_path / "ctl", "--", prog)
+    assert proc.returncode == 0, proc.stderr
+    assert marker.exists()
+    assert not list(tmp_path.glob("ctl-*"))  # exec removed its FIFOs
 
 
 def test_exec_leaves_an_existing_report_alone_until_it_writes(wc, tmp_path, preload):
