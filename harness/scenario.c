@@ -4,7 +4,9 @@
  * Line-oriented: a line is a keyword and its arguments; '#' starts a comment
  * outside strings. "task" and "on EVENT" open a block whose operations are
  * the indented lines that follow. Every error names where:LINE and what is
- * wrong, and a failed parse frees what it built.
+ * wrong, and a failed parse frees what it built. This file tokenizes, parses
+ * the operations, blocks and one-argument settings; the peer's lines and the
+ * suite lines (matrix, legacy) are scenario_suite.c's.
  */
 #include "scenario.h"
 #include "scenario_int.h"
@@ -21,29 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SC_MAX_TOKENS 32
-
-struct token {
-	char *text;        /* NUL-terminated; unescaped for strings */
-	size_t len;        /* bytes in text (strings may hold NUL) */
-	int quoted;
-};
-
-struct parser {
-	const char *where;
-	int line;
-	char *err;
-	size_t errlen;
-	struct scenario *sc;
-	struct sc_block *block; /* the open block, or NULL */
-	struct token tok[SC_MAX_TOKENS];
-	int ntok;
-};
-
-static int fail(struct parser *p, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int fail(struct parser *p, const char *fmt, ...)
+int sc__fail(struct parser *p, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -89,14 +69,14 @@ static char *read_string(struct parser *p, char *s, struct token *t)
 		case '\\': *out++ = '\\'; s++; break;
 		case '"': *out++ = '"'; s++; break;
 		case '\0':
-			fail(p, "unterminated string (a '\\' at the end of the line)");
+			sc__fail(p, "unterminated string (a '\\' at the end of the line)");
 			return NULL;
 		case 'x': {
 			int hi = s[1] ? hexval(s[1]) : -1;
 			int lo = hi >= 0 && s[2] ? hexval(s[2]) : -1;
 
 			if (lo < 0) {
-				fail(p, "bad escape '\\x%.2s': expected two hex digits", s + 1);
+				sc__fail(p, "bad escape '\\x%.2s': expected two hex digits", s + 1);
 				return NULL;
 			}
 			*out++ = (char)(hi * 16 + lo);
@@ -104,12 +84,12 @@ static char *read_string(struct parser *p, char *s, struct token *t)
 			break;
 		}
 		default:
-			fail(p, "unknown escape '\\%c' in a string", *s ? *s : '?');
+			sc__fail(p, "unknown escape '\\%c' in a string", *s ? *s : '?');
 			return NULL;
 		}
 	}
 	if (*s != '"') {
-		fail(p, "unterminated string");
+		sc__fail(p, "unterminated string");
 		return NULL;
 	}
 	t->len = (size_t)(out - t->text);
@@ -129,7 +109,7 @@ static int tokenize(struct parser *p, char *s)
 		if (!*s || *s == '#')
 			return 0;
 		if (p->ntok == SC_MAX_TOKENS)
-			return fail(p, "too many words on one line (at most %d)", SC_MAX_TOKENS);
+			return sc__fail(p, "too many words on one line (at most %d)", SC_MAX_TOKENS);
 		t = &p->tok[p->ntok++];
 		memset(t, 0, sizeof(*t));
 		if (*s == '"') {
@@ -137,7 +117,7 @@ static int tokenize(struct parser *p, char *s)
 			if (!s)
 				return -1;
 			if (*s && *s != ' ' && *s != '\t' && *s != '\r' && *s != '#')
-				return fail(p, "expected a space after a string");
+				return sc__fail(p, "expected a space after a string");
 			continue;
 		}
 		t->text = s;
@@ -153,13 +133,13 @@ static int tokenize(struct parser *p, char *s)
 	}
 }
 
-static int is_word(const struct token *t, const char *w)
+int sc__is_word(const struct token *t, const char *w)
 {
 	return !t->quoted && strcmp(t->text, w) == 0;
 }
 
 /* Splits "key=value"; returns the value or NULL when t is not key=. */
-static const char *key_value(const struct token *t, const char *key)
+const char *sc__key_value(const struct token *t, const char *key)
 {
 	size_t n = strlen(key);
 
@@ -168,7 +148,7 @@ static const char *key_value(const struct token *t, const char *key)
 	return t->text + n + 1;
 }
 
-static unsigned char *dup_bytes(const struct token *t)
+unsigned char *sc__dup_bytes(const struct token *t)
 {
 	unsigned char *d = malloc(t->len ? t->len : 1);
 
@@ -188,31 +168,31 @@ static int op_payload(struct parser *p, struct sc_op *op, const struct token *t)
 		/* The subject protocol carries it as hex on one line, of at
 		 * most 1 MiB (docs/subject-protocol.md). */
 		if (t->len > SC_MAX_STRING)
-			return fail(p, "a string of %zu bytes: at most %d (256KiB) in a write or end; "
+			return sc__fail(p, "a string of %zu bytes: at most %d (256KiB) in a write or end; "
 				    "a byte count generates more", t->len, SC_MAX_STRING);
-		op->data = dup_bytes(t);
+		op->data = sc__dup_bytes(t);
 		if (!op->data)
-			return fail(p, "out of memory");
+			return sc__fail(p, "out of memory");
 		op->len = t->len;
 		return 0;
 	}
 	if ((rc = sc__parse_size(t->text, SC_MAX_WRITE, &op->len)) == -2)
-		return fail(p, "'%s': at most %d (1GiB) bytes in one write or end", t->text, SC_MAX_WRITE);
+		return sc__fail(p, "'%s': at most %d (1GiB) bytes in one write or end", t->text, SC_MAX_WRITE);
 	if (rc < 0)
-		return fail(p, "'%s': expected a byte count (4096, 16KiB, 8MiB) or a \"string\"", t->text);
+		return sc__fail(p, "'%s': expected a byte count (4096, 16KiB, 8MiB) or a \"string\"", t->text);
 	return 0;
 }
 
 /* conn=K: 0 to SC_MAX_CONNECTIONS - 1. Returns 0, or -1 after a message. */
-static int parse_conn(struct parser *p, const char *v, int *out)
+int sc__parse_conn(struct parser *p, const char *v, int *out)
 {
 	int rc = sc__parse_int(v, 0, SC_MAX_CONNECTIONS - 1, out);
 
 	if (rc == -2)
-		return fail(p, "conn=%s: at most %d (a scenario has at most %d connections)",
+		return sc__fail(p, "conn=%s: at most %d (a scenario has at most %d connections)",
 			    v, SC_MAX_CONNECTIONS - 1, SC_MAX_CONNECTIONS);
 	if (rc < 0)
-		return fail(p, "conn=%s: expected a connection index from 0", v);
+		return sc__fail(p, "conn=%s: expected a connection index from 0", v);
 	return 0;
 }
 
@@ -223,7 +203,7 @@ static int parse_conn(struct parser *p, const char *v, int *out)
 static int args_bytes(struct parser *p, struct sc_op *op, int i)
 {
 	if (i == p->ntok)
-		return fail(p, "'%s' needs a byte count or a \"string\"", p->tok[i - 1].text);
+		return sc__fail(p, "'%s' needs a byte count or a \"string\"", p->tok[i - 1].text);
 	return op_payload(p, op, &p->tok[i]) < 0 ? -1 : i + 1;
 }
 
@@ -239,12 +219,12 @@ static int args_maybe_bytes(struct parser *p, struct sc_op *op, int i)
 static int args_signal(struct parser *p, struct sc_op *op, int i)
 {
 	if (i == p->ntok)
-		return fail(p, "'%s' needs a signal name (SIGTERM) or number", p->tok[i - 1].text);
+		return sc__fail(p, "'%s' needs a signal name (SIGTERM) or number", p->tok[i - 1].text);
 	/* A bare number passes as it is, even one kill() refuses: what the
 	 * stack does with it is what a scenario tests. */
 	if ((op->sig = fi_signal_parse(p->tok[i].text)) < 0 &&
 	    sc__parse_int(p->tok[i].text, 1, 100000, &op->sig) < 0)
-		return fail(p, "unknown signal '%s'", p->tok[i].text);
+		return sc__fail(p, "unknown signal '%s'", p->tok[i].text);
 	return i + 1;
 }
 
@@ -254,7 +234,7 @@ static int args_status(struct parser *p, struct sc_op *op, int i)
 
 	if (i < p->ntok && !t->quoted && isdigit((unsigned char)t->text[0])) {
 		if (sc__parse_int(t->text, 0, 255, &op->sig) < 0)
-			return fail(p, "exit '%s': expected a status from 0 to 255", t->text);
+			return sc__fail(p, "exit '%s': expected a status from 0 to 255", t->text);
 		return i + 1;
 	}
 	return i;
@@ -278,7 +258,7 @@ static int args_ws_send(struct parser *p, struct sc_op *op, int i)
 	op->ws_binary = -1;
 	op->ws_fin = 1;
 	if (i == p->ntok)
-		return fail(p, "'ws-send' needs a byte count or a \"string\"");
+		return sc__fail(p, "'ws-send' needs a byte count or a \"string\"");
 	return op_payload(p, op, &p->tok[i]) < 0 ? -1 : i + 1;
 }
 
@@ -289,7 +269,7 @@ static int args_ws_close(struct parser *p, struct sc_op *op, int i)
 
 	if (i < p->ntok && !t->quoted && isdigit((unsigned char)t->text[0])) {
 		if (sc__parse_int(t->text, 0, 65535, &op->sig) < 0)
-			return fail(p, "ws-close '%s': expected a close code", t->text);
+			return sc__fail(p, "ws-close '%s': expected a close code", t->text);
 		i++;
 		if (i < p->ntok && p->tok[i].quoted)
 			return op_payload(p, op, &p->tok[i]) < 0 ? -1 : i + 1;
@@ -303,15 +283,15 @@ static int ws_send_option(struct parser *p, struct sc_op *op,
 {
 	const char *v;
 
-	if (is_word(t, "text") || is_word(t, "bytes")) {
-		op->ws_kind = is_word(t, "text") ? 1 : 2;
-	} else if ((v = key_value(t, "kind"))) {
+	if (sc__is_word(t, "text") || sc__is_word(t, "bytes")) {
+		op->ws_kind = sc__is_word(t, "text") ? 1 : 2;
+	} else if ((v = sc__key_value(t, "kind"))) {
 		if (strcmp(v, "bad") != 0)
-			return fail(p, "kind=%s: expected text, bytes or kind=bad", v);
+			return sc__fail(p, "kind=%s: expected text, bytes or kind=bad", v);
 		op->ws_kind = 0;
-	} else if (is_word(t, "binary")) {
+	} else if (sc__is_word(t, "binary")) {
 		op->ws_binary = 1;
-	} else if ((v = key_value(t, "binary"))) {
+	} else if ((v = sc__key_value(t, "binary"))) {
 		if (strcmp(v, "true") == 0)
 			op->ws_binary = 1;
 		else if (strcmp(v, "false") == 0)
@@ -321,12 +301,12 @@ static int ws_send_option(struct parser *p, struct sc_op *op,
 		else if (strcmp(v, "bad") == 0)
 			op->ws_binary = 2;
 		else
-			return fail(p, "binary=%s: expected true, false, absent or bad", v);
-	} else if ((v = key_value(t, "fin"))) {
+			return sc__fail(p, "binary=%s: expected true, false, absent or bad", v);
+	} else if ((v = sc__key_value(t, "fin"))) {
 		if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0 && strcmp(v, "bad") != 0)
-			return fail(p, "fin=%s: expected 0, 1 or bad", v);
+			return sc__fail(p, "fin=%s: expected 0, 1 or bad", v);
 		op->ws_fin = v[0] == 'b' ? 2 : v[0] - '0';
-	} else if ((v = key_value(t, "compress"))) {
+	} else if ((v = sc__key_value(t, "compress"))) {
 		if (strcmp(v, "true") == 0)
 			op->ws_no_compress = 0;
 		else if (strcmp(v, "false") == 0)
@@ -334,7 +314,7 @@ static int ws_send_option(struct parser *p, struct sc_op *op,
 		else if (strcmp(v, "bad") == 0)
 			op->ws_no_compress = 2;
 		else
-			return fail(p, "compress=%s: expected true, false or bad", v);
+			return sc__fail(p, "compress=%s: expected true, false or bad", v);
 	} else {
 		return 0;
 	}
@@ -410,23 +390,23 @@ static int op_option(struct parser *p, struct sc_op *op, const struct token *t)
 		if (r != 0)
 			return r < 0 ? -1 : 0;
 	}
-	if (is_word(t, "cb") && (options & OPT_CB)) {
+	if (sc__is_word(t, "cb") && (options & OPT_CB)) {
 		op->cb = 1;
-	} else if ((v = key_value(t, "fill")) && (options & OPT_FILL)) {
+	} else if ((v = sc__key_value(t, "fill")) && (options & OPT_FILL)) {
 		if (strlen(v) != 1)
-			return fail(p, "fill=%s: expected one character", v);
+			return sc__fail(p, "fill=%s: expected one character", v);
 		op->fill = (unsigned char)v[0];
-	} else if ((v = key_value(t, "conn"))) {
-		if (parse_conn(p, v, &op->conn) < 0)
+	} else if ((v = sc__key_value(t, "conn"))) {
+		if (sc__parse_conn(p, v, &op->conn) < 0)
 			return -1;
-	} else if ((options & OPT_HOW) && (is_word(t, "self") || is_word(t, "external"))) {
-		op->external = is_word(t, "external");
-	} else if ((options & OPT_FINAL) && is_word(t, "final")) {
+	} else if ((options & OPT_HOW) && (sc__is_word(t, "self") || sc__is_word(t, "external"))) {
+		op->external = sc__is_word(t, "external");
+	} else if ((options & OPT_FINAL) && sc__is_word(t, "final")) {
 		op->final = 1;
-	} else if ((options & OPT_RESUME) && is_word(t, "resume")) {
+	} else if ((options & OPT_RESUME) && sc__is_word(t, "resume")) {
 		op->resume = 1;
 	} else {
-		return fail(p, "unexpected '%s' after '%s'", t->text, sc_op_name(op->kind));
+		return sc__fail(p, "unexpected '%s' after '%s'", t->text, sc_op_name(op->kind));
 	}
 	return 0;
 }
@@ -456,20 +436,20 @@ static int parse_op(struct parser *p, struct sc_block *b)
 	op.line = p->line;
 	op.conn = -1;
 	op.fill = -1;
-	if (is_word(&t[0], "microtask")) {
+	if (sc__is_word(&t[0], "microtask")) {
 		op.microtask = 1;
 		i++;
 		if (i == n)
-			return fail(p, "'microtask' needs an operation after it");
+			return sc__fail(p, "'microtask' needs an operation after it");
 	}
 	for (size_t k = 0; k < NOPS && !d; k++)
-		if (is_word(&t[i], op_defs[k].name))
+		if (sc__is_word(&t[i], op_defs[k].name))
 			d = &op_defs[k];
 	if (!d) {
 		char names[512];
 
 		name_list(op_defs, NOPS, sizeof(op_defs[0]), names, sizeof(names));
-		return fail(p, "unknown operation '%s' (%s)", t[i].text, names);
+		return sc__fail(p, "unknown operation '%s' (%s)", t[i].text, names);
 	}
 	op.kind = d->kind;
 	i++;
@@ -482,13 +462,13 @@ static int parse_op(struct parser *p, struct sc_block *b)
 		}
 	}
 	if (op.kind == SC_OP_OVERWRITE && op.fill < 0)
-		return fail(p, "'overwrite' needs fill=C, the byte to write over the last write's buffer");
+		return sc__fail(p, "'overwrite' needs fill=C, the byte to write over the last write's buffer");
 	{
 		struct sc_op *slot = sc__grow(&b->ops, &b->nops, sizeof(*slot));
 
 		if (!slot) {
 			free(op.data);
-			return fail(p, "out of memory");
+			return sc__fail(p, "out of memory");
 		}
 		*slot = op;
 	}
@@ -500,11 +480,11 @@ static int parse_op(struct parser *p, struct sc_block *b)
 static int parse_block_conn(struct parser *p, struct sc_block *b, int from)
 {
 	for (int i = from; i < p->ntok; i++) {
-		const char *v = key_value(&p->tok[i], "conn");
+		const char *v = sc__key_value(&p->tok[i], "conn");
 
 		if (!v)
-			return fail(p, "unexpected '%s' (expected conn=K)", p->tok[i].text);
-		if (parse_conn(p, v, &b->conn) < 0)
+			return sc__fail(p, "unexpected '%s' (expected conn=K)", p->tok[i].text);
+		if (sc__parse_conn(p, v, &b->conn) < 0)
 			return -1;
 	}
 	return 0;
@@ -515,7 +495,7 @@ static int open_task(struct parser *p)
 	struct sc_block *b = sc__grow(&p->sc->tasks, &p->sc->ntasks, sizeof(*b));
 
 	if (!b)
-		return fail(p, "out of memory");
+		return sc__fail(p, "out of memory");
 	b->line = p->line;
 	b->conn = 0;
 	p->block = b;
@@ -533,19 +513,19 @@ static int open_handler(struct parser *p)
 	size_t e;
 
 	if (p->ntok < 2)
-		return fail(p, "'on' needs an event: data, eof, drain, finish, close, write-cb, end-cb, request or writable");
+		return sc__fail(p, "'on' needs an event: data, eof, drain, finish, close, write-cb, end-cb, request or writable");
 	for (e = 0; e < SC_EV_COUNT; e++)
-		if (is_word(&p->tok[1], sc_event_names[e]))
+		if (sc__is_word(&p->tok[1], sc_event_names[e]))
 			break;
 	/* The name of the event before it was "eof", kept so that older
 	 * scenarios still run (docs/scenario-language.md, "Handlers"). */
-	if (is_word(&p->tok[1], "end"))
+	if (sc__is_word(&p->tok[1], "end"))
 		e = SC_EV_EOF;
 	if (e == SC_EV_COUNT)
-		return fail(p, "unknown event '%s' (data, eof, drain, finish, close, write-cb, end-cb, request, writable)", p->tok[1].text);
+		return sc__fail(p, "unknown event '%s' (data, eof, drain, finish, close, write-cb, end-cb, request, writable)", p->tok[1].text);
 	b = sc__grow(&p->sc->handlers, &p->sc->nhandlers, sizeof(*b));
 	if (!b)
-		return fail(p, "out of memory");
+		return sc__fail(p, "out of memory");
 	b->line = p->line;
 	b->conn = -1;
 	b->event = (enum sc_event)e;
@@ -553,177 +533,10 @@ static int open_handler(struct parser *p)
 	return parse_block_conn(p, b, 2);
 }
 
-/* POINT: start | task N | done. Returns the index after it or -1. */
-static int parse_point(struct parser *p, int i, struct sc_point *pt)
-{
-	if (i < p->ntok && is_word(&p->tok[i], "start")) {
-		pt->kind = SC_AT_START;
-		return i + 1;
-	}
-	if (i < p->ntok && is_word(&p->tok[i], "done")) {
-		pt->kind = SC_AT_DONE;
-		return i + 1;
-	}
-	if (i + 1 < p->ntok && is_word(&p->tok[i], "bytes")) {
-		pt->kind = SC_AT_BYTES;
-		if (sc__parse_size(p->tok[i + 1].text, SIZE_MAX, &pt->bytes) == -2)
-			return fail(p, "bytes '%s': at most %zu", p->tok[i + 1].text, (size_t)SIZE_MAX);
-		if (sc__parse_size(p->tok[i + 1].text, SIZE_MAX, &pt->bytes) < 0 || pt->bytes == 0)
-			return fail(p, "bytes '%s': expected a byte count from 1 (4096, 8MiB)", p->tok[i + 1].text);
-		return i + 2;
-	}
-	if (i + 1 < p->ntok && is_word(&p->tok[i], "checkpoint")) {
-		pt->kind = SC_AT_CHECKPOINT;
-		if (sc__parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) == -2)
-			return fail(p, "checkpoint '%s': at most %d", p->tok[i + 1].text, INT32_MAX);
-		if (sc__parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) < 0)
-			return fail(p, "checkpoint '%s': expected a checkpoint number from 1", p->tok[i + 1].text);
-		return i + 2;
-	}
-	if (i + 1 < p->ntok && is_word(&p->tok[i], "task")) {
-		pt->kind = SC_AT_TASK;
-		if (sc__parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) == -2)
-			return fail(p, "task '%s': at most %d", p->tok[i + 1].text, INT32_MAX);
-		if (sc__parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) < 0)
-			return fail(p, "task '%s': expected a task number from 1", p->tok[i + 1].text);
-		return i + 2;
-	}
-	return fail(p, "expected a point after 'at': start, task N, checkpoint N, bytes N or done");
-}
-
-static int parse_peer_action(struct parser *p, enum sc_peer_kind kind)
-{
-	struct sc_peer_action a;
-	int i = 2;
-
-	memset(&a, 0, sizeof(a));
-	a.kind = kind;
-	a.line = p->line;
-	a.conn = -1;
-	if (kind == SC_PEER_SEND) {
-		if (i >= p->ntok || !p->tok[i].quoted)
-			return fail(p, "'peer send' needs a \"string\"");
-		a.data = dup_bytes(&p->tok[i]);
-		if (!a.data)
-			return fail(p, "out of memory");
-		a.len = p->tok[i].len;
-		i++;
-	}
-	if (i >= p->ntok || !is_word(&p->tok[i], "at")) {
-		free(a.data);
-		return fail(p, "'peer %s' needs 'at POINT' (start, task N, checkpoint N, bytes N, done)", p->tok[1].text);
-	}
-	i = parse_point(p, i + 1, &a.at);
-	if (i > 0 && kind == SC_PEER_READ && a.at.kind == SC_AT_BYTES) {
-		free(a.data);
-		return fail(p, "'peer read at bytes N' reads nothing new: reads at bytes are continuous");
-	}
-	for (; i > 0 && i < p->ntok; i++) {
-		const char *v = key_value(&p->tok[i], "conn");
-
-		if (!v) {
-			i = fail(p, "unexpected '%s' (expected conn=K)", p->tok[i].text);
-			break;
-		}
-		if (parse_conn(p, v, &a.conn) < 0) {
-			i = -1;
-			break;
-		}
-	}
-	if (i < 0) {
-		free(a.data);
-		return -1;
-	}
-	{
-		struct sc_peer_action *slot = sc__grow(&p->sc->peer, &p->sc->npeer, sizeof(*slot));
-
-		if (!slot) {
-			free(a.data);
-			return fail(p, "out of memory");
-		}
-		*slot = a;
-	}
-	return 0;
-}
-
-/* peer exec [stop=SIG] PROGRAM [ARG...]: the arguments are kept as written;
- * their {name}s are checked by sc_validate, once the transport is known. */
-static int parse_peer_exec(struct parser *p)
-{
-	struct sc_peer_exec *x;
-	const char *v;
-	int i = 2, stop = 0;
-
-	if (p->sc->peer_exec)
-		return fail(p, "'peer exec' is already given on line %d", p->sc->peer_exec->line);
-	if (i < p->ntok && (v = key_value(&p->tok[i], "stop"))) {
-		if ((stop = fi_signal_parse(v)) < 0)
-			return fail(p, "stop=%s: expected a signal name (SIGTERM) or number", v);
-		i++;
-	}
-	if (i == p->ntok)
-		return fail(p, "'peer exec' needs a program: peer exec [stop=SIG] PROGRAM [ARG...]");
-	for (int k = i; k < p->ntok; k++)
-		if (strlen(p->tok[k].text) != p->tok[k].len)
-			return fail(p, "'peer exec': an argument cannot hold a NUL byte");
-	x = calloc(1, sizeof(*x));
-	if (!x || !(x->argv = calloc((size_t)(p->ntok - i) + 1, sizeof(char *)))) {
-		free(x);
-		return fail(p, "out of memory");
-	}
-	p->sc->peer_exec = x;
-	x->line = p->line;
-	x->stop_sig = stop;
-	for (; i < p->ntok; i++)
-		if (!(x->argv[x->argc++] = strdup(p->tok[i].text)))
-			return fail(p, "out of memory");
-	return 0;
-}
-
-static int parse_peer(struct parser *p)
-{
-	const char *w = p->ntok > 1 ? p->tok[1].text : "";
-	int n;
-
-	if (is_word(&p->tok[1], "read")) {
-		if (p->ntok == 3 && is_word(&p->tok[2], "continuous"))
-			return 0;
-		return parse_peer_action(p, SC_PEER_READ);
-	}
-	if (is_word(&p->tok[1], "send"))
-		return parse_peer_action(p, SC_PEER_SEND);
-	if (is_word(&p->tok[1], "exec"))
-		return parse_peer_exec(p);
-	if (is_word(&p->tok[1], "shutdown"))
-		return parse_peer_action(p, SC_PEER_SHUTDOWN);
-	if (is_word(&p->tok[1], "reset"))
-		return parse_peer_action(p, SC_PEER_RESET);
-	if (is_word(&p->tok[1], "rcvbuf")) {
-		if (p->ntok == 3 && sc__parse_int(p->tok[2].text, 1, INT32_MAX, &n) == -2)
-			return fail(p, "'peer rcvbuf %s': at most %d", p->tok[2].text, INT32_MAX);
-		if (p->ntok != 3 || sc__parse_int(p->tok[2].text, 1, INT32_MAX, &n) < 0)
-			return fail(p, "'peer rcvbuf' needs a byte count from 1");
-		p->sc->peer_rcvbuf = n;
-		return 0;
-	}
-	if (is_word(&p->tok[1], "on-eof")) {
-		if (p->ntok == 3 && is_word(&p->tok[2], "close"))
-			p->sc->peer_on_eof = SC_EOF_CLOSE;
-		else if (p->ntok == 3 && is_word(&p->tok[2], "shutdown"))
-			p->sc->peer_on_eof = SC_EOF_SHUTDOWN;
-		else if (p->ntok == 3 && is_word(&p->tok[2], "keep"))
-			p->sc->peer_on_eof = SC_EOF_KEEP;
-		else
-			return fail(p, "'peer on-eof' takes close, shutdown or keep");
-		return 0;
-	}
-	return fail(p, "unknown peer action '%s' (read, send, shutdown, reset, rcvbuf, on-eof, exec)", w);
-}
-
 static int need_args(struct parser *p, int n)
 {
 	if (p->ntok != n + 1)
-		return fail(p, "'%s' takes %d argument%s, got %d", p->tok[0].text,
+		return sc__fail(p, "'%s' takes %d argument%s, got %d", p->tok[0].text,
 			    n, n == 1 ? "" : "s", p->ntok - 1);
 	return 0;
 }
@@ -736,7 +549,7 @@ static int located(struct parser *p, int rc)
 	if (rc == 0)
 		return 0;
 	snprintf(msg, sizeof(msg), "%s", p->err);
-	return fail(p, "%s", msg);
+	return sc__fail(p, "%s", msg);
 }
 
 static int is_marker_name(const char *s)
@@ -747,126 +560,6 @@ static int is_marker_name(const char *s)
 		if (!islower((unsigned char)*s) && !isdigit((unsigned char)*s) && *s != '_')
 			return 0;
 	return 1;
-}
-
-/* Checks one matrix value the way the flag it stands for would. */
-static int check_matrix_value(struct parser *p, const char *key, const char *v)
-{
-	struct scenario scratch;
-	char msg[256];
-	int rc;
-
-	if (strcmp(v, "none") == 0)
-		return 0;
-	memset(&scratch, 0, sizeof(scratch));
-	if (strcmp(key, "clamp") == 0)
-		rc = sc_add_clamp(&scratch, v, p->line, msg, sizeof(msg));
-	else if (strcmp(key, "refuse") == 0)
-		rc = sc_add_refuse(&scratch, v, p->line, msg, sizeof(msg));
-	else if (strcmp(key, "signal") == 0)
-		rc = sc_add_signal(&scratch, v, p->line, msg, sizeof(msg));
-	else if (strcmp(key, "fault") == 0)
-		rc = sc_add_fault(&scratch, v, p->line, msg, sizeof(msg));
-	else
-		rc = sc_set_transport(&scratch, v, p->line, msg, sizeof(msg));
-	for (size_t i = 0; i < scratch.nfaults; i++)
-		free(scratch.faults[i].text);
-	free(scratch.faults);
-	free(scratch.tsignals);
-	return rc < 0 ? fail(p, "matrix %s: %s", key, msg) : 0;
-}
-
-static int parse_matrix(struct parser *p)
-{
-	static const char *keys[] = { "clamp", "refuse", "signal", "fault", "transport" };
-	struct sc_matrix *m;
-	size_t k;
-
-	if (p->ntok < 3)
-		return fail(p, "'matrix' needs a key (clamp, refuse, signal, fault, transport) and at least one value");
-	for (k = 0; k < 5; k++)
-		if (is_word(&p->tok[1], keys[k]))
-			break;
-	if (k == 5)
-		return fail(p, "matrix key '%s': expected clamp, refuse, signal, fault or transport", p->tok[1].text);
-	for (size_t i = 0; i < p->sc->nmatrix; i++)
-		if (strcmp(p->sc->matrix[i].key, keys[k]) == 0)
-			return fail(p, "matrix '%s' is already declared on line %d", keys[k], p->sc->matrix[i].line);
-	for (int i = 2; i < p->ntok; i++)
-		if (check_matrix_value(p, keys[k], p->tok[i].text) < 0)
-			return -1;
-	m = sc__grow(&p->sc->matrix, &p->sc->nmatrix, sizeof(*m));
-	if (!m)
-		return fail(p, "out of memory");
-	snprintf(m->key, sizeof(m->key), "%s", keys[k]);
-	m->line = p->line;
-	m->values = calloc((size_t)p->ntok - 2, sizeof(char *));
-	if (!m->values)
-		return fail(p, "out of memory");
-	for (int i = 2; i < p->ntok; i++) {
-		m->values[m->nvalues] = strdup(p->tok[i].text);
-		if (!m->values[m->nvalues])
-			return fail(p, "out of memory");
-		m->nvalues++;
-	}
-	return 0;
-}
-
-/* The golden sections a must-match legacy run may leave out of the
- * comparison: the ones a strategy changes by design (syscall counts for
- * batching, bytes moved for the queue). */
-static int check_sections(struct parser *p, const char *list)
-{
-	static const char *sections[] = { "syscalls", "queue", "events", "peer", "exit", "faults" };
-	char buf[128], *save = NULL, *tok;
-
-	if (strlen(list) >= sizeof(buf) || !*list)
-		return fail(p, "except=%s: expected SECTION[,SECTION]", list);
-	strcpy(buf, list);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		size_t k;
-
-		for (k = 0; k < sizeof(sections) / sizeof(sections[0]); k++)
-			if (strcmp(tok, sections[k]) == 0)
-				break;
-		if (k == sizeof(sections) / sizeof(sections[0]))
-			return fail(p, "except: unknown section '%s' (syscalls, queue, events, peer, exit, faults)", tok);
-	}
-	return 0;
-}
-
-static int parse_legacy(struct parser *p)
-{
-	char msg[256];
-	struct scenario scratch;
-	int rc;
-
-	const char *except = p->ntok == 4 ? key_value(&p->tok[3], "except") : NULL;
-
-	if ((p->ntok != 3 && !(p->ntok == 4 && except)) ||
-	    (!is_word(&p->tok[2], "must-differ") && !is_word(&p->tok[2], "must-match")))
-		return fail(p, "'legacy' takes NAME=VALUE, must-differ or must-match, and for must-match optionally except=SECTION[,SECTION]");
-	if (except && is_word(&p->tok[2], "must-differ"))
-		return fail(p, "'except=' goes with must-match only");
-	if (except && check_sections(p, except) < 0)
-		return -1;
-	if (p->sc->legacy)
-		return fail(p, "'legacy' is already declared on line %d", p->sc->legacy_line);
-	memset(&scratch, 0, sizeof(scratch));
-	rc = sc_add_variant(&scratch, p->tok[1].text, p->line, msg, sizeof(msg));
-	for (size_t i = 0; i < scratch.nvariants; i++)
-		free(scratch.variants[i].text);
-	free(scratch.variants);
-	if (rc < 0)
-		return fail(p, "legacy: %s", msg);
-	p->sc->legacy = strdup(p->tok[1].text);
-	if (!p->sc->legacy)
-		return fail(p, "out of memory");
-	p->sc->legacy_must_differ = is_word(&p->tok[2], "must-differ");
-	if (except && !(p->sc->legacy_except = strdup(except)))
-		return fail(p, "out of memory");
-	p->sc->legacy_line = p->line;
-	return 0;
 }
 
 /* ---- settings ---------------------------------------------------------- */
@@ -982,13 +675,6 @@ static int set_ws_max_message(struct scenario *sc, const char *arg, int line,
 	return 0;
 }
 
-static int parse_peer_line(struct parser *p)
-{
-	if (p->ntok < 2)
-		return fail(p, "'peer' needs an action");
-	return parse_peer(p);
-}
-
 /*
  * The settings, one line each, in the same form as the operations: the
  * keyword, then either how to apply its one argument (also a command-line
@@ -1013,9 +699,9 @@ static const struct setting_def {
 	{ "allow-half-open", set_half_open, NULL, 0 },
 	{ "http", set_http, NULL, 0 },
 	{ "behaviour", set_behaviour, NULL, 0 },
-	{ "matrix", NULL, parse_matrix, 0 },
-	{ "legacy", NULL, parse_legacy, 0 },
-	{ "peer", NULL, parse_peer_line, 0 },
+	{ "matrix", NULL, sc__parse_matrix, 0 },
+	{ "legacy", NULL, sc__parse_legacy, 0 },
+	{ "peer", NULL, sc__parse_peer_line, 0 },
 	{ "websocket", set_websocket, NULL, 0 },
 	{ "ws-seed", set_ws_seed, NULL, 0 },
 	{ "ws-max-message", set_ws_max_message, NULL, 0 },
@@ -1040,7 +726,7 @@ static int parse_setting(struct parser *p)
 		if (strcmp(p->tok[0].text, setting_defs[k].name) == 0)
 			d = &setting_defs[k];
 	if (!d)
-		return fail(p, "unknown keyword '%s'", p->tok[0].text);
+		return sc__fail(p, "unknown keyword '%s'", p->tok[0].text);
 	if (d->parse)
 		return d->parse(p);
 	if (need_args(p, 1) < 0)
@@ -1058,13 +744,13 @@ static int parse_line(struct parser *p, char *line)
 		return 0;
 	if (indented) {
 		if (!p->block)
-			return fail(p, "an indented operation outside a 'task' or 'on' block");
+			return sc__fail(p, "an indented operation outside a 'task' or 'on' block");
 		return parse_op(p, p->block);
 	}
 	p->block = NULL;
-	if (is_word(&p->tok[0], "task"))
+	if (sc__is_word(&p->tok[0], "task"))
 		return open_task(p);
-	if (is_word(&p->tok[0], "on"))
+	if (sc__is_word(&p->tok[0], "on"))
 		return open_handler(p);
 	return parse_setting(p);
 }

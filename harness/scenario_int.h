@@ -1,6 +1,8 @@
 /*
- * scenario_int.h: what the two files of the scenario parser (scenario.c,
- * settings.c) share, and nothing else includes.
+ * scenario_int.h: what the files of the scenario parser share (scenario.c:
+ * tokens, operations, blocks and settings; scenario_suite.c: the peer's
+ * lines and the suite lines, matrix and legacy; settings.c: the settings a
+ * flag also sets), and nothing else includes.
  */
 #ifndef WIRECHECK_SCENARIO_INT_H
 #define WIRECHECK_SCENARIO_INT_H
@@ -36,6 +38,54 @@ int sc__parse_int(const char *s, int min, int max, int *out);
 struct scenario;
 int sc__set_ws_deflate(struct scenario *sc, const char *arg, int line,
 		       char *err, size_t errlen);
+
+/* One line being parsed: its tokens, where it is, and where a message
+ * goes. */
+#define SC_MAX_TOKENS 32
+
+struct token {
+	char *text;        /* NUL-terminated; unescaped for strings */
+	size_t len;        /* bytes in text (strings may hold NUL) */
+	int quoted;
+};
+
+struct parser {
+	const char *where;
+	int line;
+	char *err;
+	size_t errlen;
+	struct scenario *sc;
+	struct sc_block *block; /* the open block, or NULL */
+	struct token tok[SC_MAX_TOKENS];
+	int ntok;
+};
+
+/* Formats "WHERE:LINE: message" into p->err; returns -1, for
+ * `return sc__fail(p, ...)`. */
+int sc__fail(struct parser *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Whether t is the bare (unquoted) word w. */
+int sc__is_word(const struct token *t, const char *w);
+
+/* The value of an unquoted "key=value" token, or NULL when t is not key=. */
+const char *sc__key_value(const struct token *t, const char *key);
+
+/* A malloc'd copy of a token's len bytes (at least one byte allocated), or
+ * NULL when out of memory. The caller frees it. */
+unsigned char *sc__dup_bytes(const struct token *t);
+
+/* conn=K's K, from 0 to SC_MAX_CONNECTIONS - 1, into *out. Returns 0, or
+ * -1 after a message. */
+int sc__parse_conn(struct parser *p, const char *v, int *out);
+
+/* The whole-line settings of scenario_suite.c: `peer ...`, `matrix KEY
+ * VALUE...` and `legacy NAME=VALUE must-differ|must-match [except=...]`.
+ * Each reads p->tok, adds to p->sc, and returns 0, or -1 after a message
+ * (what it added before failing is freed with the scenario). */
+int sc__parse_peer_line(struct parser *p);
+int sc__parse_matrix(struct parser *p);
+int sc__parse_legacy(struct parser *p);
 
 /* sc_parse with dir (NULL: the current directory) for sc->dir. */
 int sc__parse_in(const char *where, const char *dir, const char *text,
