@@ -15,7 +15,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* POINT: start | task N | done. Returns the index after it or -1. */
+/* The N of "task N" or "checkpoint N" (tokens i and i + 1), from 1, into
+ * *out. Returns the index after it or -1. */
+static int point_number(struct parser *p, const char *what, int i, int *out)
+{
+	const char *v = p->tok[i + 1].text;
+	int rc = sc__parse_int(v, 1, INT32_MAX, out);
+
+	if (rc == -2)
+		return sc__fail(p, "%s '%s': at most %d", what, v, INT32_MAX);
+	if (rc < 0)
+		return sc__fail(p, "%s '%s': expected a %s number from 1", what, v, what);
+	return i + 2;
+}
+
+/* POINT: start | task N | checkpoint N | bytes N | done. Returns the index
+ * after it or -1. */
 static int parse_point(struct parser *p, int i, struct sc_point *pt)
 {
 	if (i < p->ntok && sc__is_word(&p->tok[i], "start")) {
@@ -36,19 +51,11 @@ static int parse_point(struct parser *p, int i, struct sc_point *pt)
 	}
 	if (i + 1 < p->ntok && sc__is_word(&p->tok[i], "checkpoint")) {
 		pt->kind = SC_AT_CHECKPOINT;
-		if (sc__parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) == -2)
-			return sc__fail(p, "checkpoint '%s': at most %d", p->tok[i + 1].text, INT32_MAX);
-		if (sc__parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) < 0)
-			return sc__fail(p, "checkpoint '%s': expected a checkpoint number from 1", p->tok[i + 1].text);
-		return i + 2;
+		return point_number(p, "checkpoint", i, &pt->task);
 	}
 	if (i + 1 < p->ntok && sc__is_word(&p->tok[i], "task")) {
 		pt->kind = SC_AT_TASK;
-		if (sc__parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) == -2)
-			return sc__fail(p, "task '%s': at most %d", p->tok[i + 1].text, INT32_MAX);
-		if (sc__parse_int(p->tok[i + 1].text, 1, INT32_MAX, &pt->task) < 0)
-			return sc__fail(p, "task '%s': expected a task number from 1", p->tok[i + 1].text);
-		return i + 2;
+		return point_number(p, "task", i, &pt->task);
 	}
 	return sc__fail(p, "expected a point after 'at': start, task N, checkpoint N, bytes N or done");
 }

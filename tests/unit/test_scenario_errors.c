@@ -156,6 +156,9 @@ static void test_error_peer(void **state)
 	expect_error("peer shutdown at task\n", 1, "expected a point after 'at'");
 	expect_error("peer read at task 0\n", 1, "task '0'", "task number from 1");
 	expect_error("peer read at task x\n", 1, "task 'x'", "task number from 1");
+	expect_error("peer read at checkpoint 0\n", 1, "checkpoint '0'", "checkpoint number from 1");
+	expect_error("peer read at checkpoint 99999999999\n", 1, "checkpoint '99999999999'", "at most 2147483647");
+	expect_error("peer read at task 99999999999\n", 1, "task '99999999999'", "at most 2147483647");
 	expect_error("peer shutdown at done now\n", 1, "unexpected 'now'", "conn=K");
 	expect_error("peer reset at start conn=x\n", 1, "conn=x", "connection index");
 	expect_error("peer reset at start conn=1024\n", 1, "conn=1024", "at most 1023");
