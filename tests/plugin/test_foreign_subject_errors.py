@@ -1,0 +1,137 @@
+"""A foreign subject of one's own (--wirecheck-subject PATH) that goes wrong,
+and its differences file's mistakes (docs/subjects.md).
+
+What is asserted, and why it can fail:
+- a subject that crashed, was killed or stopped with a fatal error, where
+  the reference stack ends cleanly, fails its item saying so, with the
+  subject's stderr, and proposes no REASON line (before: the plugin threw
+  wirecheck's stderr away and asked for the crash to be recorded as an
+  `exit` difference);
+- every failure of a foreign item shows wirecheck's stderr as a section;
+- a `wirecheck run` whose stdout is not JSON fails the item with a message,
+  not a JSONDecodeError traceback.
+"""
+import os
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def wirecheck_path() -> Path:
+    return Path(os.environ.get("WIRECHECK_BIN") or REPO / "build" / "bin" / "wirecheck")
+
+OWN = """
+behaviour batching
+peer read at checkpoint 1
+task
+  write "first\\n"
+  write "second\\n"
+  checkpoint
+  end
+"""
+
+# Reads the script (fd 3) up to its end, then does BODY.
+SUBJECT = """#!/usr/bin/python3
+import os, signal, sys
+d = b""
+while not d.endswith(b"run\\n"):
+    chunk = os.read(3, 65536)
+    if not chunk:
+        break
+    d += chunk
+{body}
+"""
+
+
+def subject(tmp: Path, name: str, body: str) -> Path:
+    p = tmp / f"{name}.py"
+    p.write_text(SUBJECT.format(body=textwrap.dedent(body).strip()))
+    p.chmod(0o755)
+    return p
+
+
+def own_suite(suite):
+    suite.scenario("writes", OWN)
+    (suite.path / "s" / "subjects").mkdir()
+    suite.update("s/writes.wcs")
+
+
+def failure_text(res) -> str:
+    out = res.stdout.str()
+    assert res.ret == 1, out
+    return out
+
+
+def test_a_subject_that_exits_with_an_error_is_not_a_difference(suite):
+    own_suite(suite)
+    crash = subject(suite.path, "crash", 'raise RuntimeError("my stack blew up")')
+    out = failure_text(suite.run("s/writes.wcs", "--wirecheck-subject", crash))
+    assert "subject crash exited with status 1" in out, out
+    assert "ends the scenario cleanly" in out and "not a difference to record" in out, out
+    # the subject's own traceback, through wirecheck's stderr
+    assert "RuntimeError: my stack blew up" in out, out
+    assert "REASON" not in out and "does not explain" not in out, out
+
+
+def test_a_subject_killed_by_a_signal_is_reported_with_it(suite):
+    own_suite(suite)
+    abort = subject(suite.path, "abort", 'sys.stderr.write("about to abort\\n"); sys.stderr.flush(); os.abort()')
+    out = failure_text(suite.run("s/writes.wcs", "--wirecheck-subject", abort))
+    assert "subject abort was killed by SIGABRT" in out, out
+    assert "about to abort" in out, out
+    assert "REASON" not in out, out
+
+
+def test_a_subject_fatal_error_is_reported_with_its_message(suite):
+    own_suite(suite)
+    fatal = subject(suite.path, "fatal", """
+        os.write(4, b"fatal my stack could not create its epoll instance\\n")
+        os._exit(2)
+    """)
+    out = failure_text(suite.run("s/writes.wcs", "--wirecheck-subject", fatal))
+    assert ("subject fatal stopped with a fatal error: my stack could not create its "
+            "epoll instance") in out, out
+    assert "REASON" not in out, out
+
+
+def test_every_failure_of_a_foreign_item_shows_wirecheck_stderr(suite, tmp_path):
+    # A subject that runs the scenario as the reference stack does (it is
+    # the reference stack, behind a wrapper that talks on stderr); its
+    # differences file lists a difference the run does not show: the item
+    # fails as stale, and the section shows what the subject said.
+    own_suite(suite)
+    wrapper = suite.path / "mine.sh"
+    wrapper.write_text("#!/bin/sh\necho 'hello from my stack' >&2\n"
+                       f"exec {wirecheck_path().parent / 'refstack-subject'} \"$@\"\n")
+    wrapper.chmod(0o755)
+    (suite.path / "s" / "subjects" / "mine.differences").write_text(
+        "writes exit 000000000000 a difference it does not show\n")
+    out = failure_text(suite.run("s/writes.wcs", "--wirecheck-subject", wrapper))
+    assert "no longer shows" in out, out
+    assert "wirecheck stderr" in out and "hello from my stack" in out, out
+
+
+def test_a_trace_that_is_not_json_fails_the_item_with_a_message(suite):
+    # A wirecheck whose `run` prints something else than a trace on stdout
+    # (a subject writing on the harness's stdout did that): the other
+    # commands are the real binary's.
+    own_suite(suite)
+    fake = suite.path / "fake-wirecheck"
+    fake.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        if [ "$1" = run ]; then
+            echo 'I do not speak the protocol'
+            echo 'wirecheck run: warning: something about the subject' >&2
+            exit 0
+        fi
+        exec {wirecheck_path()} "$@"
+        """))
+    fake.chmod(0o755)
+    mine = subject(suite.path, "mine", "pass")
+    out = failure_text(suite.run("s/writes.wcs", "--wirecheck-subject", mine,
+                                 f"--wirecheck-bin={fake}"))
+    assert "wirecheck run's stdout is not a JSON trace" in out, out
+    assert "'I do not speak the protocol'" in out, out
+    assert "warning: something about the subject" in out, out
+    assert "JSONDecodeError" not in out and "Traceback" not in out, out
