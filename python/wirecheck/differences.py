@@ -27,7 +27,8 @@ Its lines:
   that field equals the golden (the order of the subject's loop varies), so
   a run without it is not a stale entry.
 - REASON is the name of a `reason` line, several names joined by `+`, or
-  the reason's text itself.
+  the reason's text itself when it has a space: one word that names no
+  `reason` line (a misspelt name) is an error, as is a `+` list with one.
 
 A difference the file does not list fails the item, and so does an entry of
 the item's scenario that the run no longer shows, unless it is marked `?`
@@ -110,10 +111,16 @@ def parse(text: str, path: Path) -> Differences:
                                    f"and ? after it for a difference some runs do not show")
         pending.append((scen, fld, fp, reason, no, sometimes))
     for scen, fld, fp, reason, no, sometimes in pending:
-        names = reason.split("+")
-        if len(names) > 1 and all(n in reasons for n in names):
+        if not any(c.isspace() for c in reason):
+            # names, not a text: each must be a reason line's
+            names = reason.split("+")
+            unknown = [n for n in names if n not in reasons]
+            if unknown:
+                raise DifferencesError(
+                    f"{path}:{no}: no reason named '{unknown[0]}' (a REASON of one word names "
+                    f"a 'reason NAME TEXT' line; a text of its own has spaces)")
             reason = " Also: ".join(reasons[n] for n in names)
-        out.entries.append(Entry(scen, fld, fp, reasons.get(reason, reason), no, sometimes))
+        out.entries.append(Entry(scen, fld, fp, reason, no, sometimes))
     return out
 
 

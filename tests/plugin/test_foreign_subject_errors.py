@@ -15,6 +15,8 @@ import os
 import textwrap
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -135,3 +137,44 @@ def test_a_trace_that_is_not_json_fails_the_item_with_a_message(suite):
     assert "'I do not speak the protocol'" in out, out
     assert "warning: something about the subject" in out, out
     assert "JSONDecodeError" not in out and "Traceback" not in out, out
+
+
+# ------------------------------------------------- the differences file
+
+def differences():
+    import sys
+    sys.path.insert(0, str(REPO / "python"))
+    from wirecheck import differences as D
+    return D
+
+
+REASONS = ("reason send-per-write each write goes to the kernel in its call\n"
+           "reason own-queue the queue is the stack's own\n")
+
+
+def test_a_misspelt_reason_name_is_an_error_with_its_line(tmp_path):
+    D = differences()
+    path = tmp_path / "mine.differences"
+    # one word naming no reason line: a typo, not the reason's text
+    with pytest.raises(D.DifferencesError) as e:
+        D.parse(REASONS + "a/b peer 0123456789ab send-per-wirte\n", path)
+    assert str(e.value).startswith(f"{path}:3: no reason named 'send-per-wirte'"), e.value
+    # a + list with one unknown name (it was taken for the text itself)
+    with pytest.raises(D.DifferencesError) as e:
+        D.parse(REASONS + "\n# c\na/b peer 0123456789ab own-queue+send-per-wirte\n", path)
+    assert str(e.value).startswith(f"{path}:5: no reason named 'send-per-wirte'"), e.value
+    # names that exist, and a text of its own (it has spaces), are reasons
+    t = D.parse(REASONS + "a/b peer 0123456789ab send-per-write+own-queue\n"
+                          "a/b events * the stack closes a task later\n"
+                          "a/b queue * own-queue\n", path)
+    assert [e.reason for e in t.entries] == [
+        "each write goes to the kernel in its call Also: the queue is the stack's own",
+        "the stack closes a task later", "the queue is the stack's own"]
+
+
+def test_the_bundled_differences_files_name_their_reasons():
+    D = differences()
+    files = sorted((REPO / "scenarios" / "subjects").glob("*.differences"))
+    assert files
+    for f in files:
+        assert D.load(f).entries, f
