@@ -15,7 +15,8 @@ Its lines:
 
 - SCENARIO is the scenario's path below the folder that holds `subjects/`,
   without `.wcs`, and its matrix profile after `::` when it has one
-  (`queue/end-large::clamp=7`); `*` is every scenario.
+  (`queue/end-large::clamp=7`); `*` is every scenario. check_scenarios()
+  says which entries name no scenario or profile (the plugin runs it).
 - FIELD is a section of the golden: exit, faults, peer (peer.cK with
   several connections), events, syscalls, syscalls.fired (the calls a
   rule changed), queue.
@@ -40,7 +41,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from . import golden as G
 
@@ -129,6 +130,38 @@ def load(path: Path) -> Differences:
         return parse(path.read_text(), path)
     except FileNotFoundError:
         return Differences(path)
+
+
+def check_scenarios(table: Differences, profiles_of: Callable[[Path], Optional[list]]) -> None:
+    """Raises DifferencesError ("FILE:LINE: no scenario ..." / "no profile
+    ...") for the first entry whose SCENARIO names no SCENARIO.wcs below
+    the folder that holds subjects/, or whose ::PROFILE is not one of that
+    scenario's matrix profiles, or that names no profile of a scenario that
+    has a matrix (its key never matches an item). profiles_of(wcs) gives a
+    scenario's profile ids ("" alone without a matrix), or None when it
+    cannot be read (its collection reports that): its profile is not
+    checked then. `*` is every scenario, and is not checked."""
+    root = table.path.parent.parent
+    for e in table.entries:
+        if e.scenario == "*":
+            continue
+        name, _, profile = e.scenario.partition("::")
+        wcs = root / f"{name}.wcs"
+        where = f"{table.path}:{e.line}"
+        if not name or name.startswith("/") or not wcs.is_file():
+            raise DifferencesError(f"{where}: no scenario '{name}' (no {name}.wcs below {root})")
+        ids = profiles_of(wcs)
+        if ids is None or profile in ids:
+            continue
+        shown = ", ".join(ids)
+        if not profile:
+            raise DifferencesError(f"{where}: no profile given for scenario '{name}', whose "
+                                   f"matrix has the profiles {shown}: write {name}::PROFILE")
+        if ids == [""]:
+            raise DifferencesError(f"{where}: no profile '{profile}': scenario '{name}' has no "
+                                   f"matrix (write {name} alone)")
+        raise DifferencesError(f"{where}: no profile '{profile}' in scenario '{name}' "
+                               f"(its profiles: {shown})")
 
 
 def find_file(scenario: Path, subject: str) -> tuple[Path, str]:

@@ -459,11 +459,13 @@ def _profile_ids(wcs: Path, st: _State) -> Optional[list]:
 
 
 def _differences(path: Path, st: _State) -> D.Differences:
-    """A subject's differences file, read once per process."""
+    """A subject's differences file, read and checked once per process:
+    each entry must name an existing scenario and one of its profiles."""
     key = str(path)
     if key not in st.tables:
         try:
             table = D.load(path)
+            D.check_scenarios(table, lambda wcs: _profile_ids(wcs, st))
             st.tables[key] = table
         except D.DifferencesError as e:
             st.tables[key] = e

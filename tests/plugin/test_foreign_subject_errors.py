@@ -178,3 +178,53 @@ def test_the_bundled_differences_files_name_their_reasons():
     assert files
     for f in files:
         assert D.load(f).entries, f
+
+
+MATRIX = """
+behaviour queue
+matrix clamp 7 4096
+task
+  write 100
+  end
+"""
+
+
+def test_a_misspelt_scenario_or_profile_in_the_differences_file_is_reported(suite):
+    # Before, an entry of a scenario that never runs was never looked at:
+    # 'batching/several-write' or '::clamp=8' explained nothing, silently.
+    own_suite(suite)
+    suite.scenario("big", MATRIX, folder="s/queue")
+    mine = subject(suite.path, "mine", 'raise SystemExit("not run: the file is checked first")')
+    diffs = suite.path / "s" / "subjects" / "mine.differences"
+    cases = [("writ exit * why\n", "mine.differences:2: no scenario 'writ' (no writ.wcs below"),
+             ("queue/big::clamp=8 exit * why\n",
+              "mine.differences:2: no profile 'clamp=8' in scenario 'queue/big' "
+              "(its profiles: clamp=7, clamp=4096)"),
+             ("queue/big exit * why\n",
+              "mine.differences:2: no profile given for scenario 'queue/big'"),
+             ("writes::clamp=7 exit * why\n",
+              "mine.differences:2: no profile 'clamp=7': scenario 'writes' has no matrix")]
+    for line, message in cases:
+        diffs.write_text("reason why a reason\n" + line)
+        out = failure_text(suite.run("s/writes.wcs", "--wirecheck-subject", mine))
+        assert "the differences file cannot be read" in out and message in out, (line, out)
+        assert "not run" not in out, out
+    # Entries that name what exists (and `*`) pass the check: the subject runs.
+    diffs.write_text("reason why a reason\nwrites peer * why\nqueue/big::clamp=7 exit * why\n"
+                     "* queue * why\n")
+    out = failure_text(suite.run("s/writes.wcs", "--wirecheck-subject", mine))
+    assert "cannot be read" not in out and "not run: the file is checked first" in out, out
+
+
+def test_the_bundled_differences_files_name_existing_scenarios_and_profiles():
+    D = differences()
+    from wirecheck import runner
+    binary = wirecheck_path()
+    if not binary.exists():
+        pytest.skip(f"{binary} is not built")
+
+    def profiles_of(wcs):
+        return [p.id for p in runner.profiles(runner.check(str(wcs), binary))]
+
+    for f in sorted((REPO / "scenarios" / "subjects").glob("*.differences")):
+        D.check_scenarios(D.load(f), profiles_of)
