@@ -166,17 +166,17 @@ def check_scenarios(table: Differences, profiles_of: Callable[[Path], Optional[l
 
 def find_file(scenario: Path, subject: str) -> tuple[Path, str]:
     """The differences file of a subject for a scenario: subjects/NAME.differences
-    in the scenario's folder or the nearest parent that has one (else the
-    scenario's own folder), and the scenario's key below that parent."""
+    in the scenario's folder or the nearest parent that has one; else (the
+    file does not exist yet) in the nearest folder that has a subjects/
+    folder, the other subjects' files' (else the scenario's own folder);
+    and the scenario's key below that folder."""
     scenario = scenario.resolve()
     name = f"{subject}.differences"
-    for parent in scenario.parents:
-        candidate = parent / "subjects" / name
-        if candidate.is_file():
-            break
-    else:
-        parent = scenario.parent
-        candidate = parent / "subjects" / name
+    parents = scenario.parents
+    parent = next((p for p in parents if (p / "subjects" / name).is_file()), None)
+    if parent is None:
+        parent = next((p for p in parents if (p / "subjects").is_dir()), scenario.parent)
+    candidate = parent / "subjects" / name
     key = scenario.relative_to(parent).with_suffix("").as_posix()
     return candidate, key
 

@@ -228,3 +228,44 @@ def test_the_bundled_differences_files_name_existing_scenarios_and_profiles():
 
     for f in sorted((REPO / "scenarios" / "subjects").glob("*.differences")):
         D.check_scenarios(D.load(f), profiles_of)
+
+
+def test_without_a_differences_file_the_nearest_subjects_folder_is_proposed(tmp_path):
+    D = differences()
+    root = tmp_path / "scenarios"
+    (root / "subjects").mkdir(parents=True)
+    (root / "subjects" / "other.differences").write_text("")
+    (root / "batching").mkdir()
+    wcs = root / "batching" / "x.wcs"
+    wcs.write_text("")
+    # Before: batching/subjects/mine.differences, key 'x', though the suite
+    # keeps its files in scenarios/subjects/.
+    assert D.find_file(wcs, "mine") == (root / "subjects" / "mine.differences", "batching/x")
+    # A subject's existing file wins over a nearer subjects/ folder without it.
+    (root / "batching" / "subjects").mkdir()
+    (root / "subjects" / "mine.differences").write_text("")
+    assert D.find_file(wcs, "mine") == (root / "subjects" / "mine.differences", "batching/x")
+    assert D.find_file(wcs, "new") == (root / "batching" / "subjects" / "new.differences", "x")
+    # No subjects/ folder anywhere: the scenario's own folder.
+    lone = tmp_path / "lone" / "y.wcs"
+    lone.parent.mkdir()
+    lone.write_text("")
+    assert D.find_file(lone, "mine") == (lone.parent / "subjects" / "mine.differences", "y")
+
+
+def test_the_plugin_asks_for_the_file_in_the_nearest_subjects_folder(suite):
+    # The golden of a scenario that sent other bytes (written by the
+    # reference stack), then the scenario as it is now: the reference stack
+    # behind a wrapper, as a foreign subject, differs in its peer bytes.
+    own_suite(suite)
+    suite.scenario("x", OWN.replace("first", "FIRST"), folder="s/batching")
+    suite.update("s/batching/x.wcs")
+    suite.scenario("x", OWN, folder="s/batching")
+    wrapper = suite.path / "mine.sh"
+    wrapper.write_text(f"#!/bin/sh\nexec {wirecheck_path().parent / 'refstack-subject'} \"$@\"\n")
+    wrapper.chmod(0o755)
+    out = failure_text(suite.run("s/batching/x.wcs", "--wirecheck-subject", wrapper))
+    assert ("in a way s/subjects/mine.differences does not explain (there is no such file "
+            "yet: create it)") in out, out
+    assert [l.split()[:2] for l in out.splitlines() if l.strip().endswith(" REASON")] == \
+        [["batching/x", "peer"]], out
