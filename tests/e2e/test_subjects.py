@@ -382,3 +382,44 @@ def test_a_child_left_holding_the_event_pipe_does_not_hold_the_run(wc, tmp_path)
                 os.kill(int(pidfile.read_text()), 9)
             except (ProcessLookupError, ValueError):
                 pass
+
+
+def bench_subjects():
+    """bench/subjects.py as a module (it is a script, not a package's)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_subjects_script",
+                                                  REPO / "bench" / "subjects.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_bench_propose_takes_a_subject_path_and_its_preload(node, monkeypatch, capsys):
+    # A user's subject is a PATH (here node's program itself, run as a
+    # program of one's own): --propose refused it ('invalid choice'), and
+    # had no way to preload the gate, as --wirecheck-subject-preload does.
+    bench = bench_subjects()
+    monkeypatch.setattr(bench, "scenarios",
+                        lambda root: [root / "batching" / "several-writes.wcs"])
+    program = subject_path("node")
+
+    def propose(*flags):
+        monkeypatch.setattr(sys, "argv", ["subjects.py", "--propose", str(program), "-q",
+                                          "--wirecheck-bin", str(wirecheck_path()), *flags])
+        assert bench.main() == 0
+        return {l.split()[1]: l.split() for l in capsys.readouterr().out.splitlines() if l}
+
+    plain, preloaded = propose(), propose("--subject-preload")
+    # keys below the folder that holds subjects/ (scenarios/), as the plugin's
+    for lines in (plain, preloaded):
+        assert {l[0] for l in lines.values()} == {"batching/several-writes"}, lines
+        assert all(l[3] == "REASON" for l in lines.values())
+    # node-subject.differences does not exist: the peer (19 bytes at the
+    # checkpoint) is a difference in both; the syscalls are counted only with
+    # the gate preloaded, so their values (fingerprints) differ.
+    assert plain["peer"] == preloaded["peer"]
+    assert plain["syscalls"][2] != preloaded["syscalls"][2], (plain, preloaded)
+    monkeypatch.setattr(sys, "argv", ["subjects.py", "--propose", "no/such/subject"])
+    with pytest.raises(SystemExit):
+        bench.main()
+    assert "no/such/subject: not a subject" in capsys.readouterr().err
