@@ -269,3 +269,28 @@ def test_the_plugin_asks_for_the_file_in_the_nearest_subjects_folder(suite):
             "yet: create it)") in out, out
     assert [l.split()[:2] for l in out.splitlines() if l.strip().endswith(" REASON")] == \
         [["batching/x", "peer"]], out
+
+
+def test_the_ci_workflow_installs_the_peers_of_the_bundled_scenarios():
+    # docs/ci.md's workflow could not collect the chunked/ and ws/ scenarios
+    # ("peer exec: no program 'curl'"), and their Python peers import h11
+    # and websockets, which it did not install either.
+    import re
+    import sys
+    text = (REPO / "docs" / "ci.md").read_text()
+    m = re.search(r"apt-get install (.*?)\n\n", text, re.S)
+    installed = {w for w in m.group(1).replace("\\", " ").split() if not w.startswith("-")}
+    needed = set()
+    for wcs in (REPO / "scenarios").glob("*/*.wcs"):
+        for line in wcs.read_text().splitlines():
+            if not line.startswith("peer exec "):
+                continue
+            program = line.split()[2]
+            if Path(program).name.startswith("python3"):
+                for names in re.findall(r"(?:^|\\n|\")import ([\w, ]+)", line):
+                    needed |= {f"python3-{n.strip()}" for n in names.split(",")
+                               if n.strip() not in sys.stdlib_module_names}
+            else:
+                needed.add(Path(program).name)
+    assert {"curl", "python3-h11", "python3-websockets"} <= needed, needed
+    assert needed <= installed, f"docs/ci.md's workflow does not install {needed - installed}"
