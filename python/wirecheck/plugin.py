@@ -671,8 +671,8 @@ class ScenarioItem(pytest.Item):
                 f"subject {st.foreign} differs from the golden {_shown(self.golden_path)} in a way "
                 f"{_shown(path)} does not explain"
                 + ("" if path.exists() else " (there is no such file yet: create it)")
-                + f".\nRead the difference, then add a line "
-                f"with its reason:\n" + "\n".join(f"  {l}" for l in lines) + "\n\n"
+                + ".\nRead the difference, then add a line "
+                "with its reason:\n" + "\n".join(f"  {l}" for l in lines) + "\n\n"
                 + G.report(d for d, _, _ in verdict.unexplained))
         if verdict.stale:
             problems.append(
