@@ -7,6 +7,9 @@
     bench/subjects.py --propose node       the differences-file lines of every
                                            unexplained difference, for a person
                                            to review and give a reason
+    bench/subjects.py --propose PATH [--subject-preload]
+                                           the same for a subject program of
+                                           one's own (docs/subjects.md)
     bench/subjects.py --sends              writing calls for N x write(128 B) in
                                            one task, N = 1, 16, 256, on each subject
     bench/subjects.py --claims             the seeds' two claims on the installed
@@ -15,8 +18,9 @@
                                            end before the poll change
     bench/subjects.py --json               all of it, as JSON (the report's section)
 
-Subjects: node, libuv, bun (subjects/node/subject.js run by Bun), and
-node-upgrade, bun-upgrade: the same programs with every connection the
+Subjects: node, libuv, bun (subjects/node/subject.js run by Bun), a
+subject program's PATH (its differences file is subjects/STEM.differences,
+as the pytest plugin's), and node-upgrade, bun-upgrade: the same programs with every connection the
 socket a node:http server hands to its 'upgrade' listener (the shape of the
 batching seed, oven-sh/bun#45246). On those the gate also counts the read of
 the Upgrade request and the send of the 101 (one writing call).
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -66,9 +71,29 @@ def total(sys_counts: dict) -> int:
     return sum(v for k, v in sys_counts.items() if "." not in k)
 
 
+def is_path(subject: str) -> bool:
+    """A subject program's PATH rather than a subject's name."""
+    return subject not in SUBJECTS and subject != "refstack"
+
+
+def subject_name(subject: str) -> str:
+    """The name of a subject's differences file: a PATH's stem (as the
+    pytest plugin names it)."""
+    return Path(subject).stem if is_path(subject) else subject
+
+
+def run_flags(subject: str, extra=()) -> list:
+    """`wirecheck run`'s flags for a subject; extra (--subject-preload) is
+    for a PATH only."""
+    return ["--subject", subject, *(extra if is_path(subject) else ())]
+
+
 def available(subject: str, binary: Path) -> bool:
     """Built beside wirecheck (NAME-upgrade: NAME's program, handed-off
-    sockets), and for bun the runtime installed (subjects/bun/subject.sh)."""
+    sockets), and for bun the runtime installed (subjects/bun/subject.sh);
+    a PATH is checked by main()."""
+    if is_path(subject):
+        return True
     base = subject.removesuffix("-upgrade")
     if not (binary.parent / f"{base}-subject").exists():
         return False
@@ -78,15 +103,16 @@ def available(subject: str, binary: Path) -> bool:
 def bun_binary():
     """The Bun that bun-subject runs: $WIRECHECK_BUN, else the one
     scripts/setup.sh installs; None when neither is there."""
-    import os
     path = Path(os.environ.get("WIRECHECK_BUN") or
                 REPO / "third_party/bun/node_modules/@oven/bun-linux-x64/bin/bun")
     return path if path.is_file() and os.access(path, os.X_OK) else None
 
 
-def compare_all(subjects, binary: Path, log) -> dict:
+def compare_all(subjects, binary: Path, log, extra=()) -> dict:
     """Every scenario profile on every subject: rows, per-subject totals, and
-    the unexplained differences as differences-file lines."""
+    the unexplained differences as differences-file lines (their keys below
+    the folder that holds subjects/, as the plugin's). extra: more `run`
+    flags (--subject-preload)."""
     rows, proposals = [], {s: [] for s in subjects}
     totals = {s: {"runs": 0, "bytes_equal": 0, "reads_equal": 0, "events_equal": 0, "skipped": 0,
                   "unexplained": 0} for s in subjects}
@@ -95,11 +121,11 @@ def compare_all(subjects, binary: Path, log) -> dict:
         for profile in runner.profiles(meta):
             golden = G.load(G.golden_path(path, profile.golden_suffix))
             for subject in subjects:
-                dfile, key = D.find_file(path, subject)
+                dfile, key = D.find_file(path, subject_name(subject))
                 if profile.id:
                     key += "::" + profile.id
                 log(f"{subject} {key}")
-                trace = runner.run(str(path), list(profile.flags) + ["--subject", subject],
+                trace = runner.run(str(path), list(profile.flags) + run_flags(subject, extra),
                                    binary=binary)
                 err = (trace.get("exit") or {}).get("error") or ""
                 st = totals[subject]
@@ -139,7 +165,7 @@ def compare_all(subjects, binary: Path, log) -> dict:
     return {"rows": rows, "totals": totals, "proposals": proposals}
 
 
-def sends(subjects, binary: Path, log) -> list[dict]:
+def sends(subjects, binary: Path, log, extra=()) -> list[dict]:
     """Writing calls for N x write(128 B) and an end in one task."""
     out = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -149,7 +175,7 @@ def sends(subjects, binary: Path, log) -> list[dict]:
             row = {"writes": n, "bytes": 128 * n}
             for s in subjects:
                 log(f"sends {s} N={n}")
-                t = runner.run(str(wcs), ["--subject", s], binary=binary)
+                t = runner.run(str(wcs), run_flags(s, extra), binary=binary)
                 sc = t["syscalls"]
                 row[s] = {"writing_calls": writes(sc),
                           "by_kind": {k: sc[k] for k in WRITING if sc.get(k)},
@@ -342,10 +368,14 @@ def print_sends(rows: list[dict], subjects) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--subject", action="append", choices=SUBJECTS,
-                    help="node or libuv (default: both, those that are built)")
-    ap.add_argument("--propose", metavar="SUBJECT", choices=SUBJECTS,
+    ap.add_argument("--subject", action="append", metavar="NAME|PATH",
+                    help=f"{', '.join(SUBJECTS)} or a subject program's PATH "
+                         "(default: every named one that is built)")
+    ap.add_argument("--propose", metavar="NAME|PATH",
                     help="print the unexplained differences as differences-file lines")
+    ap.add_argument("--subject-preload", action="store_true",
+                    help="run the subject PATH with the gate preloaded (wirecheck run "
+                         "--subject-preload; the pytest plugin's --wirecheck-subject-preload)")
     ap.add_argument("--sends", action="store_true", help="only the N x write(128 B) figure")
     ap.add_argument("--claims", action="store_true",
                     help="only the seeds' two claims (batching on a handed-off socket, end "
@@ -361,6 +391,15 @@ def main() -> int:
             print(f"subjects: {msg}", file=sys.stderr, flush=True)
 
     wanted = [a.propose] if a.propose else (a.subject or list(SUBJECTS))
+    for i, s in enumerate(wanted):
+        if is_path(s):
+            path = Path(s).resolve()
+            if not (path.is_file() and os.access(path, os.X_OK)):
+                ap.error(f"{s}: not a subject ({', '.join(SUBJECTS)}) nor an executable")
+            wanted[i] = str(path)
+    if a.subject_preload and not any(is_path(s) for s in wanted):
+        ap.error("--subject-preload is for a subject PATH")
+    extra = ["--subject-preload"] if a.subject_preload else []
     subjects = [s for s in wanted if available(s, binary)]
     missing = [s for s in wanted if s not in subjects]
     for s in missing:
@@ -368,19 +407,19 @@ def main() -> int:
     if a.propose:
         if not subjects:
             return 2
-        print("\n".join(compare_all(subjects, binary, log)["proposals"][a.propose]))
+        print("\n".join(compare_all(subjects, binary, log, extra)["proposals"][subjects[0]]))
         return 0
     if a.sends:
-        print_sends(sends(["refstack"] + subjects, binary, log), ["refstack"] + subjects)
+        print_sends(sends(["refstack"] + subjects, binary, log, extra), ["refstack"] + subjects)
         return 0
     if a.claims:
         print_claims(claims(subjects, binary, log))
         return 0
-    result = compare_all(subjects, binary, log)
+    result = compare_all(subjects, binary, log, extra)
     if a.json:
         json.dump({"command": [sys.argv[0], *sys.argv[1:]], "subjects": subjects,
                    "missing": missing, "rows": result["rows"], "totals": result["totals"],
-                   "sends": sends(["refstack"] + subjects, binary, log),
+                   "sends": sends(["refstack"] + subjects, binary, log, extra),
                    "claims": claims(subjects, binary, log),
                    "runtimes": runtimes(subjects)},
                   sys.stdout, indent=1, sort_keys=True)

@@ -15,7 +15,8 @@ Its lines:
 
 - SCENARIO is the scenario's path below the folder that holds `subjects/`,
   without `.wcs`, and its matrix profile after `::` when it has one
-  (`queue/end-large::clamp=7`); `*` is every scenario.
+  (`queue/end-large::clamp=7`); `*` is every scenario. check_scenarios()
+  says which entries name no scenario or profile (the plugin runs it).
 - FIELD is a section of the golden: exit, faults, peer (peer.cK with
   several connections), events, syscalls, syscalls.fired (the calls a
   rule changed), queue.
@@ -27,7 +28,8 @@ Its lines:
   that field equals the golden (the order of the subject's loop varies), so
   a run without it is not a stale entry.
 - REASON is the name of a `reason` line, several names joined by `+`, or
-  the reason's text itself.
+  the reason's text itself when it has a space: one word that names no
+  `reason` line (a misspelt name) is an error, as is a `+` list with one.
 
 A difference the file does not list fails the item, and so does an entry of
 the item's scenario that the run no longer shows, unless it is marked `?`
@@ -39,7 +41,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from . import golden as G
 
@@ -110,10 +112,16 @@ def parse(text: str, path: Path) -> Differences:
                                    f"and ? after it for a difference some runs do not show")
         pending.append((scen, fld, fp, reason, no, sometimes))
     for scen, fld, fp, reason, no, sometimes in pending:
-        names = reason.split("+")
-        if len(names) > 1 and all(n in reasons for n in names):
+        if not any(c.isspace() for c in reason):
+            # names, not a text: each must be a reason line's
+            names = reason.split("+")
+            unknown = [n for n in names if n not in reasons]
+            if unknown:
+                raise DifferencesError(
+                    f"{path}:{no}: no reason named '{unknown[0]}' (a REASON of one word names "
+                    f"a 'reason NAME TEXT' line; a text of its own has spaces)")
             reason = " Also: ".join(reasons[n] for n in names)
-        out.entries.append(Entry(scen, fld, fp, reasons.get(reason, reason), no, sometimes))
+        out.entries.append(Entry(scen, fld, fp, reason, no, sometimes))
     return out
 
 
@@ -124,19 +132,51 @@ def load(path: Path) -> Differences:
         return Differences(path)
 
 
+def check_scenarios(table: Differences, profiles_of: Callable[[Path], Optional[list]]) -> None:
+    """Raises DifferencesError ("FILE:LINE: no scenario ..." / "no profile
+    ...") for the first entry whose SCENARIO names no SCENARIO.wcs below
+    the folder that holds subjects/, or whose ::PROFILE is not one of that
+    scenario's matrix profiles, or that names no profile of a scenario that
+    has a matrix (its key never matches an item). profiles_of(wcs) gives a
+    scenario's profile ids ("" alone without a matrix), or None when it
+    cannot be read (its collection reports that): its profile is not
+    checked then. `*` is every scenario, and is not checked."""
+    root = table.path.parent.parent
+    for e in table.entries:
+        if e.scenario == "*":
+            continue
+        name, _, profile = e.scenario.partition("::")
+        wcs = root / f"{name}.wcs"
+        where = f"{table.path}:{e.line}"
+        if not name or name.startswith("/") or not wcs.is_file():
+            raise DifferencesError(f"{where}: no scenario '{name}' (no {name}.wcs below {root})")
+        ids = profiles_of(wcs)
+        if ids is None or profile in ids:
+            continue
+        shown = ", ".join(ids)
+        if not profile:
+            raise DifferencesError(f"{where}: no profile given for scenario '{name}', whose "
+                                   f"matrix has the profiles {shown}: write {name}::PROFILE")
+        if ids == [""]:
+            raise DifferencesError(f"{where}: no profile '{profile}': scenario '{name}' has no "
+                                   f"matrix (write {name} alone)")
+        raise DifferencesError(f"{where}: no profile '{profile}' in scenario '{name}' "
+                               f"(its profiles: {shown})")
+
+
 def find_file(scenario: Path, subject: str) -> tuple[Path, str]:
     """The differences file of a subject for a scenario: subjects/NAME.differences
-    in the scenario's folder or the nearest parent that has one (else the
-    scenario's own folder), and the scenario's key below that parent."""
+    in the scenario's folder or the nearest parent that has one; else (the
+    file does not exist yet) in the nearest folder that has a subjects/
+    folder, the other subjects' files' (else the scenario's own folder);
+    and the scenario's key below that folder."""
     scenario = scenario.resolve()
     name = f"{subject}.differences"
-    for parent in scenario.parents:
-        candidate = parent / "subjects" / name
-        if candidate.is_file():
-            break
-    else:
-        parent = scenario.parent
-        candidate = parent / "subjects" / name
+    parents = scenario.parents
+    parent = next((p for p in parents if (p / "subjects" / name).is_file()), None)
+    if parent is None:
+        parent = next((p for p in parents if (p / "subjects").is_dir()), scenario.parent)
+    candidate = parent / "subjects" / name
     key = scenario.relative_to(parent).with_suffix("").as_posix()
     return candidate, key
 

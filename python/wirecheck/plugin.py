@@ -143,6 +143,9 @@ class _State:
     metas: dict = field(default_factory=dict)
     written: list = field(default_factory=list)
     behaviours: set = field(default_factory=set)
+    # differences files read in this process: path -> Differences, or the
+    # DifferencesError that says why it cannot be used
+    tables: dict = field(default_factory=dict)
 
 
 _STATE = pytest.StashKey[_State]()
@@ -408,6 +411,70 @@ def check_golden(golden_path: Path, actual: G.Golden, *, update: bool, header: l
     return "passed", None
 
 
+# The progress lines of `wirecheck run --repeat`.
+_PROGRESS = re.compile(r"wirecheck: .*: run [0-9]+/[0-9]+")
+STDERR_TAIL = 40
+
+
+def stderr_tail(stderr: str, lines: int = STDERR_TAIL) -> str:
+    """The last lines of wirecheck's stderr (a foreign subject's own stderr
+    goes there: its traceback, the harness's warnings about it), without
+    --repeat's progress, as a failure report shows them."""
+    kept = [l for l in stderr.splitlines() if not _PROGRESS.fullmatch(l)]
+    while kept and not kept[-1].strip():
+        kept.pop()
+    if not kept:
+        return "wirecheck's stderr: (empty)"
+    head = (f"wirecheck's stderr, its last {lines} of {len(kept)} lines:" if len(kept) > lines
+            else "wirecheck's stderr:")
+    return head + "\n" + "\n".join(kept[-lines:])
+
+
+def unclean_exit(ex: dict) -> Optional[str]:
+    """How a subject's run did not end cleanly (timed out, killed by a
+    signal, stopped with a fatal error, a non-zero status), as a sentence's
+    end; None for a clean exit (status 0)."""
+    if ex.get("timed_out"):
+        return f"timed out (killed with {ex.get('signal', 'a signal')})"
+    if ex.get("signal"):
+        return f"was killed by {ex['signal']}"
+    if ex.get("error"):
+        return f"stopped with a fatal error: {ex['error']}"
+    if ex.get("code", 0) != 0:
+        return f"exited with status {ex['code']}"
+    return None
+
+
+def _profile_ids(wcs: Path, st: _State) -> Optional[list]:
+    """The matrix profile ids of a scenario ("" without a matrix), or None
+    when the scenario cannot be read (its collection says why)."""
+    meta = st.metas.get(str(wcs))
+    if meta is None:
+        try:
+            meta = runner.check(_shown(wcs), st.binary)
+        except (runner.WirecheckError, OSError, ValueError):
+            return None
+        st.metas[str(wcs)] = meta
+    return [p.id for p in runner.profiles(meta)]
+
+
+def _differences(path: Path, st: _State) -> D.Differences:
+    """A subject's differences file, read and checked once per process:
+    each entry must name an existing scenario and one of its profiles."""
+    key = str(path)
+    if key not in st.tables:
+        try:
+            table = D.load(path)
+            D.check_scenarios(table, lambda wcs: _profile_ids(wcs, st))
+            st.tables[key] = table
+        except D.DifferencesError as e:
+            st.tables[key] = e
+    table = st.tables[key]
+    if isinstance(table, D.DifferencesError):
+        raise WirecheckFailure(f"the differences file cannot be read: {table}")
+    return table
+
+
 class ScenarioItem(pytest.Item):
     """One run of a scenario under one profile and variant, compared with
     the profile's golden."""
@@ -426,6 +493,9 @@ class ScenarioItem(pytest.Item):
         self.golden_path = G.golden_path(self.path, profile.golden_suffix)
         self.wirecheck_golden: Optional[str] = None  # written / unchanged
         self.wirecheck_differs: Optional[list] = None
+        # wirecheck's stderr of the last run (a foreign subject's own stderr
+        # goes there), for the report of a failure
+        self.wirecheck_stderr: Optional[str] = None
         behaviour = meta.get("behaviour")
         if behaviour:
             self.add_marker(behaviour)
@@ -462,9 +532,14 @@ class ScenarioItem(pytest.Item):
             trace, stderr = runner.run_capture(
                 _shown(self.path), flags, variants=variants,
                 repeat=st.repeat, valgrind=st.valgrind, binary=st.binary)
+        except runner.NotATrace as e:
+            begins = next((l for l in e.stdout.splitlines() if l.strip()), "")
+            raise WirecheckFailure(
+                f"{e}: the trace cannot be read (its output begins {begins[:200]!r}; "
+                f"did the subject write on its stdout?)\n\n{stderr_tail(e.stderr)}\n"
+                f"command: {shlex.join(e.argv)}") from None
         except runner.WirecheckError as e:
-            msg = "\n".join(l for l in e.stderr.splitlines()
-                            if not re.fullmatch(r"wirecheck: .*: run [0-9]+/[0-9]+", l))
+            msg = "\n".join(l for l in e.stderr.splitlines() if not _PROGRESS.fullmatch(l))
             what = ("the runs differ (--wirecheck-repeat): the scenario is not deterministic"
                     if e.returncode == 1 else f"wirecheck run failed (exit {e.returncode})")
             raise WirecheckFailure(f"{what}\n{msg.strip()}\ncommand: {shlex.join(e.argv)}") from None
@@ -479,6 +554,7 @@ class ScenarioItem(pytest.Item):
                 raise WirecheckFailure(
                     f"valgrind: memcheck found errors in the subject (exit.valgrind = {verdict!r}"
                     f"{', variant ' + ' '.join(variants) if variants else ''})\n\n{stderr.strip()}")
+        self.wirecheck_stderr = stderr
         return trace
 
     def _load_golden(self) -> G.Golden:
@@ -492,7 +568,14 @@ class ScenarioItem(pytest.Item):
     def runtest(self):
         st = _state(self.config)
         if st.foreign:
-            self._run_foreign(st)
+            try:
+                self._run_foreign(st)
+            except WirecheckFailure:
+                # What the subject and the harness said, whatever the failure.
+                if self.wirecheck_stderr and self.wirecheck_stderr.strip():
+                    self.add_report_section("call", "wirecheck stderr",
+                                            stderr_tail(self.wirecheck_stderr))
+                raise
         elif self.variant == "fixed":
             self._run_fixed(st)
         else:
@@ -553,6 +636,10 @@ class ScenarioItem(pytest.Item):
         if st.update:
             pytest.skip(f"--update-goldens writes the reference stack's goldens: "
                         f"not with subject {st.foreign}")
+        path, key = D.find_file(Path(self.path), st.foreign)
+        if self.profile.id:
+            key += "::" + self.profile.id
+        table = _differences(path, st)
         trace = self._run([])
         error = (trace.get("exit") or {}).get("error") or ""
         if error.startswith("unsupported "):
@@ -560,14 +647,18 @@ class ScenarioItem(pytest.Item):
         actual = G.from_trace(trace)
         if not self.golden_path.exists():
             raise WirecheckFailure(self._hint())
-        path, key = D.find_file(Path(self.path), st.foreign)
-        if self.profile.id:
-            key += "::" + self.profile.id
-        try:
-            table = D.load(path)
-        except D.DifferencesError as e:
-            raise WirecheckFailure(f"the differences file cannot be read: {e}") from None
-        verdict = D.judge(G.compare(self._load_golden(), actual), actual, table, key)
+        golden = self._load_golden()
+        stopped = unclean_exit(actual.exit)
+        if stopped and unclean_exit(golden.exit) is None:
+            # Not the stack's behaviour but a subject that did not finish the
+            # scenario: a line in the differences file would hide it.
+            tail, self.wirecheck_stderr = stderr_tail(self.wirecheck_stderr or ""), None
+            raise WirecheckFailure(
+                f"subject {st.foreign} {stopped}, where the reference stack ends the scenario "
+                f"cleanly (golden {_shown(self.golden_path)}: exit {G.exit_text(golden.exit)}).\n"
+                f"The subject did not finish the scenario: that is not a difference to record in "
+                f"{_shown(path)}; fix the subject.\n\n{tail}")
+        verdict = D.judge(G.compare(golden, actual), actual, table, key)
         self.wirecheck_differs = sorted({e.field for _, e in verdict.explained})
         if verdict.explained:
             self.add_report_section("call", f"wirecheck {st.foreign}", "\n\n".join(
@@ -578,8 +669,10 @@ class ScenarioItem(pytest.Item):
             lines = sorted({f"{key} {fld} {fp} REASON" for _, fld, fp in verdict.unexplained})
             problems.append(
                 f"subject {st.foreign} differs from the golden {_shown(self.golden_path)} in a way "
-                f"{_shown(path)} does not explain.\nRead the difference, then add a line "
-                f"with its reason:\n" + "\n".join(f"  {l}" for l in lines) + "\n\n"
+                f"{_shown(path)} does not explain"
+                + ("" if path.exists() else " (there is no such file yet: create it)")
+                + ".\nRead the difference, then add a line "
+                "with its reason:\n" + "\n".join(f"  {l}" for l in lines) + "\n\n"
                 + G.report(d for d, _, _ in verdict.unexplained))
         if verdict.stale:
             problems.append(

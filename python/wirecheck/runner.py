@@ -32,6 +32,16 @@ class WirecheckError(Exception):
         super().__init__(stderr.strip() or f"wirecheck exited {returncode}")
 
 
+class NotATrace(WirecheckError):
+    """`wirecheck run` ended but its stdout is not a JSON trace (something
+    else wrote on it). .stdout is what it wrote, .stderr its stderr."""
+
+    def __init__(self, stdout: str, stderr: str, argv: Sequence[str], error: ValueError):
+        super().__init__(0, stderr, argv)
+        self.stdout = stdout
+        self.args = (f"wirecheck run's stdout is not a JSON trace ({error})",)
+
+
 def find_binary(explicit: str | os.PathLike | None = None) -> Path:
     """The wirecheck binary: explicit, else $WIRECHECK_BIN, else the
     repository's build/bin/wirecheck."""
@@ -128,7 +138,10 @@ def run_capture(path: str | os.PathLike, flags: Iterable[str] = (), *,
     # 4: the trace was written, and the subject stopped with a fatal error
     # (docs/cli.md, "Exit status"); the trace's exit.error is the caller's.
     out, err = _call_full(argv, timeout, ok=(0, 4))
-    return json.loads(out), err
+    try:
+        return json.loads(out), err
+    except ValueError as e:
+        raise NotATrace(out, err, argv, e) from None
 
 
 @dataclass

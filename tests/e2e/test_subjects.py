@@ -114,6 +114,11 @@ def own_suite(tmp_path):
     return d
 
 
+def write_differences(path, text):
+    """A differences file whose entries give the reason named 'why'."""
+    path.write_text("reason why written by the test\n" + text)
+
+
 def unexplained_lines(output):
     return [l.strip() for l in output.splitlines() if l.strip().endswith(" REASON")]
 
@@ -131,15 +136,13 @@ def test_a_new_difference_fails_until_it_is_explained(node, tmp_path):
     # closes a task later (events), makes its own calls, reports no queue
     assert fields == ["events", "peer", "queue", "syscalls"], proc.stdout
     # Explained: the item passes, and says which fields differ.
-    (d / "subjects" / "node.differences").write_text(
-        "reason why written by the test\n" + "".join(l.replace(" REASON", " why") + "\n" for l in lines))
+    write_differences(d / "subjects" / "node.differences", "".join(l.replace(" REASON", " why") + "\n" for l in lines))
     proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node, "-rA")
     assert proc.returncode == 0, proc.stdout
     assert "1 passed" in proc.stdout
     # All but one explained: exactly that one fails.
     keep = [l for l in lines if " peer " not in l]
-    (d / "subjects" / "node.differences").write_text(
-        "".join(l.replace(" REASON", " why") + "\n" for l in keep))
+    write_differences(d / "subjects" / "node.differences", "".join(l.replace(" REASON", " why") + "\n" for l in keep))
     proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
     assert proc.returncode == 1
     assert [l.split()[1] for l in unexplained_lines(proc.stdout)] == ["peer"], proc.stdout
@@ -153,13 +156,12 @@ def test_a_changed_difference_and_a_stale_entry_fail(node, tmp_path):
     # difference.
     changed = [l if " peer " not in l else " ".join(l.split()[:2] + ["0" * 12, "why"])
                for l in lines]
-    (d / "subjects" / "node.differences").write_text("\n".join(changed) + "\n")
+    write_differences(d / "subjects" / "node.differences", "\n".join(changed) + "\n")
     proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
     assert proc.returncode == 1
     assert "does not explain" in proc.stdout and "no longer shows" in proc.stdout, proc.stdout
     # An entry for a field that does not differ is stale.
-    (d / "subjects" / "node.differences").write_text(
-        "\n".join(lines + ["writes exit 000000000000 why"]) + "\n")
+    write_differences(d / "subjects" / "node.differences", "\n".join(lines + ["writes exit 000000000000 why"]) + "\n")
     proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
     assert proc.returncode == 1
     assert "no longer shows" in proc.stdout and "writes exit 000000000000" in proc.stdout
@@ -173,18 +175,18 @@ def test_an_entry_marked_sometimes_may_be_absent_but_still_pins_its_value(node, 
     lines = [l.replace(" REASON", " why") for l in unexplained_lines(proc.stdout)]
     diff_file = d / "subjects" / "node.differences"
     # A field that does not differ in this run: not stale when marked ?.
-    diff_file.write_text("\n".join(lines + ["writes exit 000000000000? why"]) + "\n")
+    write_differences(diff_file, "\n".join(lines + ["writes exit 000000000000? why"]) + "\n")
     proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
     assert proc.returncode == 0, proc.stdout
     # A difference the run does show, marked ?: still explained by its value...
     marked = [" ".join(l.split()[:2] + [l.split()[2] + "?", "why"]) for l in lines]
-    diff_file.write_text("\n".join(marked) + "\n")
+    write_differences(diff_file, "\n".join(marked) + "\n")
     proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
     assert proc.returncode == 0, proc.stdout
     # ...and only by its value: another fingerprint marked ? explains nothing.
     changed = [l if " peer " not in l else " ".join(l.split()[:2] + ["0" * 12 + "?", "why"])
                for l in marked]
-    diff_file.write_text("\n".join(changed) + "\n")
+    write_differences(diff_file, "\n".join(changed) + "\n")
     proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
     assert proc.returncode == 1
     assert "does not explain" in proc.stdout and "no longer shows" not in proc.stdout, proc.stdout
@@ -380,3 +382,44 @@ def test_a_child_left_holding_the_event_pipe_does_not_hold_the_run(wc, tmp_path)
                 os.kill(int(pidfile.read_text()), 9)
             except (ProcessLookupError, ValueError):
                 pass
+
+
+def bench_subjects():
+    """bench/subjects.py as a module (it is a script, not a package's)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_subjects_script",
+                                                  REPO / "bench" / "subjects.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_bench_propose_takes_a_subject_path_and_its_preload(node, monkeypatch, capsys):
+    # A user's subject is a PATH (here node's program itself, run as a
+    # program of one's own): --propose refused it ('invalid choice'), and
+    # had no way to preload the gate, as --wirecheck-subject-preload does.
+    bench = bench_subjects()
+    monkeypatch.setattr(bench, "scenarios",
+                        lambda root: [root / "batching" / "several-writes.wcs"])
+    program = subject_path("node")
+
+    def propose(*flags):
+        monkeypatch.setattr(sys, "argv", ["subjects.py", "--propose", str(program), "-q",
+                                          "--wirecheck-bin", str(wirecheck_path()), *flags])
+        assert bench.main() == 0
+        return {l.split()[1]: l.split() for l in capsys.readouterr().out.splitlines() if l}
+
+    plain, preloaded = propose(), propose("--subject-preload")
+    # keys below the folder that holds subjects/ (scenarios/), as the plugin's
+    for lines in (plain, preloaded):
+        assert {l[0] for l in lines.values()} == {"batching/several-writes"}, lines
+        assert all(l[3] == "REASON" for l in lines.values())
+    # node-subject.differences does not exist: the peer (19 bytes at the
+    # checkpoint) is a difference in both; the syscalls are counted only with
+    # the gate preloaded, so their values (fingerprints) differ.
+    assert plain["peer"] == preloaded["peer"]
+    assert plain["syscalls"][2] != preloaded["syscalls"][2], (plain, preloaded)
+    monkeypatch.setattr(sys, "argv", ["subjects.py", "--propose", "no/such/subject"])
+    with pytest.raises(SystemExit):
+        bench.main()
+    assert "no/such/subject: not a subject" in capsys.readouterr().err
