@@ -249,6 +249,15 @@ static void child_exec(struct run *r, int ctl, int ev, int shm, pid_t parent)
 	if (ctl < 0 || ev < 0 || shm < 0 || dup2(ctl, WC_FD_CTL) < 0 ||
 	    dup2(ev, WC_FD_EVENTS) < 0 || dup2(shm, WC_FD_SHM) < 0)
 		_exit(126);
+	/* The harness's stdout is the trace: what the subject prints (a
+	 * debugging print(), an interpreter's banner) goes to its stderr,
+	 * where the subject's own messages go. */
+	if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		if (null < 0 || dup2(null, STDOUT_FILENO) < 0)
+			_exit(126);
+	}
 	(void)unsetenv("WIRECHECK_FAULTS");
 	/* The harness ignores SIGPIPE, and an ignored signal stays ignored
 	 * across execve: the subject starts with every signal at its default
