@@ -72,6 +72,8 @@ static int fail(struct run *r, const char *fmt, ...)
 	return -1;
 }
 
+static void reap(struct run *r, int flags);
+
 /* ---- the subject's event pipe ------------------------------------------- */
 
 /* A "sync POINT w0 w1 ..." line: the peer's actions at that point, then go. */
@@ -231,7 +233,23 @@ static int drain_events_after_exit(struct run *r)
 
 /* ---- spawning ------------------------------------------------------------- */
 
-static void child_exec(struct run *r, int ctl, int ev, int shm, pid_t parent)
+/* What the child tells the harness on its exec pipe when it fails. */
+struct exec_failure {
+	int stage;  /* EXEC_SETUP: before exec; EXEC_EXEC: exec itself */
+	int err;    /* errno */
+};
+enum { EXEC_SETUP = 1, EXEC_EXEC = 2 };
+
+/* In the child: reports the failure on the exec pipe and exits. */
+static void child_fail(int errfd, int stage, int err)
+{
+	struct exec_failure f = { stage, err };
+
+	(void)!write(errfd, &f, sizeof(f));
+	_exit(127);
+}
+
+static void child_exec(struct run *r, int ctl, int ev, int shm, int errfd, pid_t parent)
 {
 	char vglog[128];
 	char *argv[16];
@@ -242,13 +260,17 @@ static void child_exec(struct run *r, int ctl, int ev, int shm, pid_t parent)
 	 * CPU until someone noticed (one did, for 94 minutes). */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent)
 		_exit(126);
-	/* Move the three fds out of the way, then to 3, 4, 5. */
+	/* Move the four fds out of the way, then three of them to 3, 4, 5
+	 * (the exec pipe, close-on-exec, stays above them). */
+	errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 10);
+	if (errfd < 0)
+		_exit(126);
 	ctl = fcntl(ctl, F_DUPFD_CLOEXEC, 10);
 	ev = fcntl(ev, F_DUPFD_CLOEXEC, 10);
 	shm = fcntl(shm, F_DUPFD_CLOEXEC, 10);
 	if (ctl < 0 || ev < 0 || shm < 0 || dup2(ctl, WC_FD_CTL) < 0 ||
 	    dup2(ev, WC_FD_EVENTS) < 0 || dup2(shm, WC_FD_SHM) < 0)
-		_exit(126);
+		child_fail(errfd, EXEC_SETUP, errno);
 	/* The harness's stdout is the trace: what the subject prints (a
 	 * debugging print(), an interpreter's banner) goes to its stderr,
 	 * where the subject's own messages go. */
@@ -256,7 +278,7 @@ static void child_exec(struct run *r, int ctl, int ev, int shm, pid_t parent)
 		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
 		if (null < 0 || dup2(null, STDOUT_FILENO) < 0)
-			_exit(126);
+			child_fail(errfd, EXEC_SETUP, errno);
 	}
 	(void)unsetenv("WIRECHECK_FAULTS");
 	/* The harness ignores SIGPIPE, and an ignored signal stays ignored
@@ -295,13 +317,92 @@ static void child_exec(struct run *r, int ctl, int ev, int shm, pid_t parent)
 	}
 	argv[i++] = (char *)r->opts->subject;
 	argv[i] = NULL;
-	execvp(argv[0], argv);
-	_exit(127);
+	/* The wrappers are found through PATH; the subject is the file named
+	 * (wirecheck.c makes a bare name ./NAME), and one that is neither a
+	 * binary nor a #! script fails with ENOEXEC rather than run under
+	 * /bin/sh, as execvp would run it. */
+	if (i > 1)
+		execvp(argv[0], argv);
+	else
+		execv(argv[0], argv);
+	child_fail(errfd, EXEC_EXEC, errno);
+}
+
+/* The interpreter a script's "#!" line names, escaped for a message
+ * ("\r" for a CR), in out; 0, or -1 when path does not start with "#!". */
+static int script_interpreter(const char *path, char *out, size_t outlen)
+{
+	char head[256];
+	size_t n, o = 0;
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		return -1;
+	n = fread(head, 1, sizeof(head) - 1, f);
+	fclose(f);
+	if (n < 2 || head[0] != '#' || head[1] != '!')
+		return -1;
+	{
+		size_t k = 2;
+
+		while (k < n && (head[k] == ' ' || head[k] == '\t'))
+			k++;
+		for (; k < n && head[k] != '\n' && head[k] != ' ' && head[k] != '\t' &&
+		       o + 5 < outlen; k++) {
+			unsigned char c = (unsigned char)head[k];
+
+			if (c == '\r')
+				o += (size_t)snprintf(out + o, outlen - o, "\\r");
+			else if (c < 0x20 || c >= 0x7f)
+				o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
+			else
+				out[o++] = (char)c;
+		}
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/*
+ * After fork: waits for the child's exec (the exec pipe closes) or its
+ * failure (a struct exec_failure). Returns 0 when the program runs, -2
+ * when the subject cannot be executed, -1 when the set-up failed (err).
+ */
+static int exec_result(struct run *r, int errfd)
+{
+	struct exec_failure f;
+	char interp[128];
+	ssize_t n;
+
+	do {
+		n = read(errfd, &f, sizeof(f));
+	} while (n < 0 && errno == EINTR);
+	close(errfd);
+	if (n != (ssize_t)sizeof(f))
+		return 0;
+	reap(r, 0);
+	if (f.stage == EXEC_SETUP)
+		return fail(r, "starting the subject: %s", strerror(f.err));
+	if (r->opts->valgrind || r->opts->strace)
+		return fail(r, "cannot run %s: %s", r->opts->valgrind ? "valgrind" : "strace",
+			    strerror(f.err));
+	if (f.err == ENOENT && script_interpreter(r->opts->subject, interp, sizeof(interp)) == 0)
+		fail(r, "the subject %s cannot be executed: %s: its #! line names the "
+		     "interpreter '%s'%s", r->opts->subject, strerror(f.err), interp,
+		     strstr(interp, "\\r") ? ", with a CR (a file with CRLF line ends)"
+					    : ", which does not exist");
+	else if (f.err == ENOEXEC)
+		fail(r, "the subject %s cannot be executed: %s: neither a binary nor a script "
+		     "with a #! line", r->opts->subject, strerror(f.err));
+	else
+		fail(r, "the subject %s cannot be executed: %s", r->opts->subject,
+		     strerror(f.err));
+	return -2;
 }
 
 static int spawn(struct run *r)
 {
-	int ctl[2], ev[2], shm;
+	int ctl[2], ev[2], errp[2], shm, rc;
 	char address[160], *script;
 	pid_t parent;
 
@@ -314,7 +415,7 @@ static int spawn(struct run *r)
 		close(shm);
 		return fail(r, "mmap: %s", strerror(errno));
 	}
-	if (pipe2(ctl, O_CLOEXEC) < 0 || pipe2(ev, O_CLOEXEC) < 0) {
+	if (pipe2(ctl, O_CLOEXEC) < 0 || pipe2(ev, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		close(shm);
 		return fail(r, "pipe: %s", strerror(errno));
 	}
@@ -331,12 +432,17 @@ static int spawn(struct run *r)
 		return fail(r, "fork: %s", strerror(errno));
 	}
 	if (r->pid == 0)
-		child_exec(r, ctl[0], ev[1], shm, parent);
+		child_exec(r, ctl[0], ev[1], shm, errp[1], parent);
 	close(ctl[0]);
 	close(ev[1]);
 	close(shm);
+	close(errp[1]);
 	r->ctl_fd = ctl[1];
 	r->ev_fd = ev[0];
+	if ((rc = exec_result(r, errp[0])) != 0) {
+		free(script);
+		return rc;
+	}
 	/* Without pidfd_open (old kernels, or the harness itself under
 	 * valgrind 3.19, which does not know the call), the loop polls
 	 * waitpid() every PID_POLL_MS instead. */
