@@ -393,16 +393,23 @@ static int write_trace(json_t *trace, const char *path)
 	return 0;
 }
 
-/* Exit 4 when the subject stopped with a fatal error of its own (the
- * trace's exit.error): the scenario could not run as written. */
-static int subject_error_status(const struct scenario *sc, json_t *trace)
+/* Exit 4 when the subject stopped with a fatal error of its own, or broke
+ * the subject protocol (the trace's exit.error): the scenario could not
+ * run as written. */
+static int subject_error_status(const struct scenario *sc, const char *subject, json_t *trace)
 {
 	json_t *error = json_object_get(json_object_get(trace, "exit"), "error");
+	const char *text = json_string_value(error);
 
-	if (!json_is_string(error))
+	if (!text)
 		return 0;
-	fprintf(stderr, "wirecheck: %s: the subject stopped with an error: %s\n", sc->path,
-		json_string_value(error));
+	if (strncmp(text, "protocol: ", 10) == 0)
+		fprintf(stderr, "wirecheck: %s: the subject %s broke the subject protocol "
+			"(docs/subject-protocol.md), and the run ended there: %s\n", sc->path,
+			subject, text);
+	else
+		fprintf(stderr, "wirecheck: %s: the subject stopped with an error: %s\n", sc->path,
+			text);
 	return 4;
 }
 
@@ -454,7 +461,7 @@ static int run_repeated(const struct scenario *sc, const struct cli *cli,
 	if (write_trace(first, cli->trace_path) < 0)
 		status = 3;
 	if (status == 0)
-		status = subject_error_status(sc, first);
+		status = subject_error_status(sc, ro.subject, first);
 	json_decref(first);
 	return status;
 }
