@@ -785,13 +785,56 @@ static int loop(struct run *r)
 	return 0;
 }
 
+/*
+ * Whether the subject's gate attached the counters' memfd (fd 5): the
+ * reference subject maps it itself, the preload library (--subject-preload)
+ * in its constructor; either writes WC_SHM_MAGIC. A stack run without the
+ * preload leaves it as the harness made it, zeros, or with what it wrote
+ * to fd 5 ("arm SPEC" lines meant for the preloaded gate). When the gate
+ * did not attach, says so on stderr, with what fd 5 held, and returns 0.
+ */
+static int gate_attached(const struct run *r)
+{
+	const unsigned char *b = (const unsigned char *)r->shm;
+	char held[16 * 4 + 1];
+	size_t o = 0;
+
+	if (r->shm->magic == WC_SHM_MAGIC && r->shm->version == 1)
+		return 1;
+	for (size_t k = 0; k < 16 && b[k]; k++)
+		o += (size_t)snprintf(held + o, sizeof(held) - o, b[k] >= 0x20 && b[k] < 0x7f
+				      ? "%c" : "\\x%02x", b[k]);
+	held[o] = '\0';
+	fprintf(stderr, "wirecheck run: warning: the subject %s never attached the gate: its "
+		"counters' memfd (fd 5) %s%s%s, so the trace has no syscalls and no fired calls%s. "
+		"A stack not built against the gate runs with the gate preloaded: "
+		"--subject-preload (docs/subjects.md, \"Faults and counters\")\n",
+		r->opts->subject, o ? "holds other bytes (`" : "is still all zeros",
+		o ? held : "", o ? "...`: what the subject wrote to fd 5, as `arm SPEC` lines "
+				 "for a preloaded gate)" : "",
+		r->sc->nfaults ? ", and none of the scenario's faults was applied" : "");
+	return 0;
+}
+
 /* exit.error: a protocol error (with the subject's own fatal line, when
- * it wrote one), else the fatal line. NULL and r->err without memory. */
-static int exit_error(struct run *r, char **error)
+ * it wrote one), else the fatal line, else, when the gate never attached
+ * and the scenario has fault rules, that they were not applied. NULL when
+ * none; -1 and r->err without memory. */
+static int exit_error(struct run *r, int attached, char **error)
 {
 	size_t n;
 
 	*error = NULL;
+	if (!r->protocol_error && !r->subject_error && !attached && r->sc->nfaults) {
+		n = 256;
+		if (!(*error = malloc(n)))
+			return fail(r, "out of memory");
+		snprintf(*error, n, "gate: the subject never attached the gate (fd 5): the "
+			 "scenario's %zu fault rule%s not applied (a stack not built against "
+			 "the gate runs with --subject-preload)", r->sc->nfaults,
+			 r->sc->nfaults == 1 ? " was" : "s were");
+		return 0;
+	}
 	if (!r->protocol_error) {
 		*error = r->subject_error ? strdup(r->subject_error) : NULL;
 		return r->subject_error && !*error ? fail(r, "out of memory") : 0;
@@ -811,15 +854,24 @@ static json_t *build_trace(struct run *r)
 	struct wc_outcome o = { .exited = r->exited, .status = r->status,
 				.timed_out = r->timed_out,
 				.valgrind = r->opts->valgrind };
+	static const struct fi_counters none;
+	int attached = gate_attached(r);
 	char *error;
 	json_t *t;
 
-	if (exit_error(r, &error) < 0)
+	if (exit_error(r, attached, &error) < 0)
 		return NULL;
 	o.error = error;
+	/* Counters the gate never wrote are not the subject's: none are
+	 * reported (what fd 5 held may be any bytes). */
 	t = wc_trace_build(r->sc, &o, wc_peer_json(&r->peer), r->events,
-			   r->queue, &r->shm->counters);
+			   r->queue, attached ? &r->shm->counters : &none);
 	free(error);
+	if (t && !attached) {
+		(void)json_object_del(t, "syscalls");
+		(void)json_object_del(t, "syscalls_timing");
+		(void)json_object_del(t, "fired");
+	}
 	return t;
 }
 

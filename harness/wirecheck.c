@@ -407,6 +407,9 @@ static int subject_error_status(const struct scenario *sc, const char *subject, 
 		fprintf(stderr, "wirecheck: %s: the subject %s broke the subject protocol "
 			"(docs/subject-protocol.md), and the run ended there: %s\n", sc->path,
 			subject, text);
+	else if (strncmp(text, "gate: ", 6) == 0)
+		fprintf(stderr, "wirecheck: %s: the scenario did not run as written on the "
+			"subject %s: %s\n", sc->path, subject, text);
 	else
 		fprintf(stderr, "wirecheck: %s: the subject stopped with an error: %s\n", sc->path,
 			text);
@@ -697,6 +700,11 @@ static int cmd_per_connection(int argc, char **argv)
 	a = run_with(&sc, cli.from, &ro, &rc);
 	ro.started_ms = 0; /* the second run has a deadline of its own */
 	b = a ? run_with(&sc, cli.to, &ro, &rc) : NULL;
+	if (a && b && (!json_object_get(a, "syscalls") || !json_object_get(b, "syscalls"))) {
+		fprintf(stderr, "wirecheck: %s: no syscalls to count: the subject never attached "
+			"the gate (--subject-preload)\n", sc.path);
+		rc = 1;
+	}
 	if (rc == 0) {
 		int err = 0;
 

@@ -232,3 +232,75 @@ def test_a_bad_listening_line_is_the_subjects_error(wc, tmp_path):
         trace = json.loads(proc.stdout)
         assert trace["exit"]["error"] == f"protocol: line 1 `{line.decode()}`: {problem}"
         assert f"the subject {subj} broke the subject protocol" in proc.stderr
+
+
+# ---- a gate that never attached ---------------------------------------------
+# A stack not built against the gate gets its counters and faults from the
+# preloaded gate (--subject-preload). Without it, the `arm SPEC` lines the
+# subject writes to fd 5 landed in the counters' memfd: the trace showed
+# "send": 4428290156431358565, fired 0, the faults listed, exit 0, no word.
+
+GATE_SUBJECT = f"""#!{PYTHON}
+import os, socket, sys
+d = b""
+while not d.endswith(b"run\\n"):
+    b = os.read(3, 65536)
+    if not b:
+        sys.exit(9)
+    d += b
+lines = d.decode().split("\\n")
+for l in lines:
+    if l.startswith("fault "):
+        os.write(5, b"arm " + l[6:].encode())  # as docs/subjects.md says
+c = [l for l in lines if l.startswith("connect ")][0].split()
+s = socket.create_connection((c[2], int(c[3])))
+s.sendall(b"hello")
+os.write(4, b"ev 1 0 connect\\n")
+s.close()
+"""
+
+
+def gate_subject(tmp_path):
+    p = script(tmp_path, "gate.py", GATE_SUBJECT)
+    p.chmod(0o755)
+    return p
+
+
+def test_without_the_gate_the_faults_are_an_error_and_no_counters_are_shown(wc, tmp_path):
+    proc = wc("run", scenario(tmp_path, "clamp-send 2\n" + SCENARIO), "--subject",
+              gate_subject(tmp_path))
+    assert proc.returncode == 4, (proc.returncode, proc.stderr)
+    trace = json.loads(proc.stdout)
+    assert "syscalls" not in trace and "fired" not in trace and "syscalls_timing" not in trace
+    assert trace["faults"] == ["write:short=2,repeat=forever"]
+    assert trace["exit"]["error"] == (
+        "gate: the subject never attached the gate (fd 5): the scenario's 1 fault rule "
+        "was not applied (a stack not built against the gate runs with --subject-preload)")
+    assert (f"the subject {tmp_path / 'gate.py'} never attached the gate: its counters' memfd "
+            "(fd 5) holds other bytes (`arm write:short=") in proc.stderr, proc.stderr
+    assert "none of the scenario's faults was applied" in proc.stderr
+    assert "--subject-preload" in proc.stderr
+
+
+def test_without_the_gate_and_without_faults_the_run_warns(wc, tmp_path):
+    subj = subject(tmp_path, 'out(b"ev 1 0 connect")\n')
+    proc = wc("run", scenario(tmp_path), "--subject", subj, "--repeat", 2)
+    assert proc.returncode == 0, proc.stderr  # --repeat: two runs without counters agree
+    trace = json.loads(proc.stdout)
+    assert "syscalls" not in trace and "fired" not in trace
+    assert trace["events"] == ["t1 c0 connect"]
+    assert (f"the subject {subj} never attached the gate: its counters' memfd (fd 5) is "
+            "still all zeros, so the trace has no syscalls and no fired calls. A stack "
+            "not built against the gate runs with the gate preloaded: --subject-preload"
+            ) in proc.stderr, proc.stderr
+
+
+def test_with_the_preloaded_gate_the_same_subject_is_counted(wc, tmp_path, preload):
+    proc = wc("run", scenario(tmp_path, "clamp-send 2\n" + SCENARIO), "--subject",
+              gate_subject(tmp_path), "--subject-preload")
+    assert proc.returncode == 0, proc.stderr
+    assert "never attached" not in proc.stderr
+    trace = json.loads(proc.stdout)
+    assert trace["peer"]["bytes"] == 5
+    assert trace["fired"]["total"] >= 2  # "hello" went 2 bytes at a time
+    assert trace["syscalls"]["connect"] == 1
