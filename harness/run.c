@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -56,6 +57,8 @@ struct run {
 	json_t *events;
 	json_t *queue;
 	char *subject_error;
+	char *protocol_error; /* "protocol: ...": the first line that broke it */
+	int listened;         /* a listening line came */
 	char *script;         /* the script, written from the poll loop */
 	size_t script_len, script_off;
 	uint64_t lines;       /* lines the subject wrote on its event pipe */
@@ -72,24 +75,166 @@ static int fail(struct run *r, const char *fmt, ...)
 	return -1;
 }
 
+static void reap(struct run *r, int flags);
+
 /* ---- the subject's event pipe ------------------------------------------- */
 
-/* A "sync POINT w0 w1 ..." line: the peer's actions at that point, then go. */
-static int on_sync(struct run *r, char *args)
+/*
+ * Lines that break the subject protocol (docs/subject-protocol.md, "Lines
+ * from the subject") end the run: the first one is kept as the trace's
+ * exit.error, "protocol: line N `LINE`: PROBLEM", the line shown with
+ * bytes other than printable ASCII as \xHH and cut after LINE_SHOWN bytes.
+ * The line handlers return 0, 1 after such an error (the caller reads no
+ * more lines) or -1 when the harness failed (r->err).
+ */
+#define LINE_SHOWN 80
+
+static int protocol_error(struct run *r, const char *line, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int protocol_error(struct run *r, const char *line, size_t len, const char *fmt, ...)
 {
-	char *save = NULL, *point = strtok_r(args, " ", &save);
-	uint64_t *written = calloc((size_t)r->sc->connections, sizeof(uint64_t));
+	char shown[LINE_SHOWN * 4 + 1], problem[256], *msg;
+	size_t o = 0, need;
+	va_list ap;
 
-	if (!point || !written) {
+	if (r->protocol_error)
+		return 1;
+	for (size_t k = 0; k < len && k < LINE_SHOWN; k++) {
+		unsigned char c = (unsigned char)line[k];
+
+		if (c >= 0x20 && c < 0x7f)
+			shown[o++] = (char)c;
+		else
+			o += (size_t)snprintf(shown + o, sizeof(shown) - o, "\\x%02x", c);
+	}
+	shown[o] = '\0';
+	va_start(ap, fmt);
+	vsnprintf(problem, sizeof(problem), fmt, ap);
+	va_end(ap);
+	need = strlen(shown) + strlen(problem) + 96;
+	msg = malloc(need);
+	if (!msg)
+		return fail(r, "out of memory");
+	if (len >= sizeof(r->evbuf) - 1) /* the start of an over-long line */
+		snprintf(msg, need, "protocol: line %llu `%s...`: %s",
+			 (unsigned long long)r->lines, shown, problem);
+	else if (len > LINE_SHOWN)
+		snprintf(msg, need, "protocol: line %llu `%s...` (%zu bytes): %s",
+			 (unsigned long long)r->lines, shown, len, problem);
+	else
+		snprintf(msg, need, "protocol: line %llu `%s`: %s", (unsigned long long)r->lines,
+			 shown, problem);
+	r->protocol_error = msg;
+	return 1;
+}
+
+/* A decimal number of at most max, digits only; advances *s past it.
+ * Returns 0, or -1 when there is none or it is too large. */
+static int parse_num(const char **s, uint64_t max, uint64_t *v)
+{
+	const char *p = *s;
+	uint64_t x = 0;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (d > max || x > (max - d) / 10)
+			return -1;
+		x = x * 10 + d;
+	}
+	*s = p;
+	*v = x;
+	return 0;
+}
+
+/* Whether s is a sync point: start, done, task:N or checkpoint:N. */
+static int is_point(const char *s, size_t len)
+{
+	const char *p = s;
+	uint64_t n;
+
+	if ((len == 5 && memcmp(s, "start", 5) == 0) || (len == 4 && memcmp(s, "done", 4) == 0))
+		return 1;
+	if (len > 5 && memcmp(s, "task:", 5) == 0)
+		p = s + 5;
+	else if (len > 11 && memcmp(s, "checkpoint:", 11) == 0)
+		p = s + 11;
+	else
+		return 0;
+	return parse_num(&p, UINT64_MAX, &n) == 0 && p == s + len;
+}
+
+/* Whether s is UTF-8 (what a JSON string of the trace can hold). */
+static int is_utf8(const char *s)
+{
+	json_t *j = json_string(s);
+
+	json_decref(j);
+	return j != NULL;
+}
+
+/* "ev TASK CONN TEXT": an event, "tTASK cCONN TEXT" in the trace. */
+static int on_ev(struct run *r, const char *line, size_t len)
+{
+	const char *p = line + 3;
+	uint64_t task, conn;
+	json_t *ev;
+	char *buf;
+	size_t n;
+
+	if (parse_num(&p, UINT64_MAX, &task) < 0 || *p++ != ' ')
+		return protocol_error(r, line, len, "TASK is not a number (ev TASK CONN TEXT)");
+	if (parse_num(&p, (uint64_t)r->sc->connections - 1, &conn) < 0 || *p++ != ' ')
+		return protocol_error(r, line, len, "CONN is not a connection of the scenario "
+				      "(0 to %d; ev TASK CONN TEXT)", r->sc->connections - 1);
+	if (*p == '\0')
+		return protocol_error(r, line, len, "an event without a TEXT (ev TASK CONN TEXT)");
+	n = strlen(p) + 48;
+	if (!(buf = malloc(n)))
+		return fail(r, "out of memory");
+	snprintf(buf, n, "t%llu c%llu %s", (unsigned long long)task, (unsigned long long)conn, p);
+	ev = json_string(buf);
+	free(buf);
+	if (!ev)
+		return protocol_error(r, line, len, "TEXT is not UTF-8");
+	if (json_array_append_new(r->events, ev) < 0)
+		return fail(r, "out of memory");
+	return 0;
+}
+
+/* "sync POINT W0 W1 ...": the peer's actions at that point, then go. */
+static int on_sync(struct run *r, const char *line, size_t len)
+{
+	const char *point = line + 5;
+	size_t plen = strcspn(point, " ");
+	const char *p = point + plen;
+	int n = r->sc->connections, i;
+	uint64_t *written;
+	char pt[64];
+
+	if (!is_point(point, plen) || plen >= sizeof(pt))
+		return protocol_error(r, line, len, "POINT is not start, done, task:N or "
+				      "checkpoint:N (sync POINT W0 W1 ...)");
+	if (!(written = calloc((size_t)n, sizeof(uint64_t))))
+		return fail(r, "out of memory");
+	for (i = 0; *p == ' ' && i < n; i++) {
+		p++;
+		if (parse_num(&p, UINT64_MAX, &written[i]) < 0 || (*p != ' ' && *p != '\0')) {
+			free(written);
+			return protocol_error(r, line, len, "W%d is not a byte count", i);
+		}
+	}
+	if (i < n || *p != '\0') {
 		free(written);
-		return fail(r, "bad sync line from the subject");
+		return protocol_error(r, line, len, "%s byte counts: the scenario has %d "
+				      "connection%s (sync POINT W0 W1 ...)",
+				      i < n ? "too few" : "too many", n, n == 1 ? "" : "s");
 	}
-	for (int i = 0; i < r->sc->connections; i++) {
-		char *w = strtok_r(NULL, " ", &save);
-
-		written[i] = w ? strtoull(w, NULL, 10) : 0;
-	}
-	if (wc_peer_at_point(&r->peer, point, written) != 0) {
+	memcpy(pt, point, plen);
+	pt[plen] = '\0';
+	if (wc_peer_at_point(&r->peer, pt, written) != 0) {
 		free(written);
 		return 0; /* the deadline passed; the main loop reports it */
 	}
@@ -120,67 +265,111 @@ static int is_subject(const struct run *r, pid_t pid)
 
 /* A "kill SIG [PID]" line: sends SIG to the subject (PID, when it is the
  * subject or a child of the harness's child, as under strace), then go. */
-static void on_kill(struct run *r, const char *args)
+static int on_kill(struct run *r, const char *line, size_t len)
 {
-	int sig = 0, pid = 0;
+	const char *p = line + 5;
+	uint64_t sig, pid = 0;
 	pid_t target = r->pid;
 
-	if (sscanf(args, "%d %d", &sig, &pid) == 2 && pid > 0 && is_subject(r, pid))
-		target = pid;
-	(void)kill(target, sig);
+	if (parse_num(&p, INT_MAX, &sig) < 0 ||
+	    (*p == ' ' && (++p, parse_num(&p, INT_MAX, &pid) < 0 || pid == 0)) || *p != '\0')
+		return protocol_error(r, line, len, "expected kill SIG [PID], numbers");
+	if (pid > 0 && is_subject(r, (pid_t)pid))
+		target = (pid_t)pid;
+	(void)kill(target, (int)sig);
 	(void)wc_write_all(r->ctl_fd, "go\n", 3);
+	return 0;
 }
 
-static int on_line(struct run *r, char *line)
+/* "listening PORT": a server subject is ready, once; PORT 0 over unix. */
+static int on_listening(struct run *r, const char *line, size_t len)
 {
+	const char *p = line + 10;
+	uint64_t port;
+
+	if (r->sc->role != SC_ROLE_SERVER && r->opts->handoff == WC_HANDOFF_NONE)
+		return protocol_error(r, line, len, "the subject is the client in this scenario: "
+				      "it connects, and listens on nothing");
+	if (r->listened)
+		return protocol_error(r, line, len, "a second listening line");
+	if (parse_num(&p, 65535, &port) < 0 || *p != '\0' ||
+	    (port == 0) != (r->sc->transport == SC_UNIX))
+		return protocol_error(r, line, len, "PORT is not %s (listening PORT)",
+				      r->sc->transport == SC_UNIX ? "0 (the transport is unix)"
+								  : "a TCP port, 1 to 65535");
+	r->listened = 1;
+	return wc_peer_connect(&r->peer, (int)port);
+}
+
+/* "stats bytes_moved=N allocations=M bytes_copied=C". */
+static int on_stats(struct run *r, const char *line, size_t len)
+{
+	static const char *keys[3] = { " bytes_moved=", " allocations=", " bytes_copied=" };
+	const char *p = line + 5;
+	uint64_t v[3];
+
+	for (int i = 0; i < 3; i++) {
+		size_t k = strlen(keys[i]);
+
+		if (strncmp(p, keys[i], k) != 0 || (p += k, parse_num(&p, INT64_MAX, &v[i]) < 0))
+			return protocol_error(r, line, len, "expected stats bytes_moved=N "
+					      "allocations=M bytes_copied=C");
+	}
+	if (*p != '\0')
+		return protocol_error(r, line, len, "expected stats bytes_moved=N "
+				      "allocations=M bytes_copied=C, and nothing after");
+	json_decref(r->queue);
+	r->queue = json_pack("{s:I,s:I,s:I}", "bytes_moved", (json_int_t)v[0],
+			     "allocations", (json_int_t)v[1], "bytes_copied", (json_int_t)v[2]);
+	return r->queue ? 0 : fail(r, "out of memory");
+}
+
+/* One line, without its newline, NUL-terminated at len. */
+static int on_line(struct run *r, char *line, size_t len)
+{
+	const char *nul = memchr(line, '\0', len);
+
 	r->lines++;
-	if (strncmp(line, "ev ", 3) == 0) {
-		char *save = NULL, *t = strtok_r(line + 3, " ", &save);
-		char *c = strtok_r(NULL, " ", &save);
-		char *text = strtok_r(NULL, "", &save);
-		char buf[1024];
-
-		snprintf(buf, sizeof(buf), "t%s c%s %s", t ? t : "?", c ? c : "?",
-			 text ? text : "");
-		json_array_append_new(r->events, json_string(buf));
-		return 0;
-	}
+	if (nul)
+		return protocol_error(r, line, len, "a NUL byte (byte %zu of the line)",
+				      (size_t)(nul - line) + 1);
+	if (strncmp(line, "ev ", 3) == 0)
+		return on_ev(r, line, len);
 	if (strncmp(line, "sync ", 5) == 0)
-		return on_sync(r, line + 5);
-	if (strncmp(line, "kill ", 5) == 0) {
-		on_kill(r, line + 5);
-		return 0;
-	}
+		return on_sync(r, line, len);
+	if (strncmp(line, "kill ", 5) == 0)
+		return on_kill(r, line, len);
 	if (strncmp(line, "listening ", 10) == 0)
-		return wc_peer_connect(&r->peer, atoi(line + 10));
-	if (strncmp(line, "stats ", 6) == 0) {
-		unsigned long long moved = 0, allocs = 0, copied = 0;
-
-		if (sscanf(line + 6, "bytes_moved=%llu allocations=%llu bytes_copied=%llu",
-			   &moved, &allocs, &copied) == 3) {
-			json_decref(r->queue);
-			r->queue = json_pack("{s:I,s:I,s:I}", "bytes_moved", (json_int_t)moved,
-					     "allocations", (json_int_t)allocs,
-					     "bytes_copied", (json_int_t)copied);
-		}
-		return 0;
-	}
+		return on_listening(r, line, len);
+	if (strncmp(line, "stats ", 6) == 0)
+		return on_stats(r, line, len);
 	if (strncmp(line, "fatal ", 6) == 0) {
+		if (!is_utf8(line + 6))
+			return protocol_error(r, line, len, "MESSAGE is not UTF-8 (fatal MESSAGE)");
 		free(r->subject_error);
 		r->subject_error = strdup(line + 6);
-		return 0;
+		return r->subject_error ? 0 : fail(r, "out of memory");
 	}
-	return 0; /* "note" lines and anything newer: not part of the trace */
+	if (strcmp(line, "note") == 0 || strncmp(line, "note ", 5) == 0)
+		return 0; /* for a person: not part of the trace */
+	return protocol_error(r, line, len, "not a line of the protocol (ev, sync, kill, "
+			      "listening, stats, fatal or note)");
 }
 
-/* Reads what the event pipe has and handles its complete lines. Returns 1
- * when it read bytes, 0 when there were none (EAGAIN) or the pipe ended
- * (r->ev_eof), -1 on an error (r->err). */
+/* Reads what the event pipe has and handles its complete lines, split by
+ * length (a NUL inside one is the line's error, not its end). Returns 1
+ * when it read bytes, 0 when there were none (EAGAIN), the pipe ended
+ * (r->ev_eof) or a line broke the protocol (r->protocol_error: no more
+ * lines are read), -1 on an error (r->err). */
 static int read_events(struct run *r)
 {
+	size_t start = 0;
+	char *nl;
 	ssize_t n;
-	char *start, *nl;
+	int rc = 0;
 
+	if (r->protocol_error)
+		return 0;
 	do {
 		n = read(r->ev_fd, r->evbuf + r->evlen, sizeof(r->evbuf) - r->evlen - 1);
 	} while (n < 0 && errno == EINTR);
@@ -191,18 +380,36 @@ static int read_events(struct run *r)
 		return 0;
 	}
 	r->evlen += (size_t)n;
-	r->evbuf[r->evlen] = '\0';
-	start = r->evbuf;
-	while ((nl = strchr(start, '\n'))) {
+	while (rc == 0 && (nl = memchr(r->evbuf + start, '\n', r->evlen - start))) {
+		size_t len = (size_t)(nl - (r->evbuf + start));
+
 		*nl = '\0';
-		if (on_line(r, start) < 0)
-			return -1;
-		start = nl + 1;
+		rc = on_line(r, r->evbuf + start, len);
+		start += len + 1;
 	}
-	r->evlen -= (size_t)(start - r->evbuf);
-	memmove(r->evbuf, start, r->evlen);
-	if (r->evlen == sizeof(r->evbuf) - 1)
-		return fail(r, "an event line longer than %zu bytes", sizeof(r->evbuf));
+	if (rc < 0)
+		return -1;
+	/* After a line that broke the protocol, only a fatal line already
+	 * read is still taken: the subject's own account of what went wrong. */
+	while (rc > 0 && (nl = memchr(r->evbuf + start, '\n', r->evlen - start))) {
+		size_t len = (size_t)(nl - (r->evbuf + start));
+
+		*nl = '\0';
+		if (len > 6 && memcmp(r->evbuf + start, "fatal ", 6) == 0 && !r->subject_error &&
+		    !memchr(r->evbuf + start, '\0', len) && is_utf8(r->evbuf + start + 6) &&
+		    !(r->subject_error = strdup(r->evbuf + start + 6)))
+			return fail(r, "out of memory");
+		start += len + 1;
+	}
+	if (rc > 0)
+		return 0;
+	r->evlen -= start;
+	memmove(r->evbuf, r->evbuf + start, r->evlen);
+	if (r->evlen == sizeof(r->evbuf) - 1) {
+		r->lines++;
+		return protocol_error(r, r->evbuf, r->evlen, "a line longer than %zu bytes, "
+				      "the most a line may have", sizeof(r->evbuf) - 2) < 0 ? -1 : 0;
+	}
 	return 1;
 }
 
@@ -231,7 +438,23 @@ static int drain_events_after_exit(struct run *r)
 
 /* ---- spawning ------------------------------------------------------------- */
 
-static void child_exec(struct run *r, int ctl, int ev, int shm, pid_t parent)
+/* What the child tells the harness on its exec pipe when it fails. */
+struct exec_failure {
+	int stage;  /* EXEC_SETUP: before exec; EXEC_EXEC: exec itself */
+	int err;    /* errno */
+};
+enum { EXEC_SETUP = 1, EXEC_EXEC = 2 };
+
+/* In the child: reports the failure on the exec pipe and exits. */
+static void child_fail(int errfd, int stage, int err)
+{
+	struct exec_failure f = { stage, err };
+
+	(void)!write(errfd, &f, sizeof(f));
+	_exit(127);
+}
+
+static void child_exec(struct run *r, int ctl, int ev, int shm, int errfd, pid_t parent)
 {
 	char vglog[128];
 	char *argv[16];
@@ -242,13 +465,26 @@ static void child_exec(struct run *r, int ctl, int ev, int shm, pid_t parent)
 	 * CPU until someone noticed (one did, for 94 minutes). */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent)
 		_exit(126);
-	/* Move the three fds out of the way, then to 3, 4, 5. */
+	/* Move the four fds out of the way, then three of them to 3, 4, 5
+	 * (the exec pipe, close-on-exec, stays above them). */
+	errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 10);
+	if (errfd < 0)
+		_exit(126);
 	ctl = fcntl(ctl, F_DUPFD_CLOEXEC, 10);
 	ev = fcntl(ev, F_DUPFD_CLOEXEC, 10);
 	shm = fcntl(shm, F_DUPFD_CLOEXEC, 10);
 	if (ctl < 0 || ev < 0 || shm < 0 || dup2(ctl, WC_FD_CTL) < 0 ||
 	    dup2(ev, WC_FD_EVENTS) < 0 || dup2(shm, WC_FD_SHM) < 0)
-		_exit(126);
+		child_fail(errfd, EXEC_SETUP, errno);
+	/* The harness's stdout is the trace: what the subject prints (a
+	 * debugging print(), an interpreter's banner) goes to its stderr,
+	 * where the subject's own messages go. */
+	if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		if (null < 0 || dup2(null, STDOUT_FILENO) < 0)
+			child_fail(errfd, EXEC_SETUP, errno);
+	}
 	(void)unsetenv("WIRECHECK_FAULTS");
 	/* The harness ignores SIGPIPE, and an ignored signal stays ignored
 	 * across execve: the subject starts with every signal at its default
@@ -286,13 +522,92 @@ static void child_exec(struct run *r, int ctl, int ev, int shm, pid_t parent)
 	}
 	argv[i++] = (char *)r->opts->subject;
 	argv[i] = NULL;
-	execvp(argv[0], argv);
-	_exit(127);
+	/* The wrappers are found through PATH; the subject is the file named
+	 * (wirecheck.c makes a bare name ./NAME), and one that is neither a
+	 * binary nor a #! script fails with ENOEXEC rather than run under
+	 * /bin/sh, as execvp would run it. */
+	if (i > 1)
+		execvp(argv[0], argv);
+	else
+		execv(argv[0], argv);
+	child_fail(errfd, EXEC_EXEC, errno);
+}
+
+/* The interpreter a script's "#!" line names, escaped for a message
+ * ("\r" for a CR), in out; 0, or -1 when path does not start with "#!". */
+static int script_interpreter(const char *path, char *out, size_t outlen)
+{
+	char head[256];
+	size_t n, o = 0;
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		return -1;
+	n = fread(head, 1, sizeof(head) - 1, f);
+	fclose(f);
+	if (n < 2 || head[0] != '#' || head[1] != '!')
+		return -1;
+	{
+		size_t k = 2;
+
+		while (k < n && (head[k] == ' ' || head[k] == '\t'))
+			k++;
+		for (; k < n && head[k] != '\n' && head[k] != ' ' && head[k] != '\t' &&
+		       o + 5 < outlen; k++) {
+			unsigned char c = (unsigned char)head[k];
+
+			if (c == '\r')
+				o += (size_t)snprintf(out + o, outlen - o, "\\r");
+			else if (c < 0x20 || c >= 0x7f)
+				o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
+			else
+				out[o++] = (char)c;
+		}
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/*
+ * After fork: waits for the child's exec (the exec pipe closes) or its
+ * failure (a struct exec_failure). Returns 0 when the program runs, -2
+ * when the subject cannot be executed, -1 when the set-up failed (err).
+ */
+static int exec_result(struct run *r, int errfd)
+{
+	struct exec_failure f;
+	char interp[128];
+	ssize_t n;
+
+	do {
+		n = read(errfd, &f, sizeof(f));
+	} while (n < 0 && errno == EINTR);
+	close(errfd);
+	if (n != (ssize_t)sizeof(f))
+		return 0;
+	reap(r, 0);
+	if (f.stage == EXEC_SETUP)
+		return fail(r, "starting the subject: %s", strerror(f.err));
+	if (r->opts->valgrind || r->opts->strace)
+		return fail(r, "cannot run %s: %s", r->opts->valgrind ? "valgrind" : "strace",
+			    strerror(f.err));
+	if (f.err == ENOENT && script_interpreter(r->opts->subject, interp, sizeof(interp)) == 0)
+		fail(r, "the subject %s cannot be executed: %s: its #! line names the "
+		     "interpreter '%s'%s", r->opts->subject, strerror(f.err), interp,
+		     strstr(interp, "\\r") ? ", with a CR (a file with CRLF line ends)"
+					    : ", which does not exist");
+	else if (f.err == ENOEXEC)
+		fail(r, "the subject %s cannot be executed: %s: neither a binary nor a script "
+		     "with a #! line", r->opts->subject, strerror(f.err));
+	else
+		fail(r, "the subject %s cannot be executed: %s", r->opts->subject,
+		     strerror(f.err));
+	return -2;
 }
 
 static int spawn(struct run *r)
 {
-	int ctl[2], ev[2], shm;
+	int ctl[2], ev[2], errp[2], shm, rc;
 	char address[160], *script;
 	pid_t parent;
 
@@ -305,7 +620,7 @@ static int spawn(struct run *r)
 		close(shm);
 		return fail(r, "mmap: %s", strerror(errno));
 	}
-	if (pipe2(ctl, O_CLOEXEC) < 0 || pipe2(ev, O_CLOEXEC) < 0) {
+	if (pipe2(ctl, O_CLOEXEC) < 0 || pipe2(ev, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		close(shm);
 		return fail(r, "pipe: %s", strerror(errno));
 	}
@@ -322,12 +637,17 @@ static int spawn(struct run *r)
 		return fail(r, "fork: %s", strerror(errno));
 	}
 	if (r->pid == 0)
-		child_exec(r, ctl[0], ev[1], shm, parent);
+		child_exec(r, ctl[0], ev[1], shm, errp[1], parent);
 	close(ctl[0]);
 	close(ev[1]);
 	close(shm);
+	close(errp[1]);
 	r->ctl_fd = ctl[1];
 	r->ev_fd = ev[0];
+	if ((rc = exec_result(r, errp[0])) != 0) {
+		free(script);
+		return rc;
+	}
 	/* Without pidfd_open (old kernels, or the harness itself under
 	 * valgrind 3.19, which does not know the call), the loop polls
 	 * waitpid() every PID_POLL_MS instead. */
@@ -397,6 +717,19 @@ static void on_timeout(struct run *r)
 	wc_peer_take_rest(&r->peer);
 }
 
+/* A line broke the protocol: the run ends here, as at the deadline, the
+ * subject killed if it still runs. */
+static void stop_on_protocol_error(struct run *r)
+{
+	free(r->script);
+	r->script = NULL;
+	if (!r->exited)
+		(void)kill(r->pid, SIGKILL);
+	reap(r, 0);
+	r->ev_eof = 1;
+	wc_peer_take_rest(&r->peer);
+}
+
 static int loop(struct run *r)
 {
 	struct pollfd *pfd = calloc(3 + (size_t)wc_peer_npollfds(&r->peer), sizeof(*pfd));
@@ -437,6 +770,10 @@ static int loop(struct run *r)
 			free(pfd);
 			return -1;
 		}
+		if (r->protocol_error) {
+			stop_on_protocol_error(r);
+			break;
+		}
 		if (pfd[2].revents)
 			write_script(r);
 		if (wc_peer_on_poll(&r->peer, pfd + 3) < 0) {
@@ -448,15 +785,94 @@ static int loop(struct run *r)
 	return 0;
 }
 
+/*
+ * Whether the subject's gate attached the counters' memfd (fd 5): the
+ * reference subject maps it itself, the preload library (--subject-preload)
+ * in its constructor; either writes WC_SHM_MAGIC. A stack run without the
+ * preload leaves it as the harness made it, zeros, or with what it wrote
+ * to fd 5 ("arm SPEC" lines meant for the preloaded gate). When the gate
+ * did not attach, says so on stderr, with what fd 5 held, and returns 0.
+ */
+static int gate_attached(const struct run *r)
+{
+	const unsigned char *b = (const unsigned char *)r->shm;
+	char held[16 * 4 + 1];
+	size_t o = 0;
+
+	if (r->shm->magic == WC_SHM_MAGIC && r->shm->version == 1)
+		return 1;
+	for (size_t k = 0; k < 16 && b[k]; k++)
+		o += (size_t)snprintf(held + o, sizeof(held) - o, b[k] >= 0x20 && b[k] < 0x7f
+				      ? "%c" : "\\x%02x", b[k]);
+	held[o] = '\0';
+	fprintf(stderr, "wirecheck run: warning: the subject %s never attached the gate: its "
+		"counters' memfd (fd 5) %s%s%s, so the trace has no syscalls and no fired calls%s. "
+		"A stack not built against the gate runs with the gate preloaded: "
+		"--subject-preload (docs/subjects.md, \"Faults and counters\")\n",
+		r->opts->subject, o ? "holds other bytes (`" : "is still all zeros",
+		o ? held : "", o ? "...`: what the subject wrote to fd 5, as `arm SPEC` lines "
+				 "for a preloaded gate)" : "",
+		r->sc->nfaults ? ", and none of the scenario's faults was applied" : "");
+	return 0;
+}
+
+/* exit.error: a protocol error (with the subject's own fatal line, when
+ * it wrote one), else the fatal line, else, when the gate never attached
+ * and the scenario has fault rules, that they were not applied. NULL when
+ * none; -1 and r->err without memory. */
+static int exit_error(struct run *r, int attached, char **error)
+{
+	size_t n;
+
+	*error = NULL;
+	if (!r->protocol_error && !r->subject_error && !attached && r->sc->nfaults) {
+		n = 256;
+		if (!(*error = malloc(n)))
+			return fail(r, "out of memory");
+		snprintf(*error, n, "gate: the subject never attached the gate (fd 5): the "
+			 "scenario's %zu fault rule%s not applied (a stack not built against "
+			 "the gate runs with --subject-preload)", r->sc->nfaults,
+			 r->sc->nfaults == 1 ? " was" : "s were");
+		return 0;
+	}
+	if (!r->protocol_error) {
+		*error = r->subject_error ? strdup(r->subject_error) : NULL;
+		return r->subject_error && !*error ? fail(r, "out of memory") : 0;
+	}
+	n = strlen(r->protocol_error) + (r->subject_error ? strlen(r->subject_error) : 0) + 32;
+	if (!(*error = malloc(n)))
+		return fail(r, "out of memory");
+	if (r->subject_error)
+		snprintf(*error, n, "%s; its fatal line: %s", r->protocol_error, r->subject_error);
+	else
+		snprintf(*error, n, "%s", r->protocol_error);
+	return 0;
+}
+
 static json_t *build_trace(struct run *r)
 {
 	struct wc_outcome o = { .exited = r->exited, .status = r->status,
 				.timed_out = r->timed_out,
-				.valgrind = r->opts->valgrind,
-				.error = r->subject_error };
+				.valgrind = r->opts->valgrind };
+	static const struct fi_counters none;
+	int attached = gate_attached(r);
+	char *error;
+	json_t *t;
 
-	return wc_trace_build(r->sc, &o, wc_peer_json(&r->peer), r->events,
-			      r->queue, &r->shm->counters);
+	if (exit_error(r, attached, &error) < 0)
+		return NULL;
+	o.error = error;
+	/* Counters the gate never wrote are not the subject's: none are
+	 * reported (what fd 5 held may be any bytes). */
+	t = wc_trace_build(r->sc, &o, wc_peer_json(&r->peer), r->events,
+			   r->queue, attached ? &r->shm->counters : &none);
+	free(error);
+	if (t && !attached) {
+		(void)json_object_del(t, "syscalls");
+		(void)json_object_del(t, "syscalls_timing");
+		(void)json_object_del(t, "fired");
+	}
+	return t;
 }
 
 /* ---- set-up and tear-down ------------------------------------------------ */
@@ -506,6 +922,7 @@ static void teardown(struct run *r)
 	wc_peer_free(&r->peer);
 	free(r->script);
 	free(r->subject_error);
+	free(r->protocol_error);
 	json_decref(r->events);
 	json_decref(r->queue);
 	if (r->shm)
@@ -540,8 +957,15 @@ int wc_run(const struct scenario *sc, const struct run_options *opts,
 		rc = spawn(&r);
 	if (rc == 0)
 		rc = loop(&r);
-	if (rc == 0)
-		*trace = build_trace(&r);
+	/* The subject ended in the middle of a line: the pipe's last bytes
+	 * are not a line of the protocol. */
+	if (rc == 0 && !r.protocol_error && r.evlen > 0 && !r.timed_out) {
+		r.lines++;
+		rc = protocol_error(&r, r.evbuf, r.evlen, "the subject ended without the line's "
+				    "newline") < 0 ? -1 : 0;
+	}
+	if (rc == 0 && !(*trace = build_trace(&r)))
+		rc = fail(&r, "out of memory");
 	/* A program that does not speak the subject protocol (/bin/true, a
 	 * server of one's own given as --subject) ends with no event and no
 	 * error: its trace, and a golden made from it, would hold nothing. */

@@ -25,8 +25,14 @@ struct run_options {
 
 /*
  * Runs the scenario once. Returns 0 and a new trace in *trace (the caller
- * decrefs it), also when the subject crashed or hung (the trace says so);
- * returns -1 with a message in err when the harness itself could not run.
+ * decrefs it), also when the subject crashed or hung (the trace says so),
+ * broke the subject protocol (exit.error "protocol: ...", the run ended at
+ * that line) or never attached the gate (no syscalls, syscalls_timing or
+ * fired; exit.error "gate: ..." when the scenario has fault rules);
+ * returns -1 with a message in err when the harness itself could not run,
+ * and -2 with a message in err when the subject could not be executed
+ * (exec failed: the subject's path, errno's text, for a script whose #!
+ * line names a missing interpreter that interpreter); no trace then.
  */
 int wc_run(const struct scenario *sc, const struct run_options *opts,
 	   json_t **trace, char *err, size_t errlen);

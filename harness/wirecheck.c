@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define WIRECHECK_VERSION "0.1.0"
@@ -392,16 +393,26 @@ static int write_trace(json_t *trace, const char *path)
 	return 0;
 }
 
-/* Exit 4 when the subject stopped with a fatal error of its own (the
- * trace's exit.error): the scenario could not run as written. */
-static int subject_error_status(const struct scenario *sc, json_t *trace)
+/* Exit 4 when the subject stopped with a fatal error of its own, or broke
+ * the subject protocol (the trace's exit.error): the scenario could not
+ * run as written. */
+static int subject_error_status(const struct scenario *sc, const char *subject, json_t *trace)
 {
 	json_t *error = json_object_get(json_object_get(trace, "exit"), "error");
+	const char *text = json_string_value(error);
 
-	if (!json_is_string(error))
+	if (!text)
 		return 0;
-	fprintf(stderr, "wirecheck: %s: the subject stopped with an error: %s\n", sc->path,
-		json_string_value(error));
+	if (strncmp(text, "protocol: ", 10) == 0)
+		fprintf(stderr, "wirecheck: %s: the subject %s broke the subject protocol "
+			"(docs/subject-protocol.md), and the run ended there: %s\n", sc->path,
+			subject, text);
+	else if (strncmp(text, "gate: ", 6) == 0)
+		fprintf(stderr, "wirecheck: %s: the scenario did not run as written on the "
+			"subject %s: %s\n", sc->path, subject, text);
+	else
+		fprintf(stderr, "wirecheck: %s: the subject stopped with an error: %s\n", sc->path,
+			text);
 	return 4;
 }
 
@@ -423,10 +434,14 @@ static int run_repeated(const struct scenario *sc, const struct cli *cli,
 		 * read; each later run has its own. */
 		if (i > 0)
 			ro.started_ms = 0;
-		if (wc_run(sc, &ro, &trace, err, sizeof(err)) < 0) {
-			fprintf(stderr, "wirecheck: %s: %s\n", sc->path, err);
+		if ((status = wc_run(sc, &ro, &trace, err, sizeof(err))) < 0) {
+			/* -2 names the subject, and the scenario is not at fault */
+			if (status == -2)
+				fprintf(stderr, "wirecheck: %s\n", err);
+			else
+				fprintf(stderr, "wirecheck: %s: %s\n", sc->path, err);
 			json_decref(first);
-			return 3;
+			return status == -2 ? 2 : 3; /* -2: the subject cannot be executed */
 		}
 		if (!first) {
 			first = trace;
@@ -449,7 +464,7 @@ static int run_repeated(const struct scenario *sc, const struct cli *cli,
 	if (write_trace(first, cli->trace_path) < 0)
 		status = 3;
 	if (status == 0)
-		status = subject_error_status(sc, first);
+		status = subject_error_status(sc, ro.subject, first);
 	json_decref(first);
 	return status;
 }
@@ -465,6 +480,50 @@ static int read_wait_ms(int argc, char **argv)
 		if (strcmp(argv[i], "--timeout") == 0)
 			(void)sc_set_timeout(&scratch, argv[i + 1], 0, err, sizeof(err));
 	return scratch.timeout_ms;
+}
+
+/*
+ * The subject PATH must be an executable file. A name without a slash is
+ * the file of that name in the current directory (./NAME), never one found
+ * through PATH, which execvp would run instead of the file the user meant.
+ * Sets *path to the name to run (*owned, to free, when it is a new
+ * string). Returns 0, 2 after a message, or 3 without memory.
+ */
+static int check_subject(char **owned, const char **path)
+{
+	const char *why = NULL;
+	struct stat st;
+	int err = 0, bare = !strchr(*path, '/');
+
+	if (bare) {
+		size_t n = strlen(*path) + 3;
+		char *rel = malloc(n);
+
+		if (!rel) {
+			fprintf(stderr, "wirecheck: out of memory\n");
+			return 3;
+		}
+		snprintf(rel, n, "./%s", *path);
+		free(*owned);
+		*owned = rel;
+		*path = rel;
+	}
+	if (stat(*path, &st) != 0)
+		why = strerror(err = errno);
+	else if (S_ISDIR(st.st_mode))
+		why = strerror(EISDIR);
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if (access(*path, X_OK) != 0)
+		why = strerror(err = errno);
+	if (!why)
+		return 0;
+	fprintf(stderr, "wirecheck: the subject %s is not an executable file: %s%s\n", *path, why,
+		bare && err == ENOENT
+			? " (a subject's name without a slash is the file in the current "
+			  "directory, never one found through PATH)"
+			: "");
+	return 2;
 }
 
 /* Parses the command line and the scenario, applies the flags, finds the
@@ -516,11 +575,10 @@ static int prepare(int argc, char **argv, struct cli *cli, struct scenario *sc,
 	ro->handoff = cli->handoff ? WC_HANDOFF_UPGRADE : WC_HANDOFF_NONE;
 	ro->valgrind = cli->valgrind;
 	ro->strace = cli->strace;
-	if (access(ro->subject, X_OK) != 0) {
-		fprintf(stderr, "wirecheck: the subject %s is not an executable: %s\n", ro->subject, strerror(errno));
+	if ((rc = check_subject(subject, &ro->subject)) != 0) {
 		free(*subject);
 		sc_free(sc);
-		return 2;
+		return rc;
 	}
 	if (cli->subject_preload && (rc = preload_subject()) != 0) {
 		free(*subject);
@@ -570,16 +628,22 @@ static const char usage_per_connection[] =
 	"in the file of --trace. Exit 1 when a run did not end cleanly (its exit\n"
 	"is printed), 2 on bad input.\n";
 
-/* Runs the scenario with n connections; returns its trace or NULL. */
-static json_t *run_with(struct scenario *sc, int n, const struct run_options *ro)
+/* Runs the scenario with n connections; returns its trace, or NULL and
+ * the exit status in *status (2: the subject cannot be executed; 3). */
+static json_t *run_with(struct scenario *sc, int n, const struct run_options *ro, int *status)
 {
 	char err[512];
 	json_t *trace = NULL;
+	int rc;
 
 	sc->connections = n;
 	fprintf(stderr, "wirecheck: %s: %d connection%s\n", sc->name, n, n == 1 ? "" : "s");
-	if (wc_run(sc, ro, &trace, err, sizeof(err)) < 0) {
-		fprintf(stderr, "wirecheck: %s: %s\n", sc->path, err);
+	if ((rc = wc_run(sc, ro, &trace, err, sizeof(err))) < 0) {
+		if (rc == -2)
+			fprintf(stderr, "wirecheck: %s\n", err);
+		else
+			fprintf(stderr, "wirecheck: %s: %s\n", sc->path, err);
+		*status = rc == -2 ? 2 : 3;
 		return NULL;
 	}
 	return trace;
@@ -632,10 +696,15 @@ static int cmd_per_connection(int argc, char **argv)
 					   "--repeat does not apply%s%s", "", "");
 		return usage_error("per-connection needs --from N1 --to N2 with N1 < N2%s%s", "", "");
 	}
-	a = run_with(&sc, cli.from, &ro);
+	rc = 0;
+	a = run_with(&sc, cli.from, &ro, &rc);
 	ro.started_ms = 0; /* the second run has a deadline of its own */
-	b = a ? run_with(&sc, cli.to, &ro) : NULL;
-	rc = a && b ? 0 : 3;
+	b = a ? run_with(&sc, cli.to, &ro, &rc) : NULL;
+	if (a && b && (!json_object_get(a, "syscalls") || !json_object_get(b, "syscalls"))) {
+		fprintf(stderr, "wirecheck: %s: no syscalls to count: the subject never attached "
+			"the gate (--subject-preload)\n", sc.path);
+		rc = 1;
+	}
 	if (rc == 0) {
 		int err = 0;
 
