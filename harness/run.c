@@ -16,6 +16,7 @@
 #include "trace.h"
 #include "wcutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -706,12 +707,57 @@ static void reap(struct run *r, int flags)
 	}
 }
 
+/*
+ * SIGKILL to pid's descendants, deepest first, then to pid. Under --strace
+ * the harness's child is strace, and a tracer that dies detaches its
+ * tracees, which then run on: the subject outlived a timeout. The tree
+ * comes from /proc/PID/task/TID/children; a process forked after its
+ * parent's list was read escapes, as it would a kill(2) of the group.
+ */
+static void kill_tree(pid_t pid, int depth)
+{
+	char path[96], buf[4096];
+	struct dirent *t;
+	DIR *tasks;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (depth < 16 && (tasks = opendir(path)) != NULL) {
+		while ((t = readdir(tasks)) != NULL) {
+			FILE *f;
+			size_t n;
+
+			if (t->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", (int)pid,
+				 t->d_name);
+			if (!(f = fopen(path, "r")))
+				continue;
+			n = fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+			buf[n] = '\0';
+			for (char *w = strtok(buf, " \n"); w; w = strtok(NULL, " \n"))
+				kill_tree((pid_t)atoi(w), depth + 1);
+		}
+		closedir(tasks);
+	}
+	(void)kill(pid, SIGKILL);
+}
+
+/* Kills the subject, and under a wrapper (strace) what it runs. */
+static void kill_subject(struct run *r)
+{
+	if (r->opts->strace)
+		kill_tree(r->pid, 0);
+	else
+		(void)kill(r->pid, SIGKILL);
+}
+
 static void on_timeout(struct run *r)
 {
 	r->timed_out = 1;
 	/* Once reaped, the pid may belong to another process. */
 	if (!r->exited)
-		(void)kill(r->pid, SIGKILL);
+		kill_subject(r);
 	reap(r, 0);
 	/* What the peer had by then, without waiting for more. */
 	wc_peer_take_rest(&r->peer);
@@ -724,7 +770,7 @@ static void stop_on_protocol_error(struct run *r)
 	free(r->script);
 	r->script = NULL;
 	if (!r->exited)
-		(void)kill(r->pid, SIGKILL);
+		kill_subject(r);
 	reap(r, 0);
 	r->ev_eof = 1;
 	wc_peer_take_rest(&r->peer);
@@ -914,7 +960,7 @@ static void dump_valgrind_log(const struct run *r)
 static void teardown(struct run *r)
 {
 	if (r->pid > 0 && !r->exited) {
-		(void)kill(r->pid, SIGKILL);
+		kill_subject(r);
 		reap(r, 0);
 	}
 	if (r->opts->valgrind)

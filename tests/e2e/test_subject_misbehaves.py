@@ -304,3 +304,36 @@ def test_with_the_preloaded_gate_the_same_subject_is_counted(wc, tmp_path, prelo
     assert trace["peer"]["bytes"] == 5
     assert trace["fired"]["total"] >= 2  # "hello" went 2 bytes at a time
     assert trace["syscalls"]["connect"] == 1
+
+
+def _state(pid):
+    """The process's state letter, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return None
+
+
+def test_a_subject_under_strace_is_killed_with_strace(wc, tmp_path):
+    """Under --strace the harness's child is strace; killing it alone
+    detached the subject, which ran on after the run ended (found with a
+    subject that hangs; the same kill serves the timeout). Fails on the code
+    before: the subject is still sleeping ('S') after wirecheck exits."""
+    import shutil
+    import pytest
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed (scripts/setup.sh installs it)")
+    pidfile = tmp_path / "pid"
+    subj = subject(tmp_path, f'open({str(pidfile)!r}, "w").write(str(os.getpid()))\n'
+                             'out(b"ev 1 0 connect")\n'
+                             'out(b"ev x 0 broken")\n'
+                             'import time\n'
+                             'while True:\n'
+                             '    time.sleep(1000)\n')
+    proc = wc("run", scenario(tmp_path), "--subject", subj, "--strace", tmp_path / "st.txt")
+    assert proc.returncode == 4, proc.stderr
+    assert "protocol: line 2" in json.loads(proc.stdout)["exit"]["error"]
+    pid = int(pidfile.read_text())
+    # Killed: gone, or a zombie its new parent has not reaped yet.
+    assert _state(pid) in (None, "Z"), f"the subject {pid} runs on: state {_state(pid)}"
