@@ -492,8 +492,12 @@ int wc_peer_connect(struct wc_peer *pe, int port)
 			rc = connect(fd, (struct sockaddr *)&sin, sizeof(sin));
 		}
 		if (rc < 0) {
+			int err = errno;
+
 			close(fd);
-			return fail(pe, "peer connect: %s", strerror(errno));
+			(void)fail(pe, "peer connect: %s", strerror(err));
+			/* Nothing listens where the subject said it does. */
+			return err == ECONNREFUSED || err == ENOENT ? -2 : -1;
 		}
 		if (pe->handoff == WC_HANDOFF_UPGRADE) {
 			/* A failure means the subject is gone: its trace says why. */

@@ -111,7 +111,9 @@ void wc_peer_address_line(const struct wc_peer *pe, char *line, size_t len);
 
 /*
  * The subject listens (role server) on port (ignored for unix): connects
- * every connection of the peer. Returns 0, or -1 with a message.
+ * every connection of the peer. Returns 0; -2 with a message when nothing
+ * listens there (ECONNREFUSED, or ENOENT for a unix path: the subject's
+ * `listening` line was wrong); -1 with a message for any other failure.
  */
 int wc_peer_connect(struct wc_peer *pe, int port);
 

@@ -287,6 +287,8 @@ static int on_listening(struct run *r, const char *line, size_t len)
 {
 	const char *p = line + 10;
 	uint64_t port;
+	char why[256];
+	int rc;
 
 	if (r->sc->role != SC_ROLE_SERVER && r->opts->handoff == WC_HANDOFF_NONE)
 		return protocol_error(r, line, len, "the subject is the client in this scenario: "
@@ -299,7 +301,12 @@ static int on_listening(struct run *r, const char *line, size_t len)
 				      r->sc->transport == SC_UNIX ? "0 (the transport is unix)"
 								  : "a TCP port, 1 to 65535");
 	r->listened = 1;
-	return wc_peer_connect(&r->peer, (int)port);
+	rc = wc_peer_connect(&r->peer, (int)port);
+	if (rc != -2)
+		return rc;
+	snprintf(why, sizeof(why), "nothing listens there (%s)", r->err);
+	r->err[0] = '\0';
+	return protocol_error(r, line, len, "%s", why);
 }
 
 /* "stats bytes_moved=N allocations=M bytes_copied=C". */

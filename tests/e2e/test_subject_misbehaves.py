@@ -234,6 +234,28 @@ def test_a_bad_listening_line_is_the_subjects_error(wc, tmp_path):
         assert f"the subject {subj} broke the subject protocol" in proc.stderr
 
 
+def test_a_listening_port_where_nothing_listens_is_the_subjects_error(wc, tmp_path):
+    """A well-formed `listening PORT` on which nothing listens was "peer
+    connect: Connection refused", exit 3 (a harness failure), no trace.
+    The port here is bound by the test and never listened on, so that no
+    other program can take it meanwhile."""
+    import socket
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    port = held.getsockname()[1]
+    try:
+        subj = script(tmp_path, "server.py",
+                      LISTEN_PROLOGUE + f"out(b'listening {port}')\nos.read(3, 3)\n")
+        subj.chmod(0o755)
+        proc = wc("run", scenario(tmp_path, SERVER), "--subject", subj, "--timeout", 60)
+    finally:
+        held.close()
+    assert proc.returncode == 4, (proc.returncode, proc.stderr)
+    trace = json.loads(proc.stdout)
+    assert trace["exit"]["error"] == (f"protocol: line 1 `listening {port}`: nothing listens "
+                                      "there (peer connect: Connection refused)")
+
+
 # ---- a gate that never attached ---------------------------------------------
 # A stack not built against the gate gets its counters and faults from the
 # preloaded gate (--subject-preload). Without it, the `arm SPEC` lines the
