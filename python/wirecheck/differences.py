@@ -132,7 +132,8 @@ def load(path: Path) -> Differences:
         return Differences(path)
 
 
-def check_scenarios(table: Differences, profiles_of: Callable[[Path], Optional[list]]) -> None:
+def check_scenarios(table: Differences, profiles_of: Callable[[Path], Optional[list]],
+                    root: Optional[Path] = None) -> None:
     """Raises DifferencesError ("FILE:LINE: no scenario ..." / "no profile
     ...") for the first entry whose SCENARIO names no SCENARIO.wcs below
     the folder that holds subjects/, or whose ::PROFILE is not one of that
@@ -140,8 +141,10 @@ def check_scenarios(table: Differences, profiles_of: Callable[[Path], Optional[l
     has a matrix (its key never matches an item). profiles_of(wcs) gives a
     scenario's profile ids ("" alone without a matrix), or None when it
     cannot be read (its collection reports that): its profile is not
-    checked then. `*` is every scenario, and is not checked."""
-    root = table.path.parent.parent
+    checked then. `*` is every scenario, and is not checked. root is the
+    folder the keys are below: by default the one that holds subjects/
+    (plugin --wirecheck-differences gives the file elsewhere)."""
+    root = table.path.parent.parent if root is None else root
     for e in table.entries:
         if e.scenario == "*":
             continue

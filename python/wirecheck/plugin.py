@@ -137,6 +137,8 @@ class _State:
     # a foreign subject (node, libuv, a PATH): its name, for its reviewed
     # differences file (subjects/NAME.differences, docs/subjects.md)
     foreign: Optional[str] = None
+    # --wirecheck-differences FILE: the foreign subject's file, wherever it is
+    differences: Optional[Path] = None
     # folders of collected scenarios (for stale goldens), and the metadata of
     # the scenarios collected in this process
     dirs: set = field(default_factory=set)
@@ -180,6 +182,10 @@ def pytest_addoption(parser):
     group.addoption("--wirecheck-subject-preload", action="store_true", default=False,
                     help="run the subject PATH with the gate preloaded "
                          "(wirecheck run --subject-preload)")
+    group.addoption("--wirecheck-differences", metavar="FILE", default=None,
+                    help="the subject's reviewed differences file, wherever it is (your own "
+                         "repository), instead of subjects/NAME.differences beside the "
+                         "scenarios; its keys are the same (docs/subjects.md)")
     group.addoption("--wirecheck-repeat", metavar="N", type=int, default=None,
                     help="run every scenario N times (wirecheck run --repeat N); "
                          "an item fails if two runs give different traces")
@@ -270,6 +276,19 @@ def pytest_configure(config):
         if not (path.is_file() and os.access(path, os.X_OK)):
             raise pytest.UsageError(f"--wirecheck-subject: not an executable: {path}")
         st.subject = str(path)
+    given = config.getoption("wirecheck_differences")
+    if given is not None:
+        if st.foreign is None:
+            raise pytest.UsageError("--wirecheck-differences FILE goes with --wirecheck-subject: "
+                                    "the reference stack's own items have no differences")
+        path = Path(given)
+        if not path.is_absolute():
+            path = Path(config.invocation_params.dir) / path
+        if path.is_dir() or not path.parent.is_dir():
+            raise pytest.UsageError(f"--wirecheck-differences {given}: "
+                                    + ("a directory, not a file" if path.is_dir() else
+                                       f"no directory {path.parent}"))
+        st.differences = path
     explicit = config.getoption("wirecheck_bin")
     if explicit is not None:
         path = Path(explicit)
@@ -458,14 +477,15 @@ def _profile_ids(wcs: Path, st: _State) -> Optional[list]:
     return [p.id for p in runner.profiles(meta)]
 
 
-def _differences(path: Path, st: _State) -> D.Differences:
+def _differences(path: Path, root: Path, st: _State) -> D.Differences:
     """A subject's differences file, read and checked once per process:
-    each entry must name an existing scenario and one of its profiles."""
-    key = str(path)
+    each entry must name an existing scenario below root and one of its
+    profiles."""
+    key = f"{path}\0{root}"
     if key not in st.tables:
         try:
             table = D.load(path)
-            D.check_scenarios(table, lambda wcs: _profile_ids(wcs, st))
+            D.check_scenarios(table, lambda wcs: _profile_ids(wcs, st), root)
             st.tables[key] = table
         except D.DifferencesError as e:
             st.tables[key] = e
@@ -637,9 +657,12 @@ class ScenarioItem(pytest.Item):
             pytest.skip(f"--update-goldens writes the reference stack's goldens: "
                         f"not with subject {st.foreign}")
         path, key = D.find_file(Path(self.path), st.foreign)
+        root = path.parent.parent
+        if st.differences is not None:
+            path = st.differences
         if self.profile.id:
             key += "::" + self.profile.id
-        table = _differences(path, st)
+        table = _differences(path, root, st)
         trace = self._run([])
         error = (trace.get("exit") or {}).get("error") or ""
         if error.startswith("unsupported "):

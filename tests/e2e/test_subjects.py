@@ -197,6 +197,37 @@ def test_an_entry_marked_sometimes_may_be_absent_but_still_pins_its_value(node, 
     assert "node.differences:1: fingerprint '0000?0000000'" in proc.stdout, proc.stdout
 
 
+def test_a_differences_file_kept_elsewhere_is_used_with_the_same_keys(node, tmp_path):
+    """--wirecheck-differences FILE: a user runs a pinned checkout's
+    scenarios on their stack and keeps the reviewed file in their own
+    repository. Fails on the code before (an unknown option)."""
+    d = own_suite(tmp_path)
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    lines = [l.replace(" REASON", " why") for l in unexplained_lines(proc.stdout)]
+    mine = tmp_path / "my-repo" / "node.differences"
+    mine.parent.mkdir()
+    write_differences(mine, "".join(l + "\n" for l in lines))
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node,
+                      "--wirecheck-differences", mine)
+    assert proc.returncode == 0, proc.stdout
+    # Without the option the suite's own folder is read, and has no file.
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    assert proc.returncode == 1 and "does not explain" in proc.stdout, proc.stdout
+    # The given file is the one named in a failure, and its entries are
+    # checked against the scenarios below the suite's folder.
+    write_differences(mine, "".join(l + "\n" for l in lines) + "write events 000000000000 why\n")
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node,
+                      "--wirecheck-differences", mine)
+    assert proc.returncode == 1
+    assert f"{mine}:{len(lines) + 2}: no scenario 'write'" in proc.stdout, proc.stdout
+    # Bad uses are usage errors.
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-differences", mine)
+    assert proc.returncode == 4 and "goes with --wirecheck-subject" in proc.stderr, proc.stderr
+    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node,
+                      "--wirecheck-differences", tmp_path / "nowhere" / "x.differences")
+    assert proc.returncode == 4 and "no directory" in proc.stderr, proc.stderr
+
+
 def test_a_malformed_differences_file_is_reported_with_its_line(node, tmp_path):
     d = own_suite(tmp_path)
     (d / "subjects" / "node.differences").write_text("# ok\nwrites speed 123 why\n")
