@@ -370,8 +370,14 @@ static int peer_read_until(struct wc_peer *pe, struct wc_peer_conn *p, uint64_t 
 	uint64_t before = p->received;
 
 	while (p->fd >= 0 && !p->eof && p->received < until) {
-		if (!wait_readable(pe, p->fd))
+		if (!wait_readable(pe, p->fd)) {
+			snprintf(pe->waiting, sizeof(pe->waiting), "at %s the peer waited for "
+				 "byte %llu of connection %d, which the subject's sync line said it "
+				 "had written, and had %llu", pe->point ? pe->point : "a point",
+				 (unsigned long long)until, (int)(p - pe->conns),
+				 (unsigned long long)p->received);
 			return -1;
+		}
 		(void)peer_read_once(pe, p);
 	}
 	json_array_append_new(p->reads, json_integer((json_int_t)(p->received - before)));
@@ -437,6 +443,7 @@ int wc_peer_at_point(struct wc_peer *pe, const char *point,
 	}
 	if (!subject_listens(pe) && peer_accept_all(pe) < 0)
 		return 1; /* the deadline passed; the run reports it */
+	pe->point = point;
 	for (size_t i = 0; i < sc->npeer; i++) {
 		const struct sc_peer_action *a = &sc->peer[i];
 
@@ -446,11 +453,17 @@ int wc_peer_at_point(struct wc_peer *pe, const char *point,
 			if (a->conn < 0 || a->conn == c)
 				(void)peer_act(pe, a, &pe->conns[c], written[c]);
 	}
+	pe->point = NULL;
 	if (strcmp(point, "done") == 0) {
 		pe->continuous = 1;
 		pe->over = 1;
 	}
 	return 0;
+}
+
+const char *wc_peer_waiting(const struct wc_peer *pe)
+{
+	return pe->waiting;
 }
 
 void wc_peer_subject_exited(struct wc_peer *pe)

@@ -67,6 +67,9 @@ struct wc_peer {
 	struct wc_prog prog;  /* peer exec: the program */
 	int handoff;          /* WC_HANDOFF_*: the peer connects, and opens
 			       * each connection with an HTTP request */
+	const char *point;    /* the sync point being acted on, or NULL */
+	char waiting[192];    /* what the peer waited for when the deadline
+			       * passed at a point (wc_peer_waiting), or "" */
 };
 
 /*
@@ -132,6 +135,15 @@ int wc_peer_at_point(struct wc_peer *pe, const char *point,
 /* The subject exited: nobody will ask for reads at points any more; a
  * program peer gets its stop=SIG. */
 void wc_peer_subject_exited(struct wc_peer *pe);
+
+/*
+ * What the peer was waiting for when the deadline passed inside a sync
+ * point ("at checkpoint:1 the peer waited for byte 999999 of connection 0,
+ * which the subject's sync line said it had written, and had 5"), or ""
+ * when the deadline did not pass there. For the run's stderr: it depends on
+ * timing, so no trace holds it.
+ */
+const char *wc_peer_waiting(const struct wc_peer *pe);
 
 /* How many pollfd entries wc_peer_pollfds writes. */
 int wc_peer_npollfds(const struct wc_peer *pe);

@@ -1027,6 +1027,11 @@ int wc_run(const struct scenario *sc, const struct run_options *opts,
 			"pipe (fd 4) before it ended: does it speak the subject protocol? "
 			"(docs/subject-protocol.md; a program of one's own runs under "
 			"`wirecheck exec`)\n", opts->subject);
+	/* The peer read for bytes a sync line announced and never got: the
+	 * run's timeout alone would not say where it stood. */
+	if (rc == 0 && r.timed_out && wc_peer_waiting(&r.peer)[0] != '\0')
+		fprintf(stderr, "wirecheck run: the run timed out %s (docs/subject-protocol.md, "
+			"sync)\n", wc_peer_waiting(&r.peer));
 	teardown(&r);
 	return rc;
 }

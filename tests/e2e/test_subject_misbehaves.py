@@ -359,3 +359,20 @@ def test_a_subject_under_strace_is_killed_with_strace(wc, tmp_path):
     pid = int(pidfile.read_text())
     # Killed: gone, or a zombie its new parent has not reaped yet.
     assert _state(pid) in (None, "Z"), f"the subject {pid} runs on: state {_state(pid)}"
+
+
+def test_a_timeout_at_a_sync_point_says_what_the_peer_waited_for(wc, tmp_path):
+    """A sync line that claims bytes the subject never sent: the peer reads
+    for them until the run's timeout (the only way such a run can end), and
+    the run said no more than `timed_out`. Now stderr says where the peer
+    stood. Fails on the code before (nothing on stderr)."""
+    sc = scenario(tmp_path, 'behaviour queue\npeer read at checkpoint 1\ntask\n'
+                            '  write "hello"\n  checkpoint\n  end\n')
+    subj = subject(tmp_path, 's.sendall(b"hello")\n'
+                             'out(b"sync checkpoint:1 999999")\n'
+                             'os.read(3, 3)\n')
+    proc = wc("run", sc, "--subject", subj, "--timeout", 1)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["exit"]["timed_out"] is True
+    assert ("the run timed out at checkpoint:1 the peer waited for byte 999999 of connection 0, "
+            "which the subject's sync line said it had written, and had 5") in proc.stderr, proc.stderr
