@@ -742,7 +742,9 @@ static void kill_tree(pid_t pid, int depth)
 			n = fread(buf, 1, sizeof(buf) - 1, f);
 			fclose(f);
 			buf[n] = '\0';
-			for (char *w = strtok(buf, " \n"); w; w = strtok(NULL, " \n"))
+			/* strtok_r: the recursion tokenizes buffers of its own. */
+			for (char *save, *w = strtok_r(buf, " \n", &save); w;
+			     w = strtok_r(NULL, " \n", &save))
 				kill_tree((pid_t)atoi(w), depth + 1);
 		}
 		closedir(tasks);
