@@ -464,9 +464,9 @@ def unclean_exit(ex: dict) -> Optional[str]:
     return None
 
 
-def _profile_ids(wcs: Path, st: _State) -> Optional[list]:
-    """The matrix profile ids of a scenario ("" without a matrix), or None
-    when the scenario cannot be read (its collection says why)."""
+def _meta(wcs: Path, st: _State) -> Optional[dict]:
+    """A scenario's metadata (`wirecheck check`), read once per process, or
+    None when the scenario cannot be read (its collection says why)."""
     meta = st.metas.get(str(wcs))
     if meta is None:
         try:
@@ -474,7 +474,14 @@ def _profile_ids(wcs: Path, st: _State) -> Optional[list]:
         except (runner.WirecheckError, OSError, ValueError):
             return None
         st.metas[str(wcs)] = meta
-    return [p.id for p in runner.profiles(meta)]
+    return meta
+
+
+def _profile_ids(wcs: Path, st: _State) -> Optional[list]:
+    """The matrix profile ids of a scenario ("" without a matrix), or None
+    when the scenario cannot be read."""
+    meta = _meta(wcs, st)
+    return None if meta is None else [p.id for p in runner.profiles(meta)]
 
 
 def _differences(path: Path, root: Path, st: _State) -> D.Differences:
@@ -835,12 +842,9 @@ def pytest_report_teststatus(report, config):
 
 def _expected_goldens(wcs: Path, st: _State):
     """The golden names a scenario produces, or None when it cannot be read."""
-    meta = st.metas.get(str(wcs))
+    meta = _meta(wcs, st)
     if meta is None:
-        try:
-            meta = runner.check(_shown(wcs), st.binary)
-        except (runner.WirecheckError, OSError, ValueError):
-            return None
+        return None
     return {G.golden_path(wcs, p.golden_suffix).name for p in runner.profiles(meta)}
 
 

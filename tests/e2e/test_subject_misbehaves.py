@@ -12,9 +12,8 @@ from exec_helpers import PYTHON, script
 
 SCENARIO = 'behaviour queue\ntask\n  write "hello" cb\n  end cb\n'
 
-# Reads the script up to "run" and connects to the peer; a subject body
-# follows. out(b"...") writes one line on fd 4.
-PROLOGUE = f"""#!{PYTHON}
+# Reads the script up to "run"; out(b"...") writes one line on fd 4.
+READ_SCRIPT = f"""#!{PYTHON}
 import os, socket, sys
 d = b""
 while not d.endswith(b"run\\n"):
@@ -22,10 +21,12 @@ while not d.endswith(b"run\\n"):
     if not b:
         sys.exit(9)
     d += b
-line = [l for l in d.decode().split("\\n") if l.startswith("connect ")][0].split()
-s = socket.create_connection((line[2], int(line[3])))
 def out(b):
     os.write(4, b + b"\\n")
+"""
+# The same, then connects to the peer; a subject body follows.
+PROLOGUE = READ_SCRIPT + """line = [l for l in d.decode().split("\\n") if l.startswith("connect ")][0].split()
+s = socket.create_connection((line[2], int(line[3])))
 """
 
 
@@ -204,17 +205,7 @@ def test_a_last_line_without_its_newline_is_named(wc, tmp_path):
 
 SERVER = 'behaviour queue\nrole server\ntask\n  write "hello"\n  end\n'
 
-LISTEN_PROLOGUE = f"""#!{PYTHON}
-import os, sys
-d = b""
-while not d.endswith(b"run\\n"):
-    b = os.read(3, 65536)
-    if not b:
-        sys.exit(9)
-    d += b
-def out(b):
-    os.write(4, b + b"\\n")
-"""
+LISTEN_PROLOGUE = READ_SCRIPT
 
 
 def test_a_bad_listening_line_is_the_subjects_error(wc, tmp_path):
@@ -262,15 +253,7 @@ def test_a_listening_port_where_nothing_listens_is_the_subjects_error(wc, tmp_pa
 # subject writes to fd 5 landed in the counters' memfd: the trace showed
 # "send": 4428290156431358565, fired 0, the faults listed, exit 0, no word.
 
-GATE_SUBJECT = f"""#!{PYTHON}
-import os, socket, sys
-d = b""
-while not d.endswith(b"run\\n"):
-    b = os.read(3, 65536)
-    if not b:
-        sys.exit(9)
-    d += b
-lines = d.decode().split("\\n")
+GATE_SUBJECT = READ_SCRIPT + """lines = d.decode().split("\\n")
 for l in lines:
     if l.startswith("fault "):
         os.write(5, b"arm " + l[6:].encode())  # as docs/subjects.md says
