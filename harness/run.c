@@ -187,10 +187,11 @@ static int on_ev(struct run *r, const char *line, size_t len)
 
 	if (parse_num(&p, UINT64_MAX, &task) < 0 || *p++ != ' ')
 		return protocol_error(r, line, len, "TASK is not a number (ev TASK CONN TEXT)");
-	if (parse_num(&p, (uint64_t)r->sc->connections - 1, &conn) < 0 || *p++ != ' ')
+	if (parse_num(&p, (uint64_t)r->sc->connections - 1, &conn) < 0 ||
+	    (*p != ' ' && *p != '\0'))
 		return protocol_error(r, line, len, "CONN is not a connection of the scenario "
 				      "(0 to %d; ev TASK CONN TEXT)", r->sc->connections - 1);
-	if (*p == '\0')
+	if (*p == '\0' || *++p == '\0')
 		return protocol_error(r, line, len, "an event without a TEXT (ev TASK CONN TEXT)");
 	n = strlen(p) + 48;
 	if (!(buf = malloc(n)))
@@ -613,36 +614,53 @@ static int exec_result(struct run *r, int errfd)
 	return -2;
 }
 
+/* Closes the fds of a spawn that failed before the fork (-1: not open). */
+static void close_fds(int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
 static int spawn(struct run *r)
 {
-	int ctl[2], ev[2], errp[2], shm, rc;
+	/* shm, ctl[2], ev[2], errp[2]: -1 until opened */
+	int fds[7] = { -1, -1, -1, -1, -1, -1, -1 }, rc;
+	int *ctl = fds + 1, *ev = fds + 3, *errp = fds + 5, shm;
 	char address[160], *script;
 	pid_t parent;
 
-	shm = memfd_create("wirecheck-counters", MFD_CLOEXEC);
-	if (shm < 0 || ftruncate(shm, sizeof(struct wc_shm)) < 0)
-		return fail(r, "memfd: %s", strerror(errno));
+	shm = fds[0] = memfd_create("wirecheck-counters", MFD_CLOEXEC);
+	if (shm < 0 || ftruncate(shm, sizeof(struct wc_shm)) < 0) {
+		rc = fail(r, "memfd: %s", strerror(errno));
+		close_fds(fds, 7);
+		return rc;
+	}
 	r->shm = mmap(NULL, sizeof(struct wc_shm), PROT_READ | PROT_WRITE, MAP_SHARED, shm, 0);
 	if (r->shm == MAP_FAILED) {
 		r->shm = NULL;
-		close(shm);
-		return fail(r, "mmap: %s", strerror(errno));
+		rc = fail(r, "mmap: %s", strerror(errno));
+		close_fds(fds, 7);
+		return rc;
 	}
 	if (pipe2(ctl, O_CLOEXEC) < 0 || pipe2(ev, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-		close(shm);
-		return fail(r, "pipe: %s", strerror(errno));
+		rc = fail(r, "pipe: %s", strerror(errno));
+		close_fds(fds, 7);
+		return rc;
 	}
 	wc_peer_address_line(&r->peer, address, sizeof(address));
 	script = wc_script_build(r->sc, address);
 	if (!script) {
-		close(shm);
+		close_fds(fds, 7);
 		return fail(r, "out of memory");
 	}
 	parent = getpid();
 	r->pid = fork();
 	if (r->pid < 0) {
+		rc = fail(r, "fork: %s", strerror(errno));
 		free(script);
-		return fail(r, "fork: %s", strerror(errno));
+		close_fds(fds, 7);
+		return rc;
 	}
 	if (r->pid == 0)
 		child_exec(r, ctl[0], ev[1], shm, errp[1], parent);
@@ -718,14 +736,19 @@ static void reap(struct run *r, int flags)
  * SIGKILL to pid's descendants, deepest first, then to pid. Under --strace
  * the harness's child is strace, and a tracer that dies detaches its
  * tracees, which then run on: the subject outlived a timeout. The tree
- * comes from /proc/PID/task/TID/children; a process forked after its
- * parent's list was read escapes, as it would a kill(2) of the group.
+ * comes from /proc/PID/task/TID/children (the first 4 KiB of each list: a
+ * pid cut at that end is dropped, not guessed); a process forked after its
+ * parent's list was read escapes, as it would a kill(2) of the group. A
+ * descendant is waited for through a pidfd (at most a second each), so
+ * that none still runs when the run returns; pid itself is the caller's
+ * to reap.
  */
 static void kill_tree(pid_t pid, int depth)
 {
 	char path[96], buf[4096];
 	struct dirent *t;
 	DIR *tasks;
+	int pfd = depth > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	if (depth < 16 && (tasks = opendir(path)) != NULL) {
@@ -742,14 +765,31 @@ static void kill_tree(pid_t pid, int depth)
 			n = fread(buf, 1, sizeof(buf) - 1, f);
 			fclose(f);
 			buf[n] = '\0';
+			if (n == sizeof(buf) - 1) { /* full: the last pid may be cut */
+				char *sp = strrchr(buf, ' ');
+
+				*(sp ? sp : buf) = '\0';
+			}
 			/* strtok_r: the recursion tokenizes buffers of its own. */
 			for (char *save, *w = strtok_r(buf, " \n", &save); w;
-			     w = strtok_r(NULL, " \n", &save))
-				kill_tree((pid_t)atoi(w), depth + 1);
+			     w = strtok_r(NULL, " \n", &save)) {
+				char *end;
+				long child = strtol(w, &end, 10);
+
+				if (*end == '\0' && child > 0 && child <= INT_MAX)
+					kill_tree((pid_t)child, depth + 1);
+			}
 		}
 		closedir(tasks);
 	}
 	(void)kill(pid, SIGKILL);
+	if (pfd >= 0) {
+		struct pollfd w = { .fd = pfd, .events = POLLIN };
+
+		while (poll(&w, 1, 1000) < 0 && errno == EINTR)
+			;
+		close(pfd);
+	}
 }
 
 /* Kills the subject, and under a wrapper (strace) what it runs. */
