@@ -176,6 +176,11 @@ def sends(subjects, binary: Path, log, extra=()) -> list[dict]:
             for s in subjects:
                 log(f"sends {s} N={n}")
                 t = runner.run(str(wcs), run_flags(s, extra), binary=binary)
+                if "syscalls" not in t:
+                    # The trace has no counters when the gate never attached.
+                    raise SystemExit(f"bench/subjects.py --sends: subject {s} reported no "
+                                     f"syscalls: its gate never attached (a program not "
+                                     f"built against the gate needs --subject-preload)")
                 sc = t["syscalls"]
                 row[s] = {"writing_calls": writes(sc),
                           "by_kind": {k: sc[k] for k in WRITING if sc.get(k)},

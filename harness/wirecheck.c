@@ -626,7 +626,9 @@ static const char usage_per_connection[] =
 	"oven-sh/bun \"usockets: dispatch on_end before the poll change\" (--from 100 --to 300). Every wirecheck run flag applies\n"
 	"to both runs but --repeat, which is refused. Output: JSON on stdout, or\n"
 	"in the file of --trace. Exit 1 when a run did not end cleanly (its exit\n"
-	"is printed), 2 on bad input.\n";
+	"is printed), or, with no JSON, when the subject never attached the gate\n"
+	"(no syscalls to count: --subject-preload); 2 on bad input or a subject\n"
+	"that cannot be executed; 3 when the harness itself failed.\n";
 
 /* Runs the scenario with n connections; returns its trace, or NULL and
  * the exit status in *status (2: the subject cannot be executed; 3). */

@@ -60,7 +60,9 @@ def find_binary(explicit: str | os.PathLike | None = None) -> Path:
 
 def _call_full(argv: Sequence[str], timeout: float | None,
                ok: Sequence[int] = (0,)) -> tuple[str, str]:
-    proc = subprocess.run(list(argv), capture_output=True, text=True,
+    # errors="replace": a subject's stdout goes to wirecheck's stderr, and a
+    # subject may print any bytes.
+    proc = subprocess.run(list(argv), capture_output=True, text=True, errors="replace",
                           timeout=timeout)
     if proc.returncode not in ok:
         raise WirecheckError(proc.returncode, proc.stderr, argv)
@@ -186,8 +188,8 @@ def exec_program(argv: Sequence[str | os.PathLike], flags: Iterable[str] = (), *
                "--", *map(str, argv)]
         # The harness kills the program at `timeout`; this one only guards
         # against a harness that would not return.
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd,
-                              env=env, timeout=timeout + 60)
+        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                              cwd=cwd, env=env, timeout=timeout + 60)
         if proc.returncode != 0:
             raise WirecheckError(proc.returncode, proc.stderr, cmd)
         return ExecResult(json.loads(out.read_text()), proc.stdout, proc.stderr)

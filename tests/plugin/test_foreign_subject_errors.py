@@ -76,6 +76,18 @@ def test_a_subject_that_exits_with_an_error_is_not_a_difference(suite):
     assert "REASON" not in out and "does not explain" not in out, out
 
 
+def test_a_subject_printing_bytes_that_are_not_utf8_is_still_reported(suite):
+    # The subject's stdout goes to wirecheck's stderr; a strict decode of it
+    # raised UnicodeDecodeError in the runner, a traceback instead of the
+    # report (review of this change).
+    own_suite(suite)
+    crash = subject(suite.path, "latin", 'os.write(1, b"caf\\xe9 \\xff\\n"); raise RuntimeError("after the bytes")')
+    out = failure_text(suite.run("s/writes.wcs", "--wirecheck-subject", crash))
+    assert "subject latin exited with status 1" in out, out
+    assert "RuntimeError: after the bytes" in out, out
+    assert "UnicodeDecodeError" not in out, out
+
+
 def test_a_subject_killed_by_a_signal_is_reported_with_it(suite):
     own_suite(suite)
     abort = subject(suite.path, "abort", 'sys.stderr.write("about to abort\\n"); sys.stderr.flush(); os.abort()')
