@@ -333,6 +333,15 @@ static int on_stats(struct run *r, const char *line, size_t len)
 	return r->queue ? 0 : fail(r, "out of memory");
 }
 
+/* The MESSAGE of a "fatal MESSAGE" line, as the subject's error (the
+ * last one wins). Returns 0, or -1 without memory (r->err). */
+static int take_fatal(struct run *r, const char *message)
+{
+	free(r->subject_error);
+	r->subject_error = strdup(message);
+	return r->subject_error ? 0 : fail(r, "out of memory");
+}
+
 /* One line, without its newline, NUL-terminated at len. */
 static int on_line(struct run *r, char *line, size_t len)
 {
@@ -355,9 +364,7 @@ static int on_line(struct run *r, char *line, size_t len)
 	if (strncmp(line, "fatal ", 6) == 0) {
 		if (!is_utf8(line + 6))
 			return protocol_error(r, line, len, "MESSAGE is not UTF-8 (fatal MESSAGE)");
-		free(r->subject_error);
-		r->subject_error = strdup(line + 6);
-		return r->subject_error ? 0 : fail(r, "out of memory");
+		return take_fatal(r, line + 6);
 	}
 	if (strcmp(line, "note") == 0 || strncmp(line, "note ", 5) == 0)
 		return 0; /* for a person: not part of the trace */
@@ -406,8 +413,8 @@ static int read_events(struct run *r)
 		*nl = '\0';
 		if (len > 6 && memcmp(r->evbuf + start, "fatal ", 6) == 0 && !r->subject_error &&
 		    !memchr(r->evbuf + start, '\0', len) && is_utf8(r->evbuf + start + 6) &&
-		    !(r->subject_error = strdup(r->evbuf + start + 6)))
-			return fail(r, "out of memory");
+		    take_fatal(r, r->evbuf + start + 6) < 0)
+			return -1;
 		start += len + 1;
 	}
 	if (rc > 0)

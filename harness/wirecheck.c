@@ -416,6 +416,19 @@ static int subject_error_status(const struct scenario *sc, const char *subject, 
 	return 4;
 }
 
+/* A wc_run that returned rc < 0 with err: says so, and returns the exit
+ * status, 2 when the subject cannot be executed (-2: err names it, and the
+ * scenario is not at fault), else 3. */
+static int run_failed(const struct scenario *sc, int rc, const char *err)
+{
+	if (rc == -2) {
+		fprintf(stderr, "wirecheck: %s\n", err);
+		return 2;
+	}
+	fprintf(stderr, "wirecheck: %s: %s\n", sc->path, err);
+	return 3;
+}
+
 static int run_repeated(const struct scenario *sc, const struct cli *cli,
 			const struct run_options *first_ro)
 {
@@ -435,13 +448,8 @@ static int run_repeated(const struct scenario *sc, const struct cli *cli,
 		if (i > 0)
 			ro.started_ms = 0;
 		if ((status = wc_run(sc, &ro, &trace, err, sizeof(err))) < 0) {
-			/* -2 names the subject, and the scenario is not at fault */
-			if (status == -2)
-				fprintf(stderr, "wirecheck: %s\n", err);
-			else
-				fprintf(stderr, "wirecheck: %s: %s\n", sc->path, err);
 			json_decref(first);
-			return status == -2 ? 2 : 3; /* -2: the subject cannot be executed */
+			return run_failed(sc, status, err);
 		}
 		if (!first) {
 			first = trace;
@@ -641,11 +649,7 @@ static json_t *run_with(struct scenario *sc, int n, const struct run_options *ro
 	sc->connections = n;
 	fprintf(stderr, "wirecheck: %s: %d connection%s\n", sc->name, n, n == 1 ? "" : "s");
 	if ((rc = wc_run(sc, ro, &trace, err, sizeof(err))) < 0) {
-		if (rc == -2)
-			fprintf(stderr, "wirecheck: %s\n", err);
-		else
-			fprintf(stderr, "wirecheck: %s: %s\n", sc->path, err);
-		*status = rc == -2 ? 2 : 3;
+		*status = run_failed(sc, rc, err);
 		return NULL;
 	}
 	return trace;
