@@ -1,0 +1,182 @@
+"""Real peers as judges: what an independent client makes of the bytes.
+
+HTTP: h11 (strict RFC 9112 framing) and Python's http.client decode the
+response; WebSocket: wsproto and python3-websockets' frame parser decode
+the frames. Each runs in this process on the bytes the peer received (the
+trace holds them for streams up to 4 KiB), and on the model's own bytes,
+so the model is checked against the real peers too.
+"""
+from __future__ import annotations
+
+import http.client
+import io
+from typing import Optional
+
+import h11
+
+try:
+    from wsproto import ConnectionType
+    from wsproto.connection import Connection as WsConnection
+    from wsproto import events as wsev
+except ImportError:  # pragma: no cover - a Debian dependency (scripts/setup.sh)
+    WsConnection = None
+
+
+def _h11(data: bytes) -> tuple[Optional[int], bytes, bool, list[int], Optional[str]]:
+    """status, body, whether the message ended, chunk sizes, error."""
+    c = h11.Connection(h11.CLIENT)
+    c.send(h11.Request(method="GET", target="/r", headers=[("Host", "x"),
+                                                          ("Connection", "close")]))
+    c.send(h11.EndOfMessage())
+    c.receive_data(data)
+    c.receive_data(b"")
+    status, body, ended, chunks = None, bytearray(), False, []
+    try:
+        while True:
+            ev = c.next_event()
+            if ev is h11.NEED_DATA or ev is h11.PAUSED:
+                break
+            if isinstance(ev, h11.Response):
+                status = ev.status_code
+            elif isinstance(ev, h11.Data):
+                if ev.chunk_start or not chunks:
+                    chunks.append(0)
+                chunks[-1] += len(ev.data)
+                body += ev.data
+            elif isinstance(ev, h11.EndOfMessage):
+                ended = True
+            elif isinstance(ev, h11.ConnectionClosed):
+                break
+    except h11.RemoteProtocolError as e:
+        return status, bytes(body), ended, chunks, f"h11: {e}"
+    return status, bytes(body), ended, chunks, None
+
+
+class _Sock:
+    def __init__(self, data: bytes):
+        self.f = io.BytesIO(data)
+
+    def makefile(self, *a, **k):
+        return self.f
+
+
+def _http_client(data: bytes) -> tuple[Optional[int], Optional[bytes], Optional[str]]:
+    r = http.client.HTTPResponse(_Sock(data), method="GET")
+    try:
+        r.begin()
+        return r.status, r.read(), None
+    except (http.client.HTTPException, ValueError) as e:
+        return None, None, f"http.client: {type(e).__name__}: {e}"
+
+
+def judge_http(data: bytes, body: bytes, ended: bool, model: bool = False) -> list[str]:
+    who = "the model's bytes" if model else "the peer's bytes"
+    probs = []
+    status, got, h_ended, _chunks, err = _h11(data)
+    if err:
+        probs.append(f"{who}: {err}")
+    elif status != 200:
+        probs.append(f"{who}: h11 read status {status}, not 200")
+    elif got != body:
+        probs.append(f"{who}: h11 decoded {len(got)} body bytes, the calls accepted "
+                     f"{len(body)}")
+    elif h_ended != ended:
+        probs.append(f"{who}: h11 says the message {'ended' if h_ended else 'did not end'}, "
+                     f"the calls say it {'ended' if ended else 'did not'}")
+    if ended:
+        status, got, err = _http_client(data)
+        if err:
+            probs.append(f"{who}: {err}")
+        elif got != body:
+            probs.append(f"{who}: http.client decoded {len(got)} body bytes, the calls "
+                         f"accepted {len(body)}")
+    return probs
+
+
+def _split_head(data: bytes) -> tuple[bytes, bytes]:
+    i = data.find(b"\r\n\r\n")
+    return (data, b"") if i < 0 else (data[:i + 4], data[i + 4:])
+
+
+def _wsproto(frames: bytes):
+    c = WsConnection(ConnectionType.CLIENT)
+    c.receive_data(frames)
+    msgs, pings, close, cur = [], [], None, None
+    for ev in c.events():
+        if isinstance(ev, (wsev.TextMessage, wsev.BytesMessage)):
+            typ = "text" if isinstance(ev, wsev.TextMessage) else "binary"
+            data = ev.data.encode() if typ == "text" else bytes(ev.data)
+            if cur is None:
+                cur = [typ, bytearray()]
+            cur[1] += data
+            if ev.message_finished:
+                msgs.append((cur[0], bytes(cur[1])))
+                cur = None
+        elif isinstance(ev, wsev.Ping):
+            pings.append(bytes(ev.payload))
+        elif isinstance(ev, wsev.CloseConnection):
+            close = ev.code
+            if close not in (1000,):
+                break
+    return msgs, pings, close
+
+
+def _websockets(frames: bytes):
+    """python3-websockets' own frame parser, fed the bytes as a stream."""
+    from websockets.frames import Frame, Opcode
+    from websockets.streams import StreamReader
+    reader = StreamReader()
+    reader.feed_data(frames)
+    reader.feed_eof()
+    msgs, pings, close, cur = [], [], None, None
+    while True:
+        gen = Frame.parse(reader.read_exact, mask=False)
+        try:
+            next(gen)
+        except StopIteration as stop:
+            f = stop.value
+        except EOFError:
+            break
+        else:
+            break
+        if f.opcode in (Opcode.TEXT, Opcode.BINARY, Opcode.CONT):
+            if f.opcode != Opcode.CONT:
+                cur = ["text" if f.opcode == Opcode.TEXT else "binary", bytearray()]
+            if cur is None:
+                raise ValueError("a continuation frame with no message open")
+            cur[1] += f.data
+            if f.fin:
+                msgs.append((cur[0], bytes(cur[1])))
+                cur = None
+        elif f.opcode == Opcode.PING:
+            pings.append(bytes(f.data))
+        elif f.opcode == Opcode.CLOSE:
+            close = int.from_bytes(f.data[:2], "big") if len(f.data) >= 2 else 1005
+            break
+    return msgs, pings, close
+
+
+def judge_ws(data: bytes, messages, pings, close_code: int) -> list[str]:
+    head, frames = _split_head(data)
+    probs = []
+    if not head.startswith(b"HTTP/1.1 101"):
+        probs.append(f"the peer's bytes: no 101 answer ({head[:40]!r})")
+        return probs
+    for name, decode in (("wsproto", _wsproto), ("websockets", _websockets)):
+        try:
+            msgs, got_pings, close = decode(frames)
+        except Exception as e:   # a decode error of the peer is the finding
+            probs.append(f"{name}: cannot decode the frames: {type(e).__name__}: {e}")
+            continue
+        if msgs != messages:
+            probs.append(f"{name} decoded messages {_short(msgs)}, the calls sent "
+                         f"{_short(messages)}")
+        if sorted(got_pings) != sorted(pings):
+            probs.append(f"{name} decoded {len(got_pings)} pings, the calls sent {len(pings)}")
+        if close != close_code:
+            probs.append(f"{name}: close code {close}, want {close_code}")
+    return probs
+
+
+def _short(msgs) -> str:
+    return "[" + ", ".join(f"{t}:{len(d)}B" for t, d in msgs) + "]"
