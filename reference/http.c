@@ -323,18 +323,30 @@ static size_t emit_advance(rs_http_res *r, struct emit *e, size_t n)
 	return rs_chunk_advance(&r->chunk, &e->plan, n - h);
 }
 
-/* Queues what is left of the terminator after a final call's body went
- * out: it is completed internally, never a continuation of the body. */
-static void complete_trailer(rs_http_res *r)
+/* Queues the framing a final call's send left behind once its body is
+ * out: it is completed internally, never a continuation of the body. That
+ * is the terminator's rest and, for a call with no body bytes (the head
+ * and the terminator alone), the head's rest too: a body of 0 bytes is
+ * "out" before the head is. */
+static void complete_framing(rs_http_res *r)
 {
-	struct iovec t;
+	struct iovec t[2];
+	int n = 0;
 
-	if (rs_chunk_trailer(&r->chunk, &t) == 0)
+	if (r->head_off < r->head_len) {
+		t[n].iov_base = r->head + r->head_off;
+		t[n].iov_len = r->head_len - r->head_off;
+		n++;
+	}
+	n += rs_chunk_trailer(&r->chunk, &t[n]);
+	if (n == 0)
 		return;
 	if (r->conn->sock)
-		(void)rs__socket_queue_iov(r->conn->sock, &t, 1, t.iov_len,
+		(void)rs__socket_queue_iov(r->conn->sock, t, n,
+					   t[0].iov_len + (n > 1 ? t[1].iov_len : 0),
 					   NULL, NULL);
-	rs_chunk_trailer_sent(&r->chunk, t.iov_len);
+	r->head_off = r->head_len;
+	rs_chunk_trailer_sent(&r->chunk, SIZE_MAX);
 }
 
 /* A call that fails here returns before any byte or callback is taken:
@@ -385,7 +397,7 @@ static int res_emit(rs_http_res *r, const void *data, size_t len, int final,
 		if (r->chunk.offset - body_before < len)
 			return 0;
 		if (final && r->chunk.ended) {
-			complete_trailer(r);
+			complete_framing(r);
 			res_ended(r);
 		}
 		return 1;
