@@ -30,6 +30,7 @@ from . import differences as D
 from . import golden as G
 from . import runner
 from . import sweep_pytest
+from .explore import pytest_items as explore_items
 
 _TRUE = ("1", "true", "yes", "on")
 
@@ -198,6 +199,7 @@ def pytest_addoption(parser):
     group.addoption("--wirecheck-sweep-bytes", metavar="B", type=int, default=3,
                     help="--wirecheck-sweep: B bytes of each of the first 2 connections' "
                          "streams, where both strategies meet the faults (default 3)")
+    explore_items.add_options(group)
     group.addoption("--valgrind", action="store_true", default=False,
                     help="run every subject under valgrind memcheck; memcheck "
                          "errors fail the item")
@@ -307,6 +309,18 @@ def pytest_configure(config):
 
 
 # --------------------------------------------------------------- collection
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """--wirecheck-explore: the explorer's items instead of the others."""
+    if not config.getoption("wirecheck_explore"):
+        return
+    st = _state(config)
+    if st.binary is None:
+        raise pytest.UsageError(st.binary_error or "wirecheck binary not found")
+    config.hook.pytest_deselected(items=list(items))
+    items[:] = explore_items.items(session, config, st.binary, st.subject,
+                                   config.getoption("wirecheck_subject_preload"))
 
 
 _NAMED_SUBJECTS = ("refstack", "node", "libuv", "bun", "node-upgrade", "bun-upgrade")

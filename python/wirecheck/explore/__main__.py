@@ -28,7 +28,7 @@ def _args(argv):
                     "real peers (h11, http.client, wsproto, python3-websockets), and "
                     "shrink each failure to a scenario file (docs/explore.md).")
     p.add_argument("behaviours", nargs="*", metavar="BEHAVIOUR",
-                   help=f"{', '.join(gen.BEHAVIOURS)}, or all")
+                   help=f"{', '.join(gen.BEHAVIOURS)} (or {', '.join(gen.ALIASES)}), or all")
     budget = p.add_mutually_exclusive_group()
     budget.add_argument("--examples", type=int, metavar="N",
                         help="examples per behaviour (default 400 without --budget)")
@@ -60,9 +60,10 @@ def _args(argv):
         p.error("name at least one BEHAVIOUR (or all)")
     if a.behaviours == ["all"]:
         a.behaviours = list(gen.BEHAVIOURS)
-    for b in a.behaviours:
-        if b not in gen.BEHAVIOURS:
-            p.error(f"unknown behaviour {b!r}: one of {', '.join(gen.BEHAVIOURS)}, or all")
+    try:
+        a.behaviours = list(dict.fromkeys(gen.canonical(b) for b in a.behaviours))
+    except ValueError as e:
+        p.error(str(e))
     for name in ("examples", "per_batch", "jobs"):
         v = getattr(a, name)
         if v is not None and v < 1:

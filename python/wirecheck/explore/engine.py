@@ -116,8 +116,17 @@ def run_batch(behaviour: str, batch_seed: int, per_batch: int, rn: Runner,
     @given(gen.case(behaviour, legacy))
     def probe(case):
         res.examples += 1
-        trace = rn.run(case)
-        problems = model.judge(case, trace)
+        try:
+            trace = rn.run(case)
+        except runner.WirecheckError as e:
+            # Bad input is the generator's bug, a harness failure the
+            # harness's: both are findings, shrunk like any other.
+            problems = [f"wirecheck exited {e.returncode}: "
+                        f"{(e.stderr or '').strip().splitlines()[-1:] or ['']}"]
+        except subprocess.TimeoutExpired:
+            problems = ["wirecheck itself did not return (a hung harness)"]
+        else:
+            problems = model.judge(case, trace)
         if problems:
             last["case"], last["problems"] = case, problems
             raise AssertionError("\n".join(problems))

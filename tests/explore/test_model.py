@@ -1,0 +1,212 @@
+"""The explorer's oracle on made-up traces: each rule of the model can
+fail, and the model's own bytes are what real peers (h11, http.client,
+wsproto, python3-websockets) decode. No subject runs here."""
+import pathlib
+import sys
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "python"))
+from wirecheck.explore import model, peers  # noqa: E402
+from wirecheck.explore.case import (Block, Case, Faults, Op, parse)  # noqa: E402
+
+HEAD = model.HTTP_HEAD
+
+
+def stream_case(*ops, faults=Faults(), settings_=()):
+    return Case("queue", tuple(settings_), (Block("task", tuple(ops)),), faults)
+
+
+def trace(events, data: bytes, exit=None):
+    return {"events": list(events),
+            "peer": {"bytes": len(data), "hex": data.hex(), "sha256": "x"},
+            "exit": exit or {"code": 0, "timed_out": False}}
+
+
+P = model.pattern
+
+
+def test_pattern_is_the_documented_stream():
+    assert P(0, 16) == b'!tWM0rgK@$e[>"uY'
+
+
+CASE = stream_case(Op("write", 3, opts=("cb",)), Op("end", 2, opts=("cb",)))
+GOOD = ["t1 c0 connect", "t2 c0 write#1 3 -> true", "t2 c0 end 2 -> ok",
+        "t3 c0 write#1 cb ok", "t3 c0 end cb ok", "t3 c0 finish", "t4 c0 eof",
+        "t4 c0 close had_error=0 bytes_written=5"]
+
+
+def test_a_clean_stream_passes():
+    assert model.judge(CASE, trace(GOOD, P(0, 5))) == []
+
+
+def test_lost_bytes_with_finish_fail():
+    probs = model.judge(CASE, trace(GOOD[:-1] + ["t4 c0 close had_error=0 bytes_written=3"],
+                                    P(0, 3)))
+    assert any("`end cb ok` but the peer got 3 of the 5" in p for p in probs)
+
+
+def test_a_write_callback_for_bytes_the_peer_lacks_fails():
+    evs = ["t1 c0 connect", "t2 c0 write#1 3 -> true", "t3 c0 write#1 cb ok",
+           "t4 c0 close had_error=1 bytes_written=1", ]
+    probs = model.judge(stream_case(Op("write", 3, opts=("cb",)), Op("destroy")),
+                        trace(evs, P(0, 1)))
+    assert any("does not have write#1's bytes" in p for p in probs)
+
+
+def test_doubled_bytes_fail():
+    probs = model.judge(CASE, trace(GOOD[:-1] + ["t4 c0 close had_error=0 bytes_written=6"],
+                                    P(0, 3) + P(2, 3)))
+    assert any("the peer got 6 bytes" in p for p in probs)
+
+
+def test_a_callback_twice_and_out_of_order_fail():
+    c = stream_case(Op("write", 1, opts=("cb",)), Op("write", 1, opts=("cb",)), Op("end"))
+    evs = ["t2 c0 write#1 1 -> true", "t2 c0 write#2 1 -> true", "t2 c0 end 0 -> ok",
+           "t3 c0 write#2 cb ok", "t3 c0 write#1 cb ok", "t3 c0 write#1 cb ok", "t3 c0 finish",
+           "t4 c0 close had_error=0 bytes_written=2"]
+    probs = model.judge(c, trace(evs, P(0, 2)))
+    assert any("write#1 reported 2 times" in p for p in probs)
+    assert any("out of order" in p for p in probs)
+
+
+def test_a_short_send_that_surfaces_as_an_error_fails():
+    evs = ["t2 c0 write#1 3 -> true", "t2 c0 end 2 -> ok", "t3 c0 error EAGAIN send",
+           "t3 c0 close had_error=1 bytes_written=1"]
+    probs = model.judge(stream_case(Op("write", 3), Op("end", 2),
+                                    faults=Faults(clamp=1)), trace(evs, P(0, 1)))
+    assert any("surfaced as an error" in p for p in probs)
+
+
+def test_epipe_after_end_is_the_rule():
+    c = stream_case(Op("end", 1), Op("write", 1, opts=("cb",)))
+    evs = ["t2 c0 end 1 -> ok", "t2 c0 write#1 1 -> EPIPE", "t2 c0 write#1 cb EPIPE",
+           "t2 c0 error EPIPE write", "t2 c0 close had_error=1 bytes_written=1"]
+    assert model.judge(c, trace(evs, P(0, 1))) == []
+
+
+def test_a_hang_and_a_crash_fail():
+    assert "timed out" in model.judge(CASE, trace(GOOD, P(0, 5), {"timed_out": True}))[0]
+    assert "SIGSEGV" in model.judge(CASE, trace(GOOD, P(0, 5),
+                                                {"signal": "SIGSEGV", "timed_out": False}))[0]
+
+
+def chunked_case(*ops, faults=Faults()):
+    return Case("chunked", ("role server", "http yes"), (Block("on request", tuple(ops)),),
+                faults)
+
+
+def test_the_head_lost_under_a_short_send_fails():
+    """The bug the explorer found first: try_write("", final) under a clamp
+    of 7 left the peer with "HTTP/1." and the terminator."""
+    c = chunked_case(Op("try-write", 0, opts=("final", "resume")), faults=Faults(clamp=7))
+    evs = ["t1 c0 accept", "t2 c0 data 47", "t2 c0 request GET /r body=0",
+           "t2 c0 try-write#1 0 final -> true offset=0", "t3 c0 finish", "t4 c0 eof",
+           "t4 c0 close had_error=0 bytes_written=12"]
+    probs = model.judge(c, trace(evs, b"HTTP/1.0\r\n\r\n"))
+    assert any("the peer got 12 bytes" in p for p in probs)
+    assert any("h11" in p for p in probs) and any("http.client" in p for p in probs)
+    good = evs[:-1] + ["t4 c0 close had_error=0 bytes_written=71"]
+    assert model.judge(c, trace(good, HEAD + b"0\r\n\r\n")) == []
+
+
+def test_a_try_write_continued_by_write_rest_is_one_chunk():
+    c = chunked_case(Op("try-write", 10), Op("write-rest"), Op("res-end"))
+    body = P(0, 10)
+    want = HEAD + b"a\r\n" + body + b"\r\n0\r\n\r\n"
+    evs = ["t2 c0 try-write#1 10 -> false offset=4", "t2 c0 write-rest 6 -> true",
+           "t2 c0 res-end 0 -> ok", "t3 c0 finish",
+           f"t4 c0 close had_error=0 bytes_written={len(want)}"]
+    assert model.judge(c, trace(evs, want)) == []
+    # A second chunk header for the rest is a framing the model refuses.
+    twice = HEAD + b"4\r\n" + body[:4] + b"\r\n6\r\n" + body[4:] + b"\r\n0\r\n\r\n"
+    evs[-1] = f"t4 c0 close had_error=0 bytes_written={len(twice)}"
+    assert any("the peer got" in p for p in model.judge(c, trace(evs, twice)))
+
+
+def test_an_offset_beyond_the_body_fails():
+    c = chunked_case(Op("try-write", 5, opts=("final",)))
+    evs = ["t2 c0 try-write#1 5 final -> true offset=9", "t3 c0 finish"]
+    probs = model.judge(c, trace(evs, HEAD + b"5\r\n" + P(0, 5) + b"\r\n0\r\n\r\n"))
+    assert any("offset 9 is not the 5 body bytes" in p for p in probs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 300), st.booleans()), max_size=5),
+       st.integers(0, 300))
+def test_the_models_responses_decode_with_h11_and_http_client(writes, last):
+    """Whatever the calls, the model's wire is what the real peers decode
+    to the model's body: the model is judged by the peers too."""
+    r = model._Response()
+    x = 0
+    for n, as_try in writes:
+        r.event(f"try-write#1 {n} -> true offset={len(r.body) + n}" if as_try
+                else f"res-write#1 {n} -> true")
+        x += n
+    r.event(f"res-end {last} -> ok")
+    assert peers.judge_http(r.wire(), bytes(r.body), True) == []
+
+
+def ws_case(*ops, variant=None):
+    return Case("websocket", ("role server", "websocket yes"), (Block("task", tuple(ops)),),
+                Faults(), variant)
+
+
+def frame(op, payload: bytes, fin=True):
+    n = len(payload)
+    head = bytes([(0x80 if fin else 0) | op])
+    if n < 126:
+        head += bytes([n])
+    elif n < 65536:
+        head += bytes([126]) + n.to_bytes(2, "big")
+    else:
+        head += bytes([127]) + n.to_bytes(8, "big")
+    return head + payload
+
+
+SWITCH = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n"
+CLOSE = frame(8, (1000).to_bytes(2, "big"))
+
+
+@pytest.mark.parametrize("variant,opcode", [(None, 2), ("ws=by-kind", 1)])
+def test_the_frame_type_rule_by_option_and_by_kind(variant, opcode):
+    c = ws_case(Op("ws-send", 3, opts=("text", "binary")), variant=variant)
+    evs = ["t2 c0 ws-open", "t3 c0 ws-send#1 3 text binary=true -> sent",
+           "t4 c0 ws-peer-close 1000 reason=-", "t5 c0 ws-closed code=1000 dropped=0 "
+           "bytes_written=1"]
+    ok = SWITCH + frame(opcode, P(0, 3)) + CLOSE
+    assert model.judge(c, trace(evs, ok)) == []
+    wrong = SWITCH + frame(3 - opcode, P(0, 3)) + CLOSE
+    probs = model.judge(c, trace(evs, wrong))
+    assert any("wsproto decoded" in p for p in probs)
+    assert any("websockets decoded" in p for p in probs)
+
+
+@pytest.mark.parametrize("n", [0, 125, 126, 65535, 65536])
+def test_ws_edge_lengths_are_judged_by_both_peers(n):
+    c = ws_case(Op("ws-send", n, opts=("bytes",)))
+    evs = ["t3 c0 ws-send#1 %d bytes -> sent" % n,
+           "t5 c0 ws-closed code=1000 dropped=0 bytes_written=1"]
+    assert model.judge(c, trace(evs, SWITCH + frame(2, P(0, n)) + CLOSE)) == []
+    bad = SWITCH + frame(2, P(0, n))[:-1] + CLOSE   # one payload byte lost
+    assert model.judge(c, trace(evs, bad)) != []
+
+
+def test_a_reproducer_reads_back_as_the_same_case():
+    c = Case("chunked", ("role server", "http yes", 'peer send "GET /\\r\\n" at start'),
+             (Block("on request", (Op("try-write", 0, opts=("final", "resume")),
+                                   Op("res-write", data=b'a"\\\x00', opts=("cb",)))),),
+             Faults(7, "EAGAIN@1"))
+    text = c.text("a comment\nof two lines")
+    back = parse(text.replace("behaviour chunked\n",
+                              "behaviour chunked\nclamp-send 7\nrefuse-write EAGAIN@1\n"))
+    assert back.blocks == c.blocks
+    assert back.faults == c.faults
+    assert back.flags() == []
+
+
+def test_a_file_without_behaviour_is_refused_with_its_name():
+    with pytest.raises(ValueError, match="x.wcs: no 'behaviour' line"):
+        parse("task\n  write 1\n", "x.wcs")
