@@ -118,7 +118,7 @@ def main(argv=None) -> int:
     out = Path(a.out)
     start = time.monotonic()
     stats = {b: {"examples": 0, "batches": 0, "seconds": 0.0, "failures": [],
-                 "seeds": []} for b in a.behaviours}
+                 "seeds": [], "unsupported": 0} for b in a.behaviours}
     seen: dict = {}
     pending: dict = {}
     next_batch = {b: 0 for b in a.behaviours}
@@ -158,6 +158,7 @@ def main(argv=None) -> int:
                 r = f.result()
                 st = stats[b]
                 st["examples"] += r.examples
+                st["unsupported"] += r.unsupported
                 st["batches"] += 1
                 st["seconds"] += r.seconds
                 st["seeds"].append(s)
@@ -187,6 +188,8 @@ def main(argv=None) -> int:
         st["seeds"].sort()
         print(f"{b}: {st['examples']} examples in {st['batches']} batches (seeds "
               f"{_ranges(st['seeds'])}), {len(st['failures'])} failures"
+              + (f", {st['unsupported']} drawn with an operation the subject does not support"
+                 if st["unsupported"] else "")
               + "".join(f"\n  {f['file']} ({f['operations']} operations): {f['problems'][0]}"
                         for f in st["failures"]))
     report = {"seed": a.seed, "per_batch": a.per_batch, "budget": a.budget,

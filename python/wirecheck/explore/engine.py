@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from hypothesis import HealthCheck, Phase, given, seed as hseed, settings
+from hypothesis import HealthCheck, Phase, given, reject, seed as hseed, settings
 
 from .. import runner
 from . import gen, model
@@ -99,6 +99,7 @@ class BatchResult:
     examples: int = 0          # cases drawn and run (shrinking included)
     failure: Optional[Failure] = None
     seconds: float = 0.0
+    unsupported: int = 0       # examples the subject declared unsupported
 
 
 def run_batch(behaviour: str, batch_seed: int, per_batch: int, rn: Runner,
@@ -126,6 +127,12 @@ def run_batch(behaviour: str, batch_seed: int, per_batch: int, rn: Runner,
         except subprocess.TimeoutExpired:
             problems = ["wirecheck itself did not return (a hung harness)"]
         else:
+            error = (trace.get("exit") or {}).get("error") or ""
+            if "unsupported" in error:
+                # The subject declares an operation it has no equivalent
+                # for (docs/subjects.md): not a finding, not an example.
+                res.unsupported += 1
+                reject()
             problems = model.judge(case, trace)
         if problems:
             last["case"], last["problems"] = case, problems

@@ -263,14 +263,16 @@ _SOCKET_EVENT = re.compile(r"(write#\d+ (cb|released) |end cb |finish$|drain$|eo
 
 
 def _epipe_allowed(case: Case, evs: list[str]) -> set[str]:
-    """The error events the rules call for: EPIPE for a write after end(),
-    or after the peer's FIN without allow-half-open, and ECANCELED or EBADF
+    """The error events the rules call for: EPIPE for a write after end()
+    (destroy-soon() is an end() first), or after the peer's FIN without
+    allow-half-open, and ECANCELED or EBADF
     after destroy() (docs/scenario-language.md), with the callback and
     error events that follow from them."""
     half_open = case.setting("allow-half-open") == "yes"
     out, closed_for_writes, destroyed = set(), False, False
     for e in evs:
-        if (e.startswith("end ") and e.endswith("-> ok")) or (e == "eof" and not half_open):
+        if ((e.startswith("end ") and e.endswith("-> ok")) or e == "destroy-soon"
+                or (e == "eof" and not half_open)):
             closed_for_writes = True
         elif e == "destroy":
             destroyed = True
@@ -517,7 +519,8 @@ def judge_ws(case: Case, trace: dict) -> list[str]:
                 data = pattern(x, n)
             x += n
             if r not in ("sent", "queued"):
-                probs.append(f"`{e}`: a valid send refused")
+                if case.faults.errno() in (None, *TRANSIENT):
+                    probs.append(f"`{e}`: a valid send refused")
                 continue
             binary = "binary=true" in opts or (op is not None and "binary" in op.opts)
             not_binary = "binary=false" in opts or (op is not None and "binary=false" in op.opts)
@@ -547,6 +550,11 @@ def judge_ws(case: Case, trace: dict) -> list[str]:
         m = _WS_CLOSE_OP.fullmatch(e)
         if m and m.group(2) == "ok":
             close_code = close_code or int(m.group(1))
+    if case.faults.errno() not in (None, *TRANSIENT):
+        # A call failed for good: the connection may end anywhere, and
+        # uncleanly. The model then only asks that the stack did not crash
+        # or hang, and that a valid send was not refused at the call.
+        return probs
     closed = next((_WS_CLOSED.fullmatch(e) for e in evs if e.startswith("ws-closed")), None)
     if closed is None:
         probs.append("no ws-closed event")
@@ -555,10 +563,6 @@ def judge_ws(case: Case, trace: dict) -> list[str]:
             probs.append(f"`{closed.group(0)}`: unclean")
         if int(closed.group(3)):
             probs.append(f"`{closed.group(0)}`: messages dropped")
-    if case.faults.errno() not in (None, *TRANSIENT):
-        # A call failed for good: the connection may end anywhere. The
-        # model then only asks that the stack did not crash or hang.
-        return probs
     errs = [e for e in evs if e.startswith(("ws-error", "error "))]
     if errs:
         probs.append(f"errors: {errs}")
