@@ -24,6 +24,7 @@ from .markdown import render_markdown
 from .pr import render_summary
 from .sections import fuzz as fuzz_section
 from .plots import _plt, plot_jobs, run_plots
+from .sections import explore as explore_section
 from .sections import sweep as sweep_section
 
 SCHEMA = 1
@@ -78,6 +79,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--sweep-json", metavar="FILE",
                     help="the fault sweep's result (wirecheck sweep --output; default: "
                          "reports/sweep/sweep.json when it exists and --paths is the default)")
+    ap.add_argument("--explore-json", metavar="FILE",
+                    help="the explorer's report (wirecheck explore --report; default: "
+                         "reports/explore/explore.json when it exists and --paths is the "
+                         "default)")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     return ap.parse_args(argv)
 
@@ -181,6 +186,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wirecheck.report: --sweep-json: {e}", file=sys.stderr)
         return 2
 
+    try:
+        explore_data = (explore_section.load(opts.explore_json)
+                        if opts.explore_json or default_suite else None)
+    except (OSError, ValueError) as e:
+        print(f"wirecheck.report: --explore-json: {e}", file=sys.stderr)
+        return 2
+
     scenarios = run_scenarios(paths, binary, log)
     compared = run_compare(paths, base_bin, binary, log) if base_bin else None
     per_connection = (None if opts.no_per_connection else
@@ -219,6 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "compare": compared,
         "fuzz": fuzz_section.load(),  # bench/fuzz.sh's last runs (sections/fuzz.py)
         "sweep": sweep_data,
+        "explore": explore_data,
         "files": [],
         "seconds": None,
     }

@@ -31,6 +31,8 @@ def behaviour_section(name: Optional[str]) -> ModuleType:
         return generic
     return importlib.import_module(f"{__name__}.{b.section}")
 
-# The mutation pass's last result (issue 15), after the benchmarks.
+# The mutation pass's last result (issue 15), after the benchmarks, then
+# the explorer's last report (docs/explore.md).
 from . import mutants  # noqa: E402
-BENCH_SECTIONS += (mutants,)
+from . import explore  # noqa: E402
+BENCH_SECTIONS += (mutants, explore)
