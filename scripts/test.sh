@@ -9,7 +9,7 @@ status=0
 ctest --preset default --output-junit "$PWD/build/test-results/ctest.xml" || status=1
 # The harness's own end-to-end tests, the plugin's pytester tests and the
 # report's tests.
-/usr/bin/python3 -m pytest -n 2 -q tests/e2e tests/plugin tests/report tests/property \
+/usr/bin/python3 -m pytest -n 2 -q tests/e2e tests/plugin tests/report tests/property tests/explore \
   --junitxml=build/test-results/python.xml || status=1
 # The gate: every scenario against its goldens, then a determinism check
 # (20 runs each, compared by the harness) on a subset.
@@ -66,4 +66,10 @@ ctest --preset fuzz --output-junit "$PWD/build/test-results/ctest-fuzz.xml" || s
 /usr/bin/python3 -m pytest -n 2 -q scenarios/queue/epipe-prefix.wcs scenarios/batching/several-writes.wcs \
   --wirecheck-sweep --wirecheck-sweep-k 2 --wirecheck-sweep-bytes 2 \
   --junitxml=build/test-results/sweep.xml || status=1
+# A bounded exploration (docs/explore.md): generated cases of every
+# behaviour under random faults, fixed and legacy, judged by the model and
+# real peers. A fixed seed: a failure here is the same on any machine, and
+# its shrunk reproducer is in build/explore-out.
+PYTHONPATH=python /usr/bin/python3 -m wirecheck.explore all --examples 120 --per-batch 40 \
+  --seed 1 -j 2 --report build/test-results/explore.json --out build/explore-out -q || status=1
 exit $status
