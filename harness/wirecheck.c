@@ -47,6 +47,11 @@ static const char usage_main[] =
 	"                     fail each writing call with each fault in turn, judge\n"
 	"                     every run by invariants (docs/sweeps.md; Python:\n"
 	"                     `wirecheck sweep --help`)\n"
+	"  explore BEHAVIOUR... [FLAGS]\n"
+	"                     generated operations under random faults, judged by\n"
+	"                     a model and real peers, each failure shrunk to a\n"
+	"                     scenario file (docs/explore.md; Python:\n"
+	"                     `wirecheck explore --help`)\n"
 	"  --help             this text; `wirecheck run --help` for the flags\n"
 	"  --version          the version\n"
 	"\n"
@@ -940,13 +945,13 @@ static int cmd_exec(int argc, char **argv)
 }
 
 /*
- * wirecheck sweep: the sweep is Python (python/wirecheck/sweep.py); this
- * execs `python3 -m wirecheck.sweep --wirecheck-bin SELF ARGS` with the
- * repository's python/ (../../python from this program) first on
- * PYTHONPATH. WIRECHECK_PYTHON names another interpreter. Returns 3 only
- * when the exec failed.
+ * wirecheck sweep and wirecheck explore are Python (python/wirecheck/sweep.py,
+ * python/wirecheck/explore/): this execs `python3 -m MODULE --wirecheck-bin
+ * SELF ARGS` with the repository's python/ (../../python from this program)
+ * first on PYTHONPATH. WIRECHECK_PYTHON names another interpreter. Returns
+ * 3 only when the exec failed.
  */
-static int cmd_sweep(int argc, char **argv)
+static int cmd_python(const char *cmd, const char *module, int argc, char **argv)
 {
 	const char *python = getenv("WIRECHECK_PYTHON");
 	const char *old = getenv("PYTHONPATH");
@@ -961,15 +966,15 @@ static int cmd_sweep(int argc, char **argv)
 	    setenv("PYTHONPATH", path, 1) == 0) {
 		args[0] = (char *)python;
 		args[1] = "-m";
-		args[2] = "wirecheck.sweep";
+		args[2] = (char *)module;
 		args[3] = "--wirecheck-bin";
 		args[4] = self;
 		for (int i = 0; i < argc; i++)
 			args[5 + i] = argv[i];
 		execv(python, args);
-		fprintf(stderr, "wirecheck sweep: cannot run %s: %s\n", python, strerror(errno));
+		fprintf(stderr, "wirecheck %s: cannot run %s: %s\n", cmd, python, strerror(errno));
 	} else {
-		fprintf(stderr, "wirecheck sweep: out of memory\n");
+		fprintf(stderr, "wirecheck %s: out of memory\n", cmd);
 	}
 	free(path);
 	free(args);
@@ -1002,7 +1007,9 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "per-connection") == 0)
 		return cmd_per_connection(argc - 2, argv + 2);
 	if (strcmp(argv[1], "sweep") == 0)
-		return cmd_sweep(argc - 2, argv + 2);
+		return cmd_python("sweep", "wirecheck.sweep", argc - 2, argv + 2);
+	if (strcmp(argv[1], "explore") == 0)
+		return cmd_python("explore", "wirecheck.explore", argc - 2, argv + 2);
 	fprintf(stderr, "wirecheck: unknown command '%s'\n%s", argv[1], usage_main);
 	return 2;
 }

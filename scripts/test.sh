@@ -70,6 +70,6 @@ ctest --preset fuzz --output-junit "$PWD/build/test-results/ctest-fuzz.xml" || s
 # behaviour under random faults, fixed and legacy, judged by the model and
 # real peers. A fixed seed: a failure here is the same on any machine, and
 # its shrunk reproducer is in build/explore-out.
-PYTHONPATH=python /usr/bin/python3 -m wirecheck.explore all --examples 120 --per-batch 40 \
+build/bin/wirecheck explore all --examples 120 --per-batch 40 \
   --seed 1 -j 2 --report build/test-results/explore.json --out build/explore-out -q || status=1
 exit $status

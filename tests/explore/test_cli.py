@@ -84,3 +84,17 @@ def test_a_bad_behaviour_for_the_pytest_items_is_a_usage_error(tmp_path):
          "--wirecheck-explore", "chunked,nope"],
         capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=SAFETY_TIMEOUT)
     assert r.returncode == 4 and "unknown behaviour 'nope'" in r.stderr
+
+
+def test_wirecheck_explore_runs_the_package_beside_the_binary(tmp_path):
+    """`wirecheck explore` is the same program, found from the binary, with
+    PYTHONPATH unset and another working directory."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([str(REPO / "build/bin/wirecheck"), "explore", "--check", REGRESSION],
+                       capture_output=True, text=True, env=env, cwd=tmp_path,
+                       timeout=SAFETY_TIMEOUT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = subprocess.run([str(REPO / "build/bin/wirecheck"), "explore", "chunkd"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path,
+                       timeout=SAFETY_TIMEOUT)
+    assert r.returncode == 2 and "unknown behaviour 'chunkd'" in r.stderr
