@@ -33,7 +33,8 @@ def _args(argv):
     budget.add_argument("--examples", type=int, metavar="N",
                         help="examples per behaviour (default 400 without --budget)")
     budget.add_argument("--budget", type=float, metavar="SECONDS",
-                        help="explore each behaviour this long instead (at least one batch)")
+                        help="explore each behaviour until its batches took this long in all "
+                             "(whole batches; with -j N, N at a time)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="the first batch's hypothesis seed; batch i uses S+i (default 0)")
     p.add_argument("--per-batch", type=int, default=100, metavar="N",
@@ -122,33 +123,34 @@ def main(argv=None) -> int:
     seen: dict = {}
     pending: dict = {}
     next_batch = {b: 0 for b in a.behaviours}
-    started = {b: None for b in a.behaviours}
 
     def more(b):
         if next_batch[b] >= _batches(a, b):
             return False
-        if a.budget is not None and started[b] is not None and \
-                time.monotonic() - started[b] >= a.budget:
-            return False
-        return True
+        return a.budget is None or stats[b]["seconds"] < a.budget
+
+    def examples_of(i: int) -> int:
+        if a.examples is None:
+            return a.per_batch
+        return min(a.per_batch, a.examples - i * a.per_batch)
 
     with concurrent.futures.ProcessPoolExecutor(max_workers=a.jobs) as pool:
-        order = list(a.behaviours)
 
         def submit():
-            # Behaviours in turn; a behaviour's budget counts from its first batch.
-            for b in order:
-                while len(pending) < a.jobs * 2 and more(b):
-                    if started[b] is None:
-                        started[b] = time.monotonic()
-                    s = a.seed + next_batch[b]
-                    next_batch[b] += 1
-                    f = pool.submit(engine.run_batch, b, s,
-                                    min(a.per_batch, a.examples) if a.examples else a.per_batch,
-                                    rn, not a.fixed_only)
-                    pending[f] = (b, s)
-                if len(pending) >= a.jobs * 2:
+            # The behaviour with the fewest batches begun goes next, so that
+            # with -j N each gets its share of the jobs. A budget counts a
+            # behaviour's finished batches' own time: --budget 1200 -j 2 of
+            # five behaviours takes about 5 x 1200 / 2 s.
+            while len(pending) < a.jobs * 2:
+                ready = [b for b in a.behaviours if more(b)]
+                if not ready:
                     return
+                b = min(ready, key=lambda k: next_batch[k])
+                i = next_batch[b]
+                next_batch[b] += 1
+                f = pool.submit(engine.run_batch, b, a.seed + i, examples_of(i), rn,
+                                not a.fixed_only)
+                pending[f] = (b, a.seed + i)
 
         submit()
         while pending:
