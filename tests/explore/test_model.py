@@ -116,7 +116,8 @@ def test_a_try_write_continued_by_write_rest_is_one_chunk():
     c = chunked_case(Op("try-write", 10), Op("write-rest"), Op("res-end"))
     body = P(0, 10)
     want = HEAD + b"a\r\n" + body + b"\r\n0\r\n\r\n"
-    evs = ["t2 c0 try-write#1 10 -> false offset=4", "t2 c0 write-rest 6 -> true",
+    evs = ["t2 c0 request GET /r body=0", "t2 c0 try-write#1 10 -> false offset=4",
+           "t2 c0 write-rest 6 -> true",
            "t2 c0 res-end 0 -> ok", "t3 c0 finish",
            f"t4 c0 close had_error=0 bytes_written={len(want)}"]
     assert model.judge(c, trace(evs, want)) == []
@@ -128,7 +129,8 @@ def test_a_try_write_continued_by_write_rest_is_one_chunk():
 
 def test_an_offset_beyond_the_body_fails():
     c = chunked_case(Op("try-write", 5, opts=("final",)))
-    evs = ["t2 c0 try-write#1 5 final -> true offset=9", "t3 c0 finish"]
+    evs = ["t2 c0 request GET /r body=0", "t2 c0 try-write#1 5 final -> true offset=9",
+           "t3 c0 finish"]
     probs = model.judge(c, trace(evs, HEAD + b"5\r\n" + P(0, 5) + b"\r\n0\r\n\r\n"))
     assert any("offset 9 is not the 5 body bytes" in p for p in probs)
 
@@ -146,7 +148,7 @@ def test_the_models_responses_decode_with_h11_and_http_client(writes, last):
                 else f"res-write#1 {n} -> true")
         x += n
     r.event(f"res-end {last} -> ok")
-    assert peers.judge_http(r.wire(), bytes(r.body), True) == []
+    assert peers.judge_http(r.wire(), [(bytes(r.body), True)]) == []
 
 
 def ws_case(*ops, variant=None):
@@ -210,3 +212,26 @@ def test_a_reproducer_reads_back_as_the_same_case():
 def test_a_file_without_behaviour_is_refused_with_its_name():
     with pytest.raises(ValueError, match="x.wcs: no 'behaviour' line"):
         parse("task\n  write 1\n", "x.wcs")
+
+
+def test_pipelined_responses_are_judged_one_after_the_other():
+    """Two requests on one connection: the first response keeps it alive,
+    the second closes; the body pattern runs on across them."""
+    c = Case("chunked", ("role server", "http yes",
+                         'peer send "GET /k HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'
+                         'GET /r HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n" at start'),
+             (Block("on request", (Op("res-end", 3),)),))
+    want = (model.HTTP_HEAD_KEEP + b"3\r\n" + P(0, 3) + b"\r\n0\r\n\r\n"
+            + HEAD + b"3\r\n" + P(3, 3) + b"\r\n0\r\n\r\n")
+    evs = ["t2 c0 request GET /k body=0", "t2 c0 res-end 3 -> ok",
+           "t2 c0 request GET /r body=0", "t2 c0 res-end 3 -> ok", "t2 c0 finish",
+           f"t3 c0 close had_error=0 bytes_written={len(want)}"]
+    assert model.judge(c, trace(evs, want)) == []
+    # The second response answered before the first: h11 and the model see it.
+    swapped = want[len(want) // 2:] + want[:len(want) // 2]
+    assert model.judge(c, trace(evs, swapped)) != []
+    # Only the first answered, and the connection closed: not a pass.
+    one = ["t2 c0 request GET /k body=0", "t2 c0 res-end 3 -> ok",
+           "t3 c0 close had_error=0 bytes_written=%d" % (len(want) // 2)]
+    assert any("1 of the 2 requests" in p
+               for p in model.judge(c, trace(one, want[:len(want) // 2])))

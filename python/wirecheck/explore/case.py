@@ -16,6 +16,8 @@ from ..api import quote
 # The HTTP request the chunked cases' peer sends: one request, then the
 # connection closes once the response has ended.
 HTTP_REQUEST = b"GET /r HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+# A request before it that keeps the connection alive (keep-alive cases).
+HTTP_KEEP_ALIVE = b"GET /k HTTP/1.1\r\nHost: x\r\n\r\n"
 # RFC 6455's example key; the peer's Upgrade request for the ws cases.
 WS_REQUEST = (b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
               b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"

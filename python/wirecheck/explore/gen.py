@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from .. import behaviours as registry
 
-from .case import (Block, Case, Faults, HTTP_REQUEST, Op, WS_PEER_CLOSE,
+from .case import (Block, Case, Faults, HTTP_KEEP_ALIVE, HTTP_REQUEST, Op, WS_PEER_CLOSE,
                    WS_REQUEST, peer_send)
 
 # The behaviours with a generator, by their names in the suite's registry
@@ -190,7 +190,10 @@ def chunked_case(draw, legacy: bool = True):
         # try_write, its rest tried again as the final chunk, and whatever
         # is still left by end(): EPIPE when the rest went out and ended it.
         ops += [Op("try-write", size), Op("try-write-rest", opts=("final",)), Op("end-rest")]
-    settings = ("role server", "http yes", peer_send(HTTP_REQUEST))
+    # One request, or two pipelined in one segment: the second response
+    # waits for the first to end (rs.h), on the same connection.
+    request = HTTP_REQUEST if not draw(st.booleans()) else HTTP_KEEP_ALIVE + HTTP_REQUEST
+    settings = ("role server", "http yes", peer_send(request))
     return Case("chunked", settings, (Block("on request", tuple(ops)),),
                 draw(faults()), draw(_variant("chunked", legacy)))
 

@@ -37,6 +37,8 @@ from .case import TRANSIENT, Case
 
 HTTP_HEAD = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
              b"Connection: close\r\n\r\n")
+# The head of a response to a request that keeps the connection alive.
+HTTP_HEAD_KEEP = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
 
 
 def pattern(at: int, n: int) -> bytes:
@@ -328,12 +330,14 @@ class _Response:
     """The model of one chunked response: the body the calls accepted, the
     chunks it goes out in, and whether it ended."""
 
-    def __init__(self, transient: bool = True):
+    def __init__(self, transient: bool = True, x: int = 0, head: bytes = HTTP_HEAD):
         self.transient = transient       # no fault may make a call fail
+        self.head = head
         self.body = bytearray()
         self.chunks: list[int] = []
         self.ended = False
-        self.x = 0                       # the body's stream pattern offset
+        self.x = x                       # the body's stream pattern offset: the
+                                         # connection's, across its responses
         self.rest = b""                  # the open try_write's bytes not yet out
         self.failed = False              # a call failed: the wire is an upper bound
         self.probs: list[str] = []
@@ -435,7 +439,7 @@ class _Response:
     def wire(self) -> bytes:
         """RFC 9112 section 7.1: each chunk as its size in hex, CRLF, the
         data, CRLF; then the last chunk `0` CRLF and the final CRLF."""
-        out = bytearray(HTTP_HEAD)
+        out = bytearray(self.head)
         at = 0
         for n in self.chunks:
             out += b"%x\r\n" % n + bytes(self.body[at:at + n]) + b"\r\n"
@@ -445,34 +449,51 @@ class _Response:
         return bytes(out)
 
 
+def _requests(case: Case) -> int:
+    """How many requests the peer sends (pipelined; the last asks to close)."""
+    return max(1, sum(line.count("GET ") for line in case.settings
+                      if line.startswith("peer send")))
+
+
 def judge_chunked(case: Case, trace: dict) -> list[str]:
     probs = _exit_problems(case, trace)
     evs = events_of(trace).get(0, [])
     transient = case.faults.errno() in (None, *TRANSIENT)
-    res = _Response(transient)
+    n = _requests(case)
+    responses: list[_Response] = []
     for e in evs:
-        res.event(e)
-    probs += res.probs
+        if e.startswith("request "):
+            last = len(responses) >= n - 1
+            responses.append(_Response(transient, responses[-1].x if responses else 0,
+                                       HTTP_HEAD if last else HTTP_HEAD_KEEP))
+        elif responses:
+            responses[-1].event(e)
+    for r in responses:
+        probs += r.probs
     peer = _peers(trace)[0] if _peers(trace) else {}
     got = Received(peer)
-    want = res.wire()
+    want = b"".join(r.wire() for r in responses)
     errors = [e for e in evs if e.startswith("error ")]
     if transient and errors:
         probs.append(f"a short send or transient refusal ({case.faults.describe()}) "
                      f"surfaced as an error: {errors}")
-    if res.failed and not errors:
+    if any(r.failed for r in responses) and not errors:
         errors.append("(a call failed)")
-    if "finish" in evs and not res.ended:
+    last = responses[-1] if responses else None
+    if "finish" in evs and not (last and last.ended and len(responses) == n):
         probs.append("`finish` for a response the calls never ended")
-    if res.ended and "finish" not in evs and not errors:
-        probs.append("the response ended but no `finish` came")
     if not errors:
+        if len(responses) < n:
+            probs.append(f"{len(responses)} of the {n} requests answered")
+        elif last.ended and "finish" not in evs:
+            probs.append("the response ended but no `finish` came")
         if not got.equals(want):
-            probs.append(f"the peer got {got.n} bytes, the response the calls "
-                         f"accepted is {len(want)}" + _first_difference(got.data, want))
+            probs.append(f"the peer got {got.n} bytes, the responses the calls "
+                         f"accepted are {len(want)}" + _first_difference(got.data, want))
+        bodies = [(bytes(r.body), r.ended) for r in responses] or [(b"", False)]
         if got.data is not None:
-            probs += peers.judge_http(got.data, bytes(res.body), res.ended)
-        probs += peers.judge_http(want, bytes(res.body), res.ended, model=True)
+            probs += peers.judge_http(got.data, bodies)
+        probs += peers.judge_http(want, bodies, model=True)
     elif not got.is_prefix_of(want):
         probs.append(f"the peer got {got.n} bytes that are not a prefix of the "
                      f"{len(want)}-byte response" + _first_difference(got.data, want))

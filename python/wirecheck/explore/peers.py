@@ -22,74 +22,106 @@ except ImportError:  # pragma: no cover - a Debian dependency (scripts/setup.sh)
     WsConnection = None
 
 
-def _h11(data: bytes) -> tuple[Optional[int], bytes, bool, list[int], Optional[str]]:
-    """status, body, whether the message ended, chunk sizes, error."""
+def _h11(data: bytes, n: int = 1) -> tuple[Optional[int], list, Optional[str]]:
+    """Decodes n responses to n requests on one connection (the last one
+    asks to close): the first status, [(body, ended, chunk sizes)], error."""
     c = h11.Connection(h11.CLIENT)
-    c.send(h11.Request(method="GET", target="/r", headers=[("Host", "x"),
-                                                          ("Connection", "close")]))
-    c.send(h11.EndOfMessage())
-    c.receive_data(data)
-    c.receive_data(b"")
-    status, body, ended, chunks = None, bytearray(), False, []
+    status, out = None, []
     try:
-        while True:
-            ev = c.next_event()
-            if ev is h11.NEED_DATA or ev is h11.PAUSED:
+        for i in range(n):
+            if i:
+                c.start_next_cycle()
+            headers = [("Host", "x")] + ([("Connection", "close")] if i == n - 1 else [])
+            c.send(h11.Request(method="GET", target="/r", headers=headers))
+            c.send(h11.EndOfMessage())
+            if i == 0:
+                c.receive_data(data)
+                c.receive_data(b"")
+            body, ended, chunks = bytearray(), False, []
+            while True:
+                ev = c.next_event()
+                if ev is h11.NEED_DATA or ev is h11.PAUSED:
+                    break
+                if isinstance(ev, h11.Response):
+                    status = ev.status_code if status is None else status
+                    if ev.status_code != 200:
+                        status = ev.status_code
+                elif isinstance(ev, h11.Data):
+                    if ev.chunk_start or not chunks:
+                        chunks.append(0)
+                    chunks[-1] += len(ev.data)
+                    body += ev.data
+                elif isinstance(ev, h11.EndOfMessage):
+                    ended = True
+                    break
+                elif isinstance(ev, h11.ConnectionClosed):
+                    break
+            out.append((bytes(body), ended, chunks))
+            if not ended:
                 break
-            if isinstance(ev, h11.Response):
-                status = ev.status_code
-            elif isinstance(ev, h11.Data):
-                if ev.chunk_start or not chunks:
-                    chunks.append(0)
-                chunks[-1] += len(ev.data)
-                body += ev.data
-            elif isinstance(ev, h11.EndOfMessage):
-                ended = True
-            elif isinstance(ev, h11.ConnectionClosed):
-                break
-    except h11.RemoteProtocolError as e:
-        return status, bytes(body), ended, chunks, f"h11: {e}"
-    return status, bytes(body), ended, chunks, None
+    except h11.ProtocolError as e:
+        return status, out, f"h11: {e}"
+    return status, out, None
+
+
+class _Stream(io.BytesIO):
+    """The connection's bytes, read response after response: a response
+    closes its file once read (http.client), which must not end the rest."""
+
+    def close(self):
+        pass
 
 
 class _Sock:
     def __init__(self, data: bytes):
-        self.f = io.BytesIO(data)
+        self.f = _Stream(data)
 
     def makefile(self, *a, **k):
         return self.f
 
 
-def _http_client(data: bytes) -> tuple[Optional[int], Optional[bytes], Optional[str]]:
-    r = http.client.HTTPResponse(_Sock(data), method="GET")
+def _http_client(data: bytes, n: int = 1) -> tuple[list, Optional[str]]:
+    """http.client's bodies of n responses read one after the other from
+    the same stream."""
+    sock, out = _Sock(data), []
     try:
-        r.begin()
-        return r.status, r.read(), None
+        for _ in range(n):
+            r = http.client.HTTPResponse(sock, method="GET")
+            r.begin()
+            out.append(r.read())
+        return out, None
     except (http.client.HTTPException, ValueError) as e:
-        return None, None, f"http.client: {type(e).__name__}: {e}"
+        return out, f"http.client: {type(e).__name__}: {e}"
 
 
-def judge_http(data: bytes, body: bytes, ended: bool, model: bool = False) -> list[str]:
+def judge_http(data: bytes, responses, model: bool = False) -> list[str]:
+    """responses: [(body, ended)] of each request's response, in order."""
     who = "the model's bytes" if model else "the peer's bytes"
     probs = []
-    status, got, h_ended, _chunks, err = _h11(data)
+    n = len(responses)
+    status, got, err = _h11(data, n)
     if err:
         probs.append(f"{who}: {err}")
     elif status != 200:
         probs.append(f"{who}: h11 read status {status}, not 200")
-    elif got != body:
-        probs.append(f"{who}: h11 decoded {len(got)} body bytes, the calls accepted "
-                     f"{len(body)}")
-    elif h_ended != ended:
-        probs.append(f"{who}: h11 says the message {'ended' if h_ended else 'did not end'}, "
-                     f"the calls say it {'ended' if ended else 'did not'}")
-    if ended:
-        status, got, err = _http_client(data)
+    else:
+        for i, (body, ended) in enumerate(responses):
+            g_body, g_ended, _ = got[i] if i < len(got) else (b"", False, [])
+            if g_body != body:
+                probs.append(f"{who}: h11 decoded {len(g_body)} body bytes of response "
+                             f"{i + 1}, the calls accepted {len(body)}")
+            elif g_ended != ended:
+                probs.append(f"{who}: h11 says response {i + 1} "
+                             f"{'ended' if g_ended else 'did not end'}, the calls say it "
+                             f"{'ended' if ended else 'did not'}")
+    if all(ended for _, ended in responses):
+        bodies, err = _http_client(data, n)
         if err:
             probs.append(f"{who}: {err}")
-        elif got != body:
-            probs.append(f"{who}: http.client decoded {len(got)} body bytes, the calls "
-                         f"accepted {len(body)}")
+        elif bodies != [body for body, _ in responses]:
+            probs.append(f"{who}: http.client decoded bodies of "
+                         f"{[len(b) for b in bodies]} bytes, the calls accepted "
+                         f"{[len(b) for b, _ in responses]}")
     return probs
 
 
