@@ -701,6 +701,7 @@ static const struct setting_def {
 	{ "behaviour", set_behaviour, NULL, 0 },
 	{ "matrix", NULL, sc__parse_matrix, 0 },
 	{ "legacy", NULL, sc__parse_legacy, 0 },
+	{ "sweep-declare", NULL, sc__parse_sweep_declare, 0 },
 	{ "peer", NULL, sc__parse_peer_line, 0 },
 	{ "websocket", set_websocket, NULL, 0 },
 	{ "ws-seed", set_ws_seed, NULL, 0 },
@@ -870,6 +871,9 @@ void sc_free(struct scenario *sc)
 	free(sc->behaviour);
 	free(sc->legacy);
 	free(sc->legacy_except);
+	for (size_t i = 0; i < sc->ndeclared; i++)
+		free(sc->declared[i].reason);
+	free(sc->declared);
 	free(sc->name);
 	free(sc->path);
 	free(sc->dir);

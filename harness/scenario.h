@@ -165,6 +165,16 @@ struct sc_task_signal {
 	int line;
 };
 
+/* sweep-declare conn=C bytes=A..B "REASON": on connection conn, the peer
+ * bytes in [start, end) may differ from the clean run's under a sweep's
+ * fault, for reason (the scenario does so on purpose). */
+struct sc_sweep_declared {
+	int conn;
+	int line;
+	uint64_t start, end;  /* end is one past the last byte */
+	char *reason;
+};
+
 /* A matrix axis for the pytest plugin: each value is one fault profile
  * (docs/scenario-language.md, "Suites"). "none" is a profile without it. */
 struct sc_matrix {
@@ -216,6 +226,10 @@ struct scenario {
 	char *legacy_except;        /* must-match: golden sections not compared
 				     * ("syscalls,queue"), or NULL */
 	int legacy_line;
+	/* The fault sweep's declarations (sweep-declare lines): byte ranges
+	 * whose peer bytes a fault may change by design (docs/sweeps.md). */
+	struct sc_sweep_declared *declared;
+	size_t ndeclared;
 	/* WebSocket: every connection is a WebSocket socket (the subject
 	 * answers or sends the Upgrade); the mask keys' seed; the largest
 	 * message the subject takes (0: npm ws's 100 MiB). */

@@ -80,12 +80,14 @@ unsigned char *sc__dup_bytes(const struct token *t);
 int sc__parse_conn(struct parser *p, const char *v, int *out);
 
 /* The whole-line settings of scenario_suite.c: `peer ...`, `matrix KEY
- * VALUE...` and `legacy NAME=VALUE must-differ|must-match [except=...]`.
+ * VALUE...`, `legacy NAME=VALUE must-differ|must-match [except=...]` and
+ * `sweep-declare conn=C bytes=A..B "REASON"`.
  * Each reads p->tok, adds to p->sc, and returns 0, or -1 after a message
  * (what it added before failing is freed with the scenario). */
 int sc__parse_peer_line(struct parser *p);
 int sc__parse_matrix(struct parser *p);
 int sc__parse_legacy(struct parser *p);
+int sc__parse_sweep_declare(struct parser *p);
 
 /* sc_parse with dir (NULL: the current directory) for sc->dir. */
 int sc__parse_in(const char *where, const char *dir, const char *text,

@@ -10,6 +10,7 @@
 
 #include "fi.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,6 +307,57 @@ int sc__parse_legacy(struct parser *p)
 	if (except && !(p->sc->legacy_except = strdup(except)))
 		return sc__fail(p, "out of memory");
 	p->sc->legacy_line = p->line;
+	return 0;
+}
+
+/* A..B, each a byte offset, A <= B, into [*start, *end). */
+static int parse_byte_range(struct parser *p, const char *v, uint64_t *start,
+			    uint64_t *end)
+{
+	char *dots = v ? strstr(v, "..") : NULL, *tail;
+	unsigned long long a, b;
+
+	if (!dots || dots == v || !dots[2])
+		return sc__fail(p, "sweep-declare: bytes=A..B expected, the first and last byte");
+	errno = 0;
+	a = strtoull(v, &tail, 10);
+	if (errno || tail != dots || *v == '-')
+		return sc__fail(p, "sweep-declare: bytes=%s: A is not a byte offset", v);
+	b = strtoull(dots + 2, &tail, 10);
+	if (errno || *tail || dots[2] == '-')
+		return sc__fail(p, "sweep-declare: bytes=%s: B is not a byte offset", v);
+	if (b < a || b == UINT64_MAX)
+		return sc__fail(p, "sweep-declare: bytes=%s: the last byte is before the first", v);
+	*start = a;
+	*end = (uint64_t)b + 1;
+	return 0;
+}
+
+int sc__parse_sweep_declare(struct parser *p)
+{
+	struct scenario *sc = p->sc;
+	struct sc_sweep_declared d = { .line = p->line }, *grown;
+	const char *conn = p->ntok == 4 ? sc__key_value(&p->tok[1], "conn") : NULL;
+	const char *bytes = p->ntok == 4 ? sc__key_value(&p->tok[2], "bytes") : NULL;
+
+	if (p->ntok != 4 || !conn || !bytes || !p->tok[3].quoted)
+		return sc__fail(p, "'sweep-declare' takes conn=C bytes=A..B \"REASON\"");
+	if (p->tok[3].len == 0 || memchr(p->tok[3].text, '\0', p->tok[3].len))
+		return sc__fail(p, "sweep-declare: the reason is empty or holds a NUL byte");
+	if (sc->ndeclared > 0)
+		return sc__fail(p, "'sweep-declare' is already declared on line %d",
+				sc->declared[0].line);
+	if (sc__parse_conn(p, conn, &d.conn) < 0 ||
+	    parse_byte_range(p, bytes, &d.start, &d.end) < 0)
+		return -1;
+	grown = realloc(sc->declared, (sc->ndeclared + 1) * sizeof(*grown));
+	if (!grown)
+		return sc__fail(p, "out of memory");
+	sc->declared = grown;
+	d.reason = strdup(p->tok[3].text);
+	if (!d.reason)
+		return sc__fail(p, "out of memory");
+	sc->declared[sc->ndeclared++] = d;
 	return 0;
 }
 

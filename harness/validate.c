@@ -1,6 +1,7 @@
 /*
  * validate.c: what is checked once the whole scenario is known, the
- * command-line flags applied (scenario.h, sc_validate): connection indexes,
+ * command-line flags applied (scenario.h, sc_validate): connection indexes
+ * (of blocks, operations, peer actions and sweep-declare lines),
  * task and checkpoint numbers, the gate's rule limit, `peer exec`.
  */
 #include "scenario.h"
@@ -158,6 +159,9 @@ int sc_validate(const struct scenario *sc, char *err, size_t errlen)
 			return sc__say(err, errlen, "%s:%d: 'at task %d', but the scenario has %zu task%s",
 				   where, a->line, a->at.task, sc->ntasks, sc->ntasks == 1 ? "" : "s");
 	}
+	for (size_t i = 0; i < sc->ndeclared; i++)
+		if (check_conn(sc, sc->declared[i].conn, sc->declared[i].line, err, errlen) < 0)
+			return -1;
 	for (size_t i = 0; i < sc->ntsignals; i++) {
 		const struct sc_task_signal *ts = &sc->tsignals[i];
 

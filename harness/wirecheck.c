@@ -777,7 +777,15 @@ static json_t *check_json(const struct scenario *sc)
 		json_array_append_new(matrix, json_pack("{s:s,s:o}", "key", sc->matrix[i].key,
 							"values", values));
 	}
-	return json_pack("{s:s,s:s,s:o,s:o,s:o,s:I,s:i}",
+	json_t *declared = json_array();
+
+	for (size_t i = 0; i < sc->ndeclared; i++)
+		json_array_append_new(declared, json_pack(
+			"{s:i,s:I,s:I,s:s}", "conn", sc->declared[i].conn,
+			"start", (json_int_t)sc->declared[i].start,
+			"end", (json_int_t)sc->declared[i].end,
+			"reason", sc->declared[i].reason));
+	return json_pack("{s:s,s:s,s:o,s:o,s:o,s:I,s:i,s:b,s:o}",
 			 "name", sc->name, "path", sc->path,
 			 "behaviour", sc->behaviour ? json_string(sc->behaviour) : json_null(),
 			 "matrix", matrix,
@@ -785,7 +793,8 @@ static json_t *check_json(const struct scenario *sc)
 							  "must_differ", sc->legacy_must_differ,
 							  "except", except_json(sc->legacy_except))
 					      : json_null(),
-			 "tasks", (json_int_t)sc->ntasks, "connections", sc->connections);
+			 "tasks", (json_int_t)sc->ntasks, "connections", sc->connections,
+			 "allow_half_open", sc->allow_half_open, "sweep_declared", declared);
 }
 
 static const char usage_check[] =
@@ -793,8 +802,9 @@ static const char usage_check[] =
 	"\n"
 	"Parses the scenario FILE and exits 0 when it is good, 2 with its first\n"
 	"error (FILE:LINE: PROBLEM) when it is not. With --json, prints its suite\n"
-	"metadata (name, path, behaviour, matrix, legacy, tasks, connections) on\n"
-	"one line, for the pytest plugin.\n";
+	"metadata (name, path, behaviour, matrix, legacy, tasks, connections,\n"
+	"allow_half_open, sweep_declared) on one line, for the pytest plugin and\n"
+	"the sweep.\n";
 
 static int cmd_check(int argc, char **argv)
 {

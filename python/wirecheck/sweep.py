@@ -86,29 +86,12 @@ class Declaration:
         return f"connection {self.conn}, bytes {self.start}..{self.end - 1}: {self.reason}"
 
 
-# Keyed by the scenario's path under scenarios/. Each entry says why the
-# clean run's bytes are not owed there; a scenario not listed with the
-# same outcome is broken.
-DECLARED = {
-    "queue/owned-write-then-change.wcs": Declaration(
-        0, 32, 64,
-        "the owned write (bytes 32..63) is changed by its writer before its "
-        "release, which the owned write's contract forbids and this scenario does "
-        "on purpose: the peer gets each byte as it is when the send that carries "
-        "it happens (rs.h, rs_socket_write_owned; docs/queue-model.md, \"Owned "
-        "writes\"), so a fault that delays a send sends changed bytes ('d' for "
-        "'c')"),
-}
-
-
-def declaration(path: str) -> Optional[Declaration]:
-    """The scenario's declaration (DECLARED), by its path under the
-    repository's scenarios/ directory."""
-    try:
-        rel = Path(path).resolve().relative_to(runner.REPO / "scenarios")
-    except ValueError:
-        return None
-    return DECLARED.get(rel.as_posix())
+def declaration(meta: dict) -> Optional[Declaration]:
+    """The scenario's declaration, from its `sweep-declare` line as
+    `wirecheck check --json` reads it (docs/scenario-language.md), or None."""
+    for d in meta.get("sweep_declared") or []:
+        return Declaration(d["conn"], d["start"], d["end"], d["reason"])
+    return None
 
 
 def _masked(hex_: str, d: Optional[Declaration], conn: int) -> str:
@@ -479,15 +462,6 @@ def judge(clean: dict, run: dict, cell: Cell, *, valgrind: bool = False,
 
 # The timeout of a zero cell on a scenario that allows half-open (judge).
 EOF_HALF_OPEN_TIMEOUT = 5.0
-_HALF_OPEN = re.compile(r"^\s*allow-half-open\s+yes\b", re.M)
-
-
-def _allows_half_open(path: str) -> bool:
-    """Whether the scenario sets allow-half-open yes."""
-    try:
-        return bool(_HALF_OPEN.search(Path(path).read_text(errors="replace")))
-    except OSError:
-        return False
 
 
 @dataclass
@@ -528,8 +502,25 @@ class Sweep:
         # bytes as the fixed one.
         self.byte_source = byte_source
         self.clean: Optional[dict] = None
-        self.half_open = _allows_half_open(self.path)
-        self.declared = declaration(self.path)
+        self._meta: Optional[dict] = None
+
+    @property
+    def meta(self) -> dict:
+        """What the harness's own parser says of the file (wirecheck check
+        --json), read once, when a run first needs it."""
+        if self._meta is None:
+            self._meta = runner.check(self.path, self.binary)
+        return self._meta
+
+    @property
+    def half_open(self) -> bool:
+        """Whether the scenario sets allow-half-open yes."""
+        return bool(self.meta.get("allow_half_open"))
+
+    @property
+    def declared(self) -> Optional[Declaration]:
+        """Its sweep-declare line."""
+        return declaration(self.meta)
 
     def _short_timeout(self, cell: Optional[Cell]) -> bool:
         """A zero cell on a half-open scenario, which may time out by

@@ -16,7 +16,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 SAFETY_TIMEOUT = 180  # a net against a hung harness, never a speed assertion
 
 sys.path.insert(0, str(REPO / "python"))
-from wirecheck import sweep  # noqa: E402
+from wirecheck import runner, sweep  # noqa: E402
 
 SCENARIO = REPO / "scenarios" / "batching" / "several-writes.wcs"
 
@@ -381,7 +381,8 @@ def test_a_scenario_whose_clean_run_hangs_gets_no_cells():
 def test_a_declared_scenario_may_change_its_declared_bytes_only():
     # queue/owned-write-then-change's declaration: bytes 32..63 of
     # connection 0 may differ (an owned write changed before its release).
-    decl = sweep.DECLARED["queue/owned-write-then-change.wcs"]
+    path = REPO / "scenarios" / "queue" / "owned-write-then-change.wcs"
+    decl = sweep.declaration(runner.check(path))
     assert decl.reason and (decl.conn, decl.start, decl.end) == (0, 32, 64)
     a, c, d = "61" * 32, "63" * 7 + "64" * 25, "64" * 32
     clean = dict(CLEAN, peer={"bytes": 64, "sha256": "c", "hex": a + c})
@@ -409,10 +410,11 @@ def test_the_declaration_is_honoured_and_an_undeclared_copy_is_broken(wirecheck,
     declared = sweep.Sweep(str(path), binary=wirecheck).run_cell(cell)
     assert declared.outcome == "declared" and declared.broken == []
     assert "declared bytes only" in declared.waived[0]
-    # The same scenario, not declared (another path): the same run is broken.
+    # The same scenario without its sweep-declare line: the same run is broken.
     copy_ = tmp_path / "owned-write-then-change.wcs"
-    copy_.write_text(path.read_text())
-    assert sweep.declaration(str(copy_)) is None
+    copy_.write_text("".join(line for line in path.read_text().splitlines(True)
+                             if not line.startswith("sweep-declare ")))
+    assert sweep.declaration(runner.check(copy_, wirecheck)) is None
     undeclared = sweep.Sweep(str(copy_), binary=wirecheck).run_cell(cell)
     assert undeclared.outcome == "broken"
     assert any("the peer got 64 bytes" in b for b in undeclared.broken)
@@ -452,6 +454,8 @@ def test_a_zero_cell_killed_before_its_zero_came_runs_again_with_the_full_timeou
     # half-open/peer-closes-after-reply, 8 MiB before it): slow, not hung.
     path = str(REPO / "scenarios" / "half-open" / "peer-closes-after-reply.wcs")
     s = sweep.Sweep(path, binary=sys.executable, timeout=60)
+    # Its allow-half-open line, as the harness's parser reads it.
+    s._meta = runner.check(path)
     assert s.half_open
     s.clean = CLEAN
     zero = sweep.Cell("zero", 2)

@@ -26,6 +26,15 @@ static void test_error_suite_metadata(void **state)
 	expect_error("legacy batch=off must-match except=speed\n", 1, "unknown section 'speed'");
 	expect_error("legacy batch=off must-match\nlegacy batch=off must-match\n", 2, "already declared on line 1");
 	expect_error("peer read at checkpoint 1\ntask\n  write 1\n", 1, "'at checkpoint 1'", "0 checkpoints");
+	expect_error("sweep-declare conn=0 bytes=1..2\n", 1, "takes conn=C bytes=A..B \"REASON\"");
+	expect_error("sweep-declare conn=0 bytes=5..2 \"r\"\n", 1, "bytes=5..2", "before the first");
+	expect_error("sweep-declare conn=0 bytes=x..2 \"r\"\n", 1, "bytes=x..2", "A is not a byte offset");
+	expect_error("sweep-declare conn=0 bytes=3 \"r\"\n", 1, "bytes=A..B expected");
+	expect_error("sweep-declare conn=0 bytes=1..2 \"\"\n", 1, "the reason is empty");
+	expect_error("sweep-declare conn=0 bytes=1..2 \"r\"\nsweep-declare conn=0 bytes=1..2 \"r\"\n",
+		     2, "already declared on line 1");
+	expect_error("task\n  write 1\nsweep-declare conn=1 bytes=1..2 \"r\"\n", 3, "conn=1",
+		     "1 connection");
 	expect_error("task\n  exit 256\n", 2, "exit '256'");
 	expect_error("task\n  ignore SIGFOO\n", 2, "unknown signal 'SIGFOO'");
 	expect_error("on write\n", 1, "unknown event 'write'", "write-cb");

@@ -259,7 +259,7 @@ def markdown(report: dict) -> list[str]:
     L += ["", f"### Declared by design: {len(decl)}", ""]
     if decl:
         L += ["Cells that kept every invariant but for bytes their scenario declares "
-              "(`DECLARED` in python/wirecheck/sweep.py, docs/sweeps.md): each passes "
+              "(their `sweep-declare` line, docs/sweeps.md): each passes "
               "only because of the reason given; the same outcome in a scenario "
               "without the declaration is broken.", ""]
         L += md_table(["scenario", "strategy", "declaration", "cells"], decl, "llll")
