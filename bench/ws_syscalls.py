@@ -126,7 +126,12 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-bun", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--bin-dir", metavar="DIR",
+                    help="where ws_echo and wirecheck are (default: build/bin)")
     a = ap.parse_args()
+    if a.bin_dir:
+        global BIN
+        BIN = pathlib.Path(a.bin_dir).resolve()
     if a.quick:
         a.rounds, a.count, a.chat_rounds = 1, 200, 4
     if a.rounds < 1 or a.count < 1 or a.chat_rounds < 1:
@@ -160,7 +165,8 @@ def main():
         rows.append(out)
     load1 = loadavg()
     if a.json:
-        print(json.dumps({"rounds": a.rounds, "count": a.count, "chat_rounds": a.chat_rounds,
+        print(json.dumps({"command": ["bench/ws_syscalls.py", *sys.argv[1:]],
+                          "rounds": a.rounds, "count": a.count, "chat_rounds": a.chat_rounds,
                           "chat_clients": CHAT_CLIENTS, "bun_version": bun_version,
                           "load_start": load0, "load_end": load1, "rows": rows}, indent=1))
         return
