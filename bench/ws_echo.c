@@ -20,8 +20,10 @@
  *
  * Bun's chat is its pub/sub (every socket subscribes to one topic, each
  * message is one server.publish), as Bun's guide to a chat server does;
- * the extra rows "Bun by a loop of ws.send" are the same chat with a loop
- * of sends, as node's and the reference's servers do it.
+ * the reference's is its equivalent, one rs_ws_publish to a group of every
+ * client (reference/ws_group.c); node + npm ws has no publish, its server
+ * is a loop of ws.send. The rows "by a loop of sends" are the same chat
+ * with a loop of sends on every side (node's rounds again).
  *
  * Sides run in interleaved rounds, the order rotated by one each round
  * (ref, node, bun, then node, bun, ref, ...): the medians, min and max,
@@ -42,7 +44,9 @@
  * server's syscalls with the preload gate (`wirecheck exec`):
  *   ws_echo --serve-ref PATH          the reference echo server, in the
  *                                     foreground ("!quit" ends it)
- *   ws_echo --serve-ref-chat PATH     the reference chat server, the same
+ *   ws_echo --serve-ref-chat PATH     the reference chat server (publish),
+ *                                     the same
+ *   ws_echo --serve-ref-chat-send PATH  the same, by a loop of sends
  *   ws_echo --chat-client PATH ROUNDS 32 connections, ROUNDS chat rounds
  *                                     (each message checked), "!quit"
  *   ws_echo --client PATH ROW COUNT   one connection: COUNT messages of echo
@@ -75,10 +79,17 @@
 
 /* ---- the reference server (a forked child) ----------------------------- */
 
+/* The reference server: S.chat 0 echoes, CHAT_PUBLISH writes every
+ * message to every client with one rs_ws_publish to a group of them all
+ * (reference/ws_group.c, as Bun's server.publish), CHAT_LOOP with a loop
+ * of rs_ws_send over the clients (as node's server). */
+enum { CHAT_PUBLISH = 1, CHAT_LOOP = 2 };
+
 static struct {
 	int chat;
 	rs_ws *conns[MAX_CONNS];
 	int n;
+	rs_ws_group *group;
 } S;
 
 static void srv_cpu(rs_ws *ws)
@@ -115,6 +126,10 @@ static void srv_message(rs_ws *ws, const struct rs_ws_message *m, void *arg)
 		(void)rs_ws_send(ws, m->data, m->len, kind, NULL);
 		return;
 	}
+	if (S.chat == CHAT_PUBLISH) {
+		(void)rs_ws_publish(S.group, m->data, m->len, kind);
+		return;
+	}
 	for (int i = 0; i < S.n; i++)
 		(void)rs_ws_send(S.conns[i], m->data, m->len, kind, NULL);
 }
@@ -124,6 +139,8 @@ static void srv_close(rs_ws *ws, int code, size_t dropped, void *arg)
 	(void)code;
 	(void)dropped;
 	(void)arg;
+	if (S.group)
+		rs_ws_group_remove(S.group, ws);
 	for (int i = 0; i < S.n; i++)
 		if (S.conns[i] == ws)
 			S.conns[i] = S.conns[--S.n];
@@ -143,6 +160,8 @@ static void srv_connection(rs_listener *l, rs_socket *s, void *arg)
 		rs_socket_destroy(s, 0);
 		return;
 	}
+	if (S.group && rs_ws_group_add(S.group, ws) < 0)
+		bc_die("rs_ws_group_add: out of memory");
 	S.conns[S.n++] = ws;
 }
 
@@ -155,6 +174,8 @@ static pid_t start_ref(int chat, const char *path)
 		rs_listener *l;
 
 		S.chat = chat;
+		if (chat == CHAT_PUBLISH && rs_ws_group_new(loop, &S.group) < 0)
+			bc_die("rs_ws_group_new: out of memory");
 		if (rs_listen_unix(loop, path, NULL, srv_connection, NULL, &l) < 0)
 			bc_die("rs_listen_unix %s failed", path);
 		bc_loop_run_free(loop);
@@ -674,7 +695,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: ws_echo [--quick] [--rounds N] [--json] "
 		"[--instructions WS_SEND] [--no-bun]\n"
-		"       ws_echo --serve-ref PATH | --serve-ref-chat PATH\n"
+		"       ws_echo --serve-ref PATH | --serve-ref-chat PATH | "
+		"--serve-ref-chat-send PATH\n"
 		"       ws_echo --client PATH ROW COUNT | --chat-client PATH ROUNDS\n");
 	exit(2);
 }
@@ -687,6 +709,8 @@ static int serve_ref(int chat, const char *path)
 	rs_listener *l;
 
 	S.chat = chat;
+	if (chat == CHAT_PUBLISH && rs_ws_group_new(loop, &S.group) < 0)
+		bc_die("rs_ws_group_new: out of memory");
 	if (rs_listen_unix(loop, path, NULL, srv_connection, NULL, &l) < 0)
 		bc_die("rs_listen_unix %s failed", path);
 	bc_loop_run_free(loop);
@@ -710,8 +734,10 @@ static int chat_client(const char *path, int rounds)
 	return 0;
 }
 
-/* The chat servers: the three sides', and Bun's by a loop of ws.send. */
-enum { CHAT_REF, CHAT_NODE, CHAT_BUN, CHAT_BUN_SEND, NCHAT };
+/* The chat servers: the three sides' (the reference's and Bun's by
+ * publish, node's a loop of sends), and the reference's and Bun's by a
+ * loop of sends. */
+enum { CHAT_REF, CHAT_NODE, CHAT_REF_SEND, CHAT_BUN, CHAT_BUN_SEND, NCHAT };
 
 int main(int argc, char **argv)
 {
@@ -737,7 +763,9 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "--serve-ref"))
 		return serve_ref(0, argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "--serve-ref-chat"))
-		return serve_ref(1, argv[2]);
+		return serve_ref(CHAT_PUBLISH, argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--serve-ref-chat-send"))
+		return serve_ref(CHAT_LOOP, argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "--chat-client")) {
 		int n;
 
@@ -787,6 +815,8 @@ int main(int argc, char **argv)
 			"or WIRECHECK_BUN): its column is left out\n", BUN_BIN);
 	nsides = !no_bun && bun_binary() ? NSIDES : BUN;
 	nchat = nsides == NSIDES ? NCHAT : CHAT_BUN;
+	/* 3 + NCHAT socket paths. */
+	_Static_assert(3 + NCHAT <= NPATHS, "a path for each server");
 	if (nsides == NSIDES)
 		bun_version(bun_ver, sizeof(bun_ver));
 	chat_rounds = quick ? 20 : 100;
@@ -797,10 +827,10 @@ int main(int argc, char **argv)
 	{
 		static const char *const names[NPATHS] = {
 			"ref-echo", "node-echo", "bun-echo", "ref-chat",
-			"node-chat", "bun-chat", "bun-chat-send", ""
+			"node-chat", "ref-chat-send", "bun-chat", "bun-chat-send"
 		};
 
-		for (int i = 0; i < NPATHS - 1; i++) {
+		for (int i = 0; i < NPATHS; i++) {
 			int n = snprintf(paths[i], sizeof(paths[i]), "%s/%s", dir, names[i]);
 
 			if (n < 0 || (size_t)n >= sizeof(paths[i]))
@@ -813,11 +843,12 @@ int main(int argc, char **argv)
 	pe[NODE] = start_node(0, paths[1]);
 	if (nsides == NSIDES)
 		pe[BUN] = start_bun(0, paths[2]);
-	pc[CHAT_REF] = start_ref(1, paths[3]);
-	pc[CHAT_NODE] = start_node(1, paths[4]);
+	pc[CHAT_REF] = start_ref(CHAT_PUBLISH, paths[3 + CHAT_REF]);
+	pc[CHAT_NODE] = start_node(1, paths[3 + CHAT_NODE]);
+	pc[CHAT_REF_SEND] = start_ref(CHAT_LOOP, paths[3 + CHAT_REF_SEND]);
 	if (nchat == NCHAT) {
-		pc[CHAT_BUN] = start_bun(1, paths[5]);
-		pc[CHAT_BUN_SEND] = start_bun(2, paths[6]);
+		pc[CHAT_BUN] = start_bun(1, paths[3 + CHAT_BUN]);
+		pc[CHAT_BUN_SEND] = start_bun(2, paths[3 + CHAT_BUN_SEND]);
 	}
 	for (int k = 0; k < nsides; k++)
 		ce[k] = conn_open(paths[k]);
@@ -873,17 +904,16 @@ int main(int argc, char **argv)
 			}
 		add_result("chat, 32 clients: server CPU", "us/msg in", c, rounds, 0);
 		add_result("chat, 32 clients: messages in", "msg/s", t, rounds, 1);
-		if (nchat == NCHAT) {
-			/* The reference's rounds again, beside Bun's loop of
-			 * ws.send (node's server is a loop of sends already). */
-			c[NODE] = t[NODE] = NULL;
-			c[BUN] = cpu[CHAT_BUN_SEND];
-			t[BUN] = rate[CHAT_BUN_SEND];
-			add_result("chat, 32 clients, Bun by a loop of ws.send: server CPU",
-				   "us/msg in", c, rounds, 0);
-			add_result("chat, 32 clients, Bun by a loop of ws.send: messages in",
-				   "msg/s", t, rounds, 1);
-		}
+		/* Every side by a loop of sends: node's rounds again (its
+		 * server is a loop of sends in both rows). */
+		c[REF] = cpu[CHAT_REF_SEND];
+		t[REF] = rate[CHAT_REF_SEND];
+		c[BUN] = nchat == NCHAT ? cpu[CHAT_BUN_SEND] : NULL;
+		t[BUN] = nchat == NCHAT ? rate[CHAT_BUN_SEND] : NULL;
+		add_result("chat, 32 clients, by a loop of sends: server CPU",
+			   "us/msg in", c, rounds, 0);
+		add_result("chat, 32 clients, by a loop of sends: messages in",
+			   "msg/s", t, rounds, 1);
 		chat_rounds = per;
 	}
 	machine.load_end = bc_load_average();
@@ -910,6 +940,8 @@ int main(int argc, char **argv)
 		quit(&ce[BUN], pe[BUN], "Bun's echo server");
 	quit(&cc[CHAT_REF][0], pc[CHAT_REF], "the reference chat server");
 	quit(&cc[CHAT_NODE][0], pc[CHAT_NODE], "node's chat server");
+	quit(&cc[CHAT_REF_SEND][0], pc[CHAT_REF_SEND],
+	     "the reference chat server (a loop of sends)");
 	if (nchat == NCHAT) {
 		quit(&cc[CHAT_BUN][0], pc[CHAT_BUN], "Bun's chat server");
 		quit(&cc[CHAT_BUN_SEND][0], pc[CHAT_BUN_SEND],

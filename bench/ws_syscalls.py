@@ -2,7 +2,9 @@
 """bench/ws_syscalls.py: syscalls per message of the WebSocket echo and
 chat servers of bench/ws_echo.c, the reference stack's, node 20 + npm ws
 8.18.3's (bench/ws_server.js) and Bun's (bench/ws_server_bun.js, Bun.serve;
-its chat by server.publish, and by a loop of ws.send), all counted the same
+its chat by server.publish, and by a loop of ws.send; the reference's chat
+by rs_ws_publish to a group, reference/ws_group.c, and by a loop of
+rs_ws_send), all counted the same
 way: by the preload gate (`wirecheck exec`), on the server's connected unix
 sockets.
 
@@ -50,9 +52,9 @@ CHAT = len(ROWS) - 1
 CHAT_CLIENTS, CHAT_MSGS = 32, 8
 WRITES = ("send", "sendto", "sendmsg", "write", "writev")
 READS = ("recv", "recvfrom", "read")
-SIDES = ("ref", "node", "bun", "bun-send")
-TITLES = {"ref": "reference", "node": "node + ws", "bun": "Bun",
-          "bun-send": "Bun, loop of ws.send"}
+SIDES = ("ref", "ref-send", "node", "bun", "bun-send")
+TITLES = {"ref": "reference", "ref-send": "reference, loop of rs_ws_send",
+          "node": "node + ws", "bun": "Bun", "bun-send": "Bun, loop of ws.send"}
 
 
 def bun_binary():
@@ -66,6 +68,8 @@ def bun_binary():
 def server_argv(side, chat, sock):
     if side == "ref":
         return [str(BIN / "ws_echo"), "--serve-ref-chat" if chat else "--serve-ref", str(sock)]
+    if side == "ref-send":
+        return [str(BIN / "ws_echo"), "--serve-ref-chat-send", str(sock)]
     if side == "node":
         return ["node", str(NODE_JS), "chat" if chat else "echo", str(sock)]
     mode = "echo" if not chat else "chat" if side == "bun" else "chat-send"
@@ -148,9 +152,10 @@ def main():
     load0 = loadavg()
     rows = []
     for row in range(len(ROWS)):
-        # Bun's chat is server.publish; by a loop of ws.send too.
+        # The reference's chat is rs_ws_publish, Bun's server.publish;
+        # both by a loop of sends too.
         sides = [s for s in SIDES if (bun or not s.startswith("bun"))
-                 and (row == CHAT or s != "bun-send")]
+                 and (row == CHAT or not s.endswith("-send"))]
         got = {s: [] for s in sides}
         for r in range(a.rounds):
             for side in sides[r % len(sides):] + sides[:r % len(sides)]:

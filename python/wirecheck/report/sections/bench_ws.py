@@ -92,10 +92,13 @@ def markdown(report: dict) -> list[str]:
               "defaults; echo by `ws.send(message)`; chat by Bun's pub/sub, every socket "
               "subscribed to one topic and each message one `server.publish(topic, "
               "message)`, as Bun's guide to a chat server does (`ws.publish` would leave "
-              "the sender out). The rows \"Bun by a loop of ws.send\" are the same chat "
-              "with a loop of `ws.send` over the sockets, as node's and the reference's "
-              "servers do it, beside the reference's same rounds. Every side runs in each "
-              "round, the order rotated by one from round to round.", ""]
+              "the sender out). The reference's chat is its equivalent, one "
+              "`rs_ws_publish` to a group of every client (reference/ws_group.c: the "
+              "frame encoded once, each client's frames of a loop iteration in one "
+              "write); npm ws has no publish, node's server is a loop of `ws.send`. The "
+              "rows \"by a loop of sends\" are the same chat by a loop of sends on every "
+              "side (node's rounds again). Every side runs in each round, the order "
+              "rotated by one from round to round.", ""]
         L += md_table(["Row", "Unit", "Reference", "node + ws",
                        f"Bun {ws.get('bun_version') or ''}".strip(),
                        "Reference ahead of node", "Reference ahead of Bun"],
