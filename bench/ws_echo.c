@@ -28,7 +28,11 @@
  * Sides run in interleaved rounds, the order rotated by one each round
  * (ref, node, bun, then node, bun, ref, ...): the medians, min and max,
  * and the ratios to the reference are printed with the load average, as
- * the machine is shared. The clients are this process: plain C,
+ * the machine is shared. Each round pairs the sides' runs seconds apart:
+ * a row's target "ahead of X" is judged on the rounds' own ratios, met
+ * when the low end of their median's 95% sign-test interval is above 1
+ * (bench/chunked.py's rule; with under 6 rounds, --quick, when that
+ * median and the medians' ratio are both above 1). The clients are this process: plain C,
  * blocking unix sockets, frames masked with the zero key (masking is then a
  * no-op for the client; the servers still unmask).
  *
@@ -492,15 +496,60 @@ struct stats {
 	double med, lo, hi;
 };
 
-static struct stats stats_of(double *v, int n)
+/* The median, min and max of v[0, n), v left in its order. */
+static struct stats stats_of(const double *v, int n)
 {
+	double c[64];
 	struct stats s;
 
-	bc_sort_doubles(v, (size_t)n);
-	s.lo = v[0];
-	s.hi = v[n - 1];
-	s.med = bc_median(v, (size_t)n);
+	memcpy(c, v, (size_t)n * sizeof(*c));
+	bc_sort_doubles(c, (size_t)n);
+	s.lo = c[0];
+	s.hi = c[n - 1];
+	s.med = bc_median(c, (size_t)n);
 	return s;
+}
+
+/*
+ * The rounds' own ratios of the reference over another side (each round
+ * runs every side once, seconds apart, so a drift of the machine weighs on
+ * both sides of a round's ratio): their median, the 95% interval of that
+ * median from the sign test (the k-th smallest and k-th largest ratio, k
+ * the largest with P(Binomial(n, 1/2) < k) <= 0.025; none under 6
+ * rounds), as bench/chunked.py's sign_interval(), and how many rounds the
+ * reference won.
+ */
+struct paired {
+	int n, won, has_interval;
+	double med, lo, hi;
+};
+
+static struct paired paired_of(const double *ratios, int n)
+{
+	struct paired p = { .n = n };
+	double c[64], below = 0, pj = 1;
+	int k = 0;
+
+	memcpy(c, ratios, (size_t)n * sizeof(*c));
+	bc_sort_doubles(c, (size_t)n);
+	p.med = bc_median(c, (size_t)n);
+	for (int i = 0; i < n; i++)
+		p.won += ratios[i] > 1;
+	for (int i = 0; i < n; i++)
+		pj /= 2; /* C(n, 0) / 2^n */
+	for (int j = 0; j <= n; j++) {
+		below += pj;
+		if (below > 0.025)
+			break;
+		k = j + 1;
+		pj = pj * (n - j) / (j + 1);
+	}
+	if (k > 0) {
+		p.has_interval = 1;
+		p.lo = c[k - 1];
+		p.hi = c[n - k];
+	}
+	return p;
 }
 
 #define NPATHS 8
@@ -528,6 +577,8 @@ struct result {
 	struct stats s[NSIDES];
 	/* how far ref is ahead of side k: k/ref (CPU), ref/k (rates) */
 	double ahead[NSIDES];
+	/* the same, round by round */
+	struct paired paired[NSIDES];
 };
 
 static struct result results[24];
@@ -548,10 +599,32 @@ static void add_result(const char *name, const char *unit, double *v[NSIDES],
 			continue;
 		r->s[k] = stats_of(v[k], n);
 	}
-	for (int k = 0; k < NSIDES; k++)
+	for (int k = 0; k < NSIDES; k++) {
+		double ratios[64];
+
 		r->ahead[k] = !r->have[k] ? 0
 			      : higher_better ? r->s[REF].med / r->s[k].med
 					      : r->s[k].med / r->s[REF].med;
+		if (!r->have[k] || k == REF)
+			continue;
+		for (int i = 0; i < n; i++)
+			ratios[i] = higher_better ? v[REF][i] / v[k][i]
+						  : v[k][i] / v[REF][i];
+		r->paired[k] = paired_of(ratios, n);
+	}
+}
+
+/* The target's judgement against side k: the low end of the rounds'
+ * ratios' interval above 1 (bench/chunked.py's rule for paired runs);
+ * with too few rounds for one, the medians' ratio and the median of the
+ * rounds' ratios both above 1. */
+static int ahead_of(const struct result *r, int k)
+{
+	const struct paired *p = &r->paired[k];
+
+	if (p->has_interval)
+		return p->lo > 1;
+	return r->ahead[k] > 1 && p->med > 1;
 }
 
 static void print_cell(const struct result *r, int k)
@@ -575,11 +648,19 @@ static void print_table(int bun)
 		printf("| %-50s | %-9s |", r->name, r->unit);
 		for (int k = 0; k < (bun ? NSIDES : BUN); k++)
 			print_cell(r, k);
-		for (int k = NODE; k < (bun ? NSIDES : BUN); k++)
-			if (r->have[k])
-				printf(" %.2fx |", r->ahead[k]);
-			else
+		for (int k = NODE; k < (bun ? NSIDES : BUN); k++) {
+			const struct paired *q = &r->paired[k];
+
+			if (!r->have[k]) {
 				printf(" - |");
+				continue;
+			}
+			printf(" %.2fx; rounds %.2fx", r->ahead[k], q->med);
+			if (q->has_interval)
+				printf(" [%.2f, %.2f]", q->lo, q->hi);
+			printf(" won %d/%d %s |", q->won, q->n,
+			       ahead_of(r, k) ? "PASS" : "FAIL");
+		}
 		printf("\n");
 	}
 }
@@ -640,7 +721,26 @@ static void print_json(int argc, char **argv, const struct bc_machine *m,
 			printf("%.4f", r->ahead[BUN]);
 		else
 			printf("null");
-		printf("}%s\n", i + 1 < nresults ? "," : "");
+		printf(", \"paired\": {");
+		for (int k = NODE, sep = 0; k < NSIDES; k++) {
+			const struct paired *q = &r->paired[k];
+
+			if (!r->have[k])
+				continue;
+			printf("%s\"%s\": {\"rounds\": %d, \"median\": %.4f, \"won\": %d, "
+			       "\"interval\": ", sep++ ? ", " : "", side_key[k], q->n,
+			       q->med, q->won);
+			if (q->has_interval)
+				printf("[%.4f, %.4f]}", q->lo, q->hi);
+			else
+				printf("null}");
+		}
+		printf("}, \"ahead\": {");
+		for (int k = NODE, sep = 0; k < NSIDES; k++)
+			if (r->have[k])
+				printf("%s\"%s\": %s", sep++ ? ", " : "", side_key[k],
+				       ahead_of(r, k) ? "true" : "false");
+		printf("}}%s\n", i + 1 < nresults ? "," : "");
 	}
 	printf("  ],\n  \"targets\": [\n");
 	for (int i = 0; i < nresults; i++) {
@@ -653,9 +753,9 @@ static void print_json(int argc, char **argv, const struct bc_machine *m,
 				 k == NODE ? "node + ws" : "Bun");
 			printf("%s    {\"target\": ", first ? "" : ",\n");
 			bc_json_string(name);
-			printf(", \"pass\": %s}", results[i].ahead[k] > 1 ? "true" : "false");
+			printf(", \"pass\": %s}", ahead_of(&results[i], k) ? "true" : "false");
 			first = 0;
-			met += results[i].ahead[k] > 1;
+			met += ahead_of(&results[i], k);
 			total++;
 		}
 	}

@@ -30,9 +30,21 @@ def _has_bun(ws: dict) -> bool:
     return any(r.get("bun") for r in ws.get("rows", []))
 
 
-def _ahead(r: dict, key: str) -> str:
+def _ahead(r: dict, key: str, side: str | None = None) -> str:
+    """The medians' ratio; with the rounds' own ratios (issue 26: each
+    round runs every side, so a round's ratio pairs runs seconds apart)
+    their median, its 95% sign-test interval and the rounds won."""
     v = r.get(key)
-    return "-" if v is None else f"{v:.2f}x"
+    if v is None:
+        return "-"
+    text = f"{v:.2f}x"
+    p = (r.get("paired") or {}).get(side) if side else None
+    if p:
+        iv = p.get("interval")
+        text += (f"; rounds {p['median']:.2f}x"
+                 + (f" [{iv[0]:.2f}, {iv[1]:.2f}]" if iv else "")
+                 + f", won {p['won']} of {p['rounds']}")
+    return text
 
 
 def _cpu_rows(ws: dict) -> list[dict]:
@@ -103,9 +115,15 @@ def markdown(report: dict) -> list[str]:
                        f"Bun {ws.get('bun_version') or ''}".strip(),
                        "Reference ahead of node", "Reference ahead of Bun"],
                       ([r["row"], r["unit"].replace("us", "µs"), side(r["ref"]),
-                        cell(r.get("node")), cell(r.get("bun")), _ahead(r, "ref_ahead_by"),
-                        _ahead(r, "ref_ahead_of_bun")] for r in ws.get("rows", [])),
+                        cell(r.get("node")), cell(r.get("bun")),
+                        _ahead(r, "ref_ahead_by", "node"),
+                        _ahead(r, "ref_ahead_of_bun", "bun")] for r in ws.get("rows", [])),
                       "llrrrrr")
+        L += ["", "A ratio is the medians' ratio, then the median of the rounds' own "
+              "ratios with its 95% interval from the sign test (as bench/chunked.py's "
+              "paired runs) and how many rounds the reference won. A row's target "
+              "\"ahead\" is met when that interval's low end is above 1 (with too few "
+              "rounds for an interval: both ratios above 1)."]
     else:
         L += md_table(["Row", "Unit", "Reference", "node + ws", "Reference ahead by"],
                       ([r["row"], r["unit"].replace("us", "µs"), side(r["ref"]),
