@@ -149,9 +149,13 @@ def setup_namespace(cc):
     None, or why not."""
     try:
         loopback_up()
+    except OSError as e:
+        return f"lo: {e.strerror}"
+    # A write refused at write(2), not open(2), has no filename: name it.
+    try:
         CC_FILE.write_text(cc + "\n")
     except OSError as e:
-        return f"{e.filename or 'lo'}: {e.strerror}"
+        return f"{CC_FILE}: {e.strerror}"
     return None
 
 
