@@ -224,6 +224,8 @@ def summary(report: dict) -> list[str]:
                  f"separate {s128['separate']['per_response']:.2f}")
         if s128.get("node"):
             line += f", node {s128['node']['per_response']:.2f}"
+        if s128.get("bun"):
+            line += f", Bun {s128['bun']['per_response']:.2f}"
     return [line + "."]
 
 
