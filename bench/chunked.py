@@ -1,5 +1,15 @@
 #!/usr/bin/python3
-"""bench/chunked.py: chunked responses (issue 10), fixed vs separate vs node.
+"""bench/chunked.py: chunked responses (issue 10), fixed vs separate vs node
+vs Bun (issue 26).
+
+Bun's server is Bun.serve (uWebSockets inside; bench/chunked_bun.js) with a
+streamed body, a direct ReadableStream that writes the payload and ends,
+answered chunked like the others; it runs beside node in every part, its
+syscalls counted by the preload gate as node's are (every writing call:
+Bun sends with send/sendto where node uses write/writev), and fixed against
+it is settled in paired runs (part 4) at every payload, since the two are
+close. $WIRECHECK_BUN, else the pinned Bun in third_party/bun; without one
+(or with --no-bun) its column is left out, as said.
 
 1. Syscalls per response, for payloads of 8 KiB, 16 KiB, 64 KiB, 128 KiB and
    1 MiB sent as one try_write(data, final) by build/bin/chunked_server:
@@ -89,8 +99,11 @@ import urllib.request
 REPO = pathlib.Path(__file__).resolve().parents[1]
 BIN = REPO / "build" / "bin"
 NODE_JS = REPO / "bench" / "chunked_node.js"
+BUN_JS = REPO / "bench" / "chunked_bun.js"
 SIZES = [8 * 1024, 16 * 1024, 64 * 1024, 128 * 1024, 1024 * 1024]
-SIDES = ("fixed", "separate", "node")
+SIDES = ("fixed", "separate", "node", "bun")
+FOREIGN = ("node", "bun")  # the servers counted by the preload gate
+WRITES = ("send", "sendto", "sendmsg", "write", "writev")
 SERVER_CPU, WRK_CPU = 0, 0  # --wrk-cpu changes WRK_CPU
 WRK_THREADS, WRK_CONNECTIONS = 1, 16
 WRK_TIMEOUT = 10  # s; wrk's default, 2 s, is met by a starved server at 1 MiB
@@ -136,9 +149,13 @@ def setup_namespace(cc):
     None, or why not."""
     try:
         loopback_up()
+    except OSError as e:
+        return f"lo: {e.strerror}"
+    # A write refused at write(2), not open(2), has no filename: name it.
+    try:
         CC_FILE.write_text(cc + "\n")
     except OSError as e:
-        return f"{e.filename or 'lo'}: {e.strerror}"
+        return f"{CC_FILE}: {e.strerror}"
     return None
 
 
@@ -265,10 +282,29 @@ def get(port, path):
         return len(r.read())
 
 
-def server_cmd(side, size):
+def bun_binary():
+    """$WIRECHECK_BUN, else the pinned Bun of third_party/bun; None when
+    neither runs."""
+    b = os.environ.get("WIRECHECK_BUN") or str(
+        REPO / "third_party/bun/node_modules/@oven/bun-linux-x64/bin/bun")
+    return b if os.access(b, os.X_OK) else None
+
+
+def bun_version():
+    b = bun_binary()
+    return b and subprocess.run([b, "--version"], capture_output=True, text=True).stdout.strip()
+
+
+def title(side):
+    return {"node": "node 20", "bun": "Bun"}.get(side, side)
+
+
+def server_cmd(side, size, port_file="-"):
     """(argv, the path wrk asks for) of one side's server."""
     if side == "node":
-        return ["node", str(NODE_JS), str(size)], "/"
+        return ["node", str(NODE_JS), str(size)] + ([port_file] if port_file != "-" else []), "/"
+    if side == "bun":
+        return [bun_binary(), str(BUN_JS), str(size), port_file], "/"
     return [str(BIN / "chunked_server"), "--variant", f"chunked={side}"], f"/tryfinal/{size}"
 
 
@@ -293,28 +329,31 @@ def syscalls_per_response(variant, size, requests):
             "sendmsg": msgs / requests}
 
 
-def node_syscalls(size, requests):
-    """write + writev per response of node 20 on its accepted TCP sockets,
-    counted by the preload gate (`wirecheck exec`); curl makes the requests,
-    one connection each, and node gets SIGINT when they are done."""
+def foreign_syscalls(side, size, requests):
+    """Writing calls per response of node 20 or Bun on its accepted TCP
+    sockets, counted by the preload gate (`wirecheck exec`); curl makes the
+    requests, one connection each, and the server gets SIGINT when they
+    are done. Every writing kind is counted (node writes with write and
+    writev, Bun with send and sendto); the result has each kind per
+    response."""
     wc = BIN / "wirecheck"
     with tempfile.TemporaryDirectory() as d:
         port_file = pathlib.Path(d) / "port"
         report = pathlib.Path(d) / "report.json"
-        # The loop polls for the port file node writes once it listens.
+        # The loop polls for the port file the server writes once it listens.
         until = (f"while [ ! -s {port_file} ]; do sleep 0.05; done; "
                  f"port=$(cat {port_file}); "
                  f"for i in $(seq {requests}); do curl -sf -o /dev/null "
                  f"http://127.0.0.1:$port/ || exit 1; done")
         proc = subprocess.run([str(wc), "exec", "--output", str(report), "--until", until,
                                "--stop-signal", "SIGINT", "--timeout", "120", "--",
-                               "node", str(NODE_JS), str(size), str(port_file)],
+                               *server_cmd(side, size, str(port_file))[0]],
                               capture_output=True, text=True, timeout=300)
         if proc.returncode != 0:
-            raise SystemExit(f"chunked.py: wirecheck exec node ({size} B) exited "
+            raise SystemExit(f"chunked.py: wirecheck exec {side} ({size} B) exited "
                              f"{proc.returncode}: {proc.stderr.strip()[-400:]}")
         rep = json.loads(report.read_text())
-    kinds = {"write": 0, "writev": 0}
+    kinds = {k: 0 for k in WRITES}
     for c in [rep.get("counts")] + rep.get("children", []):
         for f in (c or {}).get("fds", []):
             what = f.get("what") or []
@@ -322,8 +361,14 @@ def node_syscalls(size, requests):
             if any(w.startswith("tcp ") and "listening" not in w for w in what):
                 for k in kinds:
                     kinds[k] += f["calls"].get(k, 0)
-    return {"per_response": (kinds["write"] + kinds["writev"]) / requests,
-            "write": kinds["write"] / requests, "writev": kinds["writev"] / requests}
+    return {"per_response": sum(kinds.values()) / requests,
+            **{k: v / requests for k, v in kinds.items()}}
+
+
+def kinds_text(c, kinds=WRITES):
+    """A foreign server's writing calls per response, the kinds it used."""
+    used = [k for k in kinds if c.get(k)] or ["write"]
+    return f"{c['per_response']:.2f} (" + " + ".join(f"{c.get(k, 0):.2f} {k}" for k in used) + ")"
 
 
 def cpu_ns(pid):
@@ -394,7 +439,7 @@ def throughput(size, rounds, seconds, sides):
     server, also its send + sendmsg per response under wrk (keep-alive, 16
     connections), from its /stats: the counts of part 1, under load."""
     runs = {s: [] for s in sides}
-    calls = {s: [] for s in sides if s != "node"}
+    calls = {s: [] for s in sides if s not in FOREIGN}
     cpu = {s: [] for s in sides}
     client = {s: [] for s in sides}
     busy = {"server": {s: [] for s in sides}, "wrk": {s: [] for s in sides}}
@@ -405,14 +450,14 @@ def throughput(size, rounds, seconds, sides):
             cmd, path = server_cmd(side, size)
             p, port = start(cmd, cpu=SERVER_CPU)
             try:
-                if side != "node":
+                if side not in FOREIGN:
                     get(port, path)  # the body buffer is made once
                     s0 = stats(port)
                     s1 = stats(port)  # s1 - s0: what one /stats answer costs
                 before = cpu_ns(p.pid)
                 rate, count, late, client_cpu, wall = wrk(port, path, seconds)
                 server_ns = cpu_ns(p.pid) - before
-                if side != "node":
+                if side not in FOREIGN:
                     s2 = stats(port)
                     calls[side].append(sum((int(s2[k]) - int(s1[k])) - (int(s1[k]) - int(s0[k]))
                                            for k in ("send", "sendmsg")) / count)
@@ -462,28 +507,34 @@ def paired_runs(size, pairs, seconds, other="separate"):
     their median, its sign_interval(), how many pairs fixed won, wrk's
     timeouts, and the load average before and after."""
     servers, runs, late, first = {}, {"fixed": [], other: []}, 0, []
+    cpu = {"fixed": [], other: []}
     try:
         for side in ("fixed", other):
             cmd, path = server_cmd(side, size)
             p, port = start(cmd, cpu=SERVER_CPU)
             servers[side] = (p, port, path)
-            if side != "node":
+            if side not in FOREIGN:
                 get(port, path)  # the body buffer is made once
         before = loadavg()
         for i in range(pairs):
             order = ("fixed", other) if i % 2 == 0 else (other, "fixed")
             first.append(order[0])
             for side in order:
-                _, port, path = servers[side]
-                rate, _, timeouts, _, _ = wrk(port, path, seconds)
+                p, port, path = servers[side]
+                before_ns = cpu_ns(p.pid)
+                rate, count, timeouts, _, _ = wrk(port, path, seconds)
+                cpu[side].append((cpu_ns(p.pid) - before_ns) / 1e3 / count)
                 runs[side].append(rate)
                 late += timeouts
     finally:
         for p, _, _ in servers.values():
             stop(p)
     ratios = [f / o for f, o in zip(runs["fixed"], runs[other])]
+    cpu_ratios = [o / f for f, o in zip(cpu["fixed"], cpu[other])]
     return {"other": other, "pairs": pairs, "seconds": seconds, "level": LEVEL,
-            "runs": runs, "first": first, "ratios": ratios,
+            "runs": runs, "first": first, "ratios": ratios, "cpu_us": cpu,
+            "cpu_ratios": cpu_ratios, "cpu_ratio_median": statistics.median(cpu_ratios),
+            "cpu_ratio_interval": sign_interval(cpu_ratios),
             "median": statistics.median(ratios),
             "interval": sign_interval(ratios), "won": sum(r > 1 for r in ratios),
             "timeouts": late, "load_average": [before, loadavg()]}
@@ -496,7 +547,9 @@ def settled_text(s):
     return (f"x{s['median']:.3f} in {s['pairs']} pairs of {s['seconds']} s runs"
             + (f", {s['level']:.0%} interval [{iv[0]:.3f}, {iv[1]:.3f}]" if iv else
                " (too few pairs for an interval)")
-            + f", ahead in {s['won']} of {s['pairs']}")
+            + f", ahead in {s['won']} of {s['pairs']}"
+            + (f"; server CPU per response {s['other']} / fixed x{s['cpu_ratio_median']:.3f}"
+               if s.get("cpu_ratio_median") else ""))
 
 
 def spread(v):
@@ -519,7 +572,7 @@ def rps_row(runs, cpu=None, timeouts=None, client=None, busy=None, calls=None):
            "min": {k: min(v) for k, v in runs.items()},
            "max": {k: max(v) for k, v in runs.items()},
            "spread": {k: spread(v) for k, v in runs.items()}}
-    for other in ("separate", "node"):
+    for other in ("separate", *FOREIGN):
         if other in med and med[other]:
             row[f"fixed_over_{other}"] = med["fixed"] / med[other]
             # The runs do not overlap: every fixed run above every other one.
@@ -594,7 +647,7 @@ def targets(result):
                   "pass": m <= 2.0})
     for size_s, row in result["rps"].items():
         size = int(size_s)
-        for other in ("separate", "node"):
+        for other in ("separate", *FOREIGN):
             if f"fixed_over_{other}" not in row or (other == "separate" and size < 16 * 1024):
                 continue
             rounds = paired_text(row, other)
@@ -648,6 +701,7 @@ def options():
                     help=f"1 round of 1 s, 10 requests, {QUICK_PAIRS} pairs (each unless given)")
     ap.add_argument("--no-wrk", action="store_true")
     ap.add_argument("--no-node", action="store_true")
+    ap.add_argument("--no-bun", action="store_true")
     ap.add_argument("--bin-dir", metavar="DIR", help="where chunked_server and wirecheck are "
                     "(default: build/bin)")
     ap.add_argument("--wrk-cpu", type=int, default=WRK_CPU, metavar="N",
@@ -686,24 +740,25 @@ def options():
     return a, sizes
 
 
-def part1(result, sizes, requests, node):
+def part1(result, sizes, requests, foreign):
     """Syscalls per response, printed and put in result["syscalls"]."""
     say("## Syscalls per response (try_write(body, final); chunked_server: send + sendmsg; "
-        f"node: write + writev; {requests} requests, one connection each)\n")
-    say("| payload | fixed | separate | node 20 |")
-    say("|---|---:|---:|---:|")
+        f"{', '.join(title(f) for f in foreign) or 'no foreign server'}: every writing call, "
+        f"preload gate; {requests} requests, one connection each)\n")
+    say("| payload | fixed | separate | " + " | ".join(title(f) for f in foreign) + " |")
+    say("|---|---:|---:|" + "---:|" * len(foreign))
     for size in sizes:
         row = {s: syscalls_per_response(s, size, requests) for s in ("fixed", "separate")}
-        row["node"] = node_syscalls(size, requests) if node else None
+        for f in FOREIGN:
+            row[f] = foreign_syscalls(f, size, requests) if f in foreign else None
         result["syscalls"][str(size)] = row
-        f, s, n = row["fixed"], row["separate"], row["node"]
+        f, s = row["fixed"], row["separate"]
         say(f"| {label(size)} | {f['per_response']:.2f} ({f['send']:.2f} + {f['sendmsg']:.2f}) | "
             f"{s['per_response']:.2f} ({s['send']:.2f} + {s['sendmsg']:.2f}) | "
-            + ("-" if n is None else f"{n['per_response']:.2f} ({n['write']:.2f} + {n['writev']:.2f})")
-            + " |")
+            + " | ".join(kinds_text(row[x]) for x in foreign) + " |")
 
 
-def part2(result, sizes, a, sides, node):
+def part2(result, sizes, a, sides, foreign):
     """wrk's requests per second in rounds, and what the same runs cost
     (parts 2 and 3), printed and put in result["rps"] and result["wrk"]."""
     result["wrk"] = {"threads": WRK_THREADS, "connections": WRK_CONNECTIONS,
@@ -717,9 +772,9 @@ def part2(result, sizes, a, sides, node):
            if WRK_CPU == SERVER_CPU else "") + f"; medians of {a.rounds} "
         "interleaved rounds [min, max]; a ratio is of the medians, with how many "
         "rounds fixed won in brackets; load average before -> after)\n")
-    say("| payload | " + " | ".join(("node 20" if s == "node" else s) for s in sides)
-        + " | fixed/separate | " + ("fixed/node | " if node else "") + "load |")
-    say("|---|" + "---:|" * (len(sides) + 1 + node) + "---|")
+    say("| payload | " + " | ".join(title(s) for s in sides)
+        + " | fixed/separate | " + "".join(f"fixed/{f} | " for f in foreign) + "load |")
+    say("|---|" + "---:|" * (len(sides) + 1 + len(foreign)) + "---|")
     for size in sizes:
         before = loadavg()
         row = rps_row(*throughput(size, a.rounds, a.seconds, sides))
@@ -734,21 +789,21 @@ def part2(result, sizes, a, sides, node):
             return (f"{row['fixed_over_' + k]:.2f}"
                     + (f" ({p['won']}/{len(p['ratios'])})" if p and a.rounds > 1 else ""))
         say(f"| {label(size)} | " + " | ".join(cell(s) for s in sides)
-            + f" | {ratio('separate')} | " + (f"{ratio('node')} | " if node else "")
+            + f" | {ratio('separate')} | " + "".join(f"{ratio(f)} | " for f in foreign)
             + f"{before:.2f} -> {row['load_average'][1]:.2f} |"
             + "".join(f" ({s}: {n} wrk timeouts)" for s, n in row["timeouts"].items() if n))
     say("\n## Server CPU µs per response (its threads' CPU time while wrk ran / wrk's "
         "requests; medians [min, max] of the same runs)\n")
-    say("| payload | " + " | ".join(("node 20" if s == "node" else s) for s in sides)
-        + " | separate/fixed |" + (" node/fixed |" if node else ""))
-    say("|---|" + "---:|" * (len(sides) + 1 + node))
+    say("| payload | " + " | ".join(title(s) for s in sides)
+        + " | separate/fixed |" + "".join(f" {f}/fixed |" for f in foreign))
+    say("|---|" + "---:|" * (len(sides) + 1 + len(foreign)))
     for size in sizes:
         c = result["rps"][str(size)]["cpu_us"]
         m = c["median"]
         say(f"| {label(size)} | " + " | ".join(
             f"{m[s]:.1f} [{c['min'][s]:.1f}, {c['max'][s]:.1f}]" for s in sides)
             + f" | {m['separate'] / m['fixed']:.2f} |"
-            + (f" {m['node'] / m['fixed']:.2f} |" if node else ""))
+            + "".join(f" {m[f] / m['fixed']:.2f} |" for f in foreign))
     say("\n## Who limits the requests per second: CPU µs per response, server / wrk "
         "(share of a CPU each used, server / wrk; medians of the same runs; "
         + ("one CPU for both: the requests per second are bounded by the sum, and the "
@@ -756,7 +811,7 @@ def part2(result, sizes, a, sides, node):
            "a CPU each: the costlier side saturates first, unless other work on the "
            "machine keeps both below 100%)\n"))
     shared = WRK_CPU == SERVER_CPU
-    say("| payload | " + " | ".join(("node 20" if s == "node" else s) for s in sides)
+    say("| payload | " + " | ".join(title(s) for s in sides)
         + (" | the server's part of the sum |" if shared else " | costlier side per response |"))
     say("|---|" + "---:|" * len(sides) + "---|")
     for size in sizes:
@@ -780,29 +835,37 @@ def part2(result, sizes, a, sides, node):
             for s in ("fixed", "separate")) + " |")
 
 
-def part4(result, sizes, pairs, seconds):
-    """Fixed against separate in paired runs, for each payload of 16 KiB
-    or more, printed and put in result["rps"][payload]["settled_separate"]."""
-    paired = [size for size in sizes if size >= 16 * 1024]
-    if paired:
-        result["wrk"]["pairs"], result["wrk"]["pair_seconds"] = pairs, seconds
-        say(f"\n## Fixed against separate in paired runs ({pairs} pairs of wrk runs of "
+def part4(result, sizes, pairs, seconds, others=("separate",)):
+    """Fixed against each of others in paired runs: against separate for
+    each payload of 16 KiB or more, against Bun for every payload (the two
+    are close at every size); printed and put in
+    result["rps"][payload]["settled_OTHER"]."""
+    result["wrk"]["pairs"], result["wrk"]["pair_seconds"] = pairs, seconds
+    for other in others:
+        paired = [size for size in sizes if size >= 16 * 1024 or other != "separate"]
+        if not paired:
+            continue
+        say(f"\n## Fixed against {title(other)} in paired runs ({pairs} pairs of wrk runs of "
             f"{seconds} s, the two servers up throughout, each pair's runs back to "
             "back, fixed first in every other pair; a ratio is fixed's run over "
-            "separate's in the same pair; the median of the ratios, with the interval "
+            f"{title(other)}'s in the same pair; the median of the ratios, with the interval "
             f"the sign test gives it at {LEVEL:.0%}: fixed is ahead when its low end is "
-            "above 1; load average before -> after)\n")
-        say("| payload | fixed | separate | median ratio | interval | pairs won | load |")
-        say("|---|---:|---:|---:|---:|---:|---|")
-    for size in paired:
-        st = paired_runs(size, pairs, seconds)
-        result["rps"][str(size)]["settled_separate"] = st
-        iv, la = st["interval"], st["load_average"]
-        say(f"| {label(size)} | {statistics.median(st['runs']['fixed']):,.0f} | "
-            f"{statistics.median(st['runs']['separate']):,.0f} | {st['median']:.3f} | "
-            + (f"[{iv[0]:.3f}, {iv[1]:.3f}]" if iv else "-")
-            + f" | {st['won']} of {st['pairs']} | {la[0]:.2f} -> {la[1]:.2f} |"
-            + (f" ({st['timeouts']} wrk timeouts)" if st["timeouts"] else ""))
+            "above 1; server CPU µs per response, medians of the same runs, and the median "
+            "of the pairs' ratios (other / fixed); load average before -> after)\n")
+        say(f"| payload | fixed | {title(other)} | median ratio | interval | pairs won | "
+            f"server µs/resp fixed / {title(other)} (ratio) | load |")
+        say("|---|---:|---:|---:|---:|---:|---:|---|")
+        for size in paired:
+            st = paired_runs(size, pairs, seconds, other)
+            result["rps"][str(size)][f"settled_{other}"] = st
+            iv, la, c = st["interval"], st["load_average"], st["cpu_us"]
+            say(f"| {label(size)} | {statistics.median(st['runs']['fixed']):,.0f} | "
+                f"{statistics.median(st['runs'][other]):,.0f} | {st['median']:.3f} | "
+                + (f"[{iv[0]:.3f}, {iv[1]:.3f}]" if iv else "-")
+                + f" | {st['won']} of {st['pairs']} | "
+                f"{statistics.median(c['fixed']):.1f} / {statistics.median(c[other]):.1f} "
+                f"(x{st['cpu_ratio_median']:.3f}) | {la[0]:.2f} -> {la[1]:.2f} |"
+                + (f" ({st['timeouts']} wrk timeouts)" if st["timeouts"] else ""))
 
 
 def main():
@@ -820,20 +883,27 @@ def main():
         BIN = pathlib.Path(a.bin_dir).resolve()
     WRK_CPU = a.wrk_cpu
     node = shutil.which("node") is not None and not a.no_node
-    sides = SIDES if node else SIDES[:2]
+    bun = bun_binary() is not None and not a.no_bun
+    if not bun and not a.no_bun:
+        say("chunked.py: Bun is not installed (scripts/setup.sh, or WIRECHECK_BUN): its "
+            "column is left out\n")
+    foreign = [f for f, on in (("node", node), ("bun", bun)) if on]
+    sides = [*SIDES[:2], *foreign]
     result = {"command": ["bench/chunked.py", *sys.argv[1:]], "sizes": sizes,
               "cpus": os.cpu_count(), "sides": list(sides),
+              "bun_version": bun_version() if bun else None,
               "syscalls": {}, "rps": {}, "wrk": None,
               "load_average_start": loadavg(), "network": network}
 
     say(network_text(network) + "\n")
-    part1(result, sizes, a.requests, node)
+    part1(result, sizes, a.requests, foreign)
     if a.no_wrk or not shutil.which("wrk"):
         say("\n(wrk: skipped)")
     else:
-        part2(result, sizes, a, sides, node)
+        part2(result, sizes, a, sides, foreign)
         if a.pairs:
-            part4(result, sizes, a.pairs, a.pair_seconds)
+            part4(result, sizes, a.pairs, a.pair_seconds,
+                  ("separate", *(["bun"] if bun else [])))
     result["load_average_end"] = loadavg()
     result["targets"] = targets(result)
     result["targets_met"] = sum(t["pass"] for t in result["targets"])

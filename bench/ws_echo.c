@@ -1,7 +1,10 @@
 /*
  * ws_echo.c: WebSocket echo and chat servers, the reference stack's
  * (reference/ws.c, forked from this program) against node 20 + npm ws
- * 8.18.3 (bench/ws_server.js), in the same run (issue 11's benchmark).
+ * 8.18.3 (bench/ws_server.js) and Bun's Bun.serve (bench/ws_server_bun.js,
+ * uWebSockets inside; $WIRECHECK_BUN, else the pinned one in third_party/bun,
+ * left out with a note when neither runs, or with --no-bun), in the same
+ * run (issues 11 and 26).
  *
  * Echo rows: 16-byte text, 16-byte binary, 1 KiB and 16 KiB of non-ASCII
  * text (UTF-8 of 2- and 3-byte characters). A round sends M messages on one
@@ -15,13 +18,26 @@
  * every client has read all 256. Figures: messages in per second (256 over
  * the round's time), deliveries per second (x32), server CPU per message in.
  *
- * Sides run in interleaved rounds (ref, node, then node, ref, ...): the
- * medians, min and max, and node / ref ratios are printed with the load
- * average, as the machine is shared. The clients are this process: plain C,
+ * Bun's chat is its pub/sub (every socket subscribes to one topic, each
+ * message is one server.publish), as Bun's guide to a chat server does;
+ * the reference's is its equivalent, one rs_ws_publish to a group of every
+ * client (reference/ws_group.c); node + npm ws has no publish, its server
+ * is a loop of ws.send. The rows "by a loop of sends" are the same chat
+ * with a loop of sends on every side (node's rounds again).
+ *
+ * Sides run in interleaved rounds, the order rotated by one each round
+ * (ref, node, bun, then node, bun, ref, ...): the medians, min and max,
+ * and the ratios to the reference are printed with the load average, as
+ * the machine is shared. Each round pairs the sides' runs seconds apart:
+ * a row's target "ahead of X" is judged on the rounds' own ratios, met
+ * when the low end of their median's 95% sign-test interval is above 1
+ * (bench/chunked.py's rule; with under 6 rounds, --quick, when that
+ * median and the medians' ratio are both above 1). The clients are this process: plain C,
  * blocking unix sockets, frames masked with the zero key (masking is then a
  * no-op for the client; the servers still unmask).
  *
  * usage: ws_echo [--quick] [--rounds N] [--json] [--instructions WS_SEND]
+ *                [--no-bun]
  * --json prints the figures as JSON (the report's bench_ws section reads
  * it); --instructions runs bench/ws_instructions.sh on WS_SEND too and adds
  * its callgrind figures, which hold still where time does not.
@@ -32,6 +48,11 @@
  * server's syscalls with the preload gate (`wirecheck exec`):
  *   ws_echo --serve-ref PATH          the reference echo server, in the
  *                                     foreground ("!quit" ends it)
+ *   ws_echo --serve-ref-chat PATH     the reference chat server (publish),
+ *                                     the same
+ *   ws_echo --serve-ref-chat-send PATH  the same, by a loop of sends
+ *   ws_echo --chat-client PATH ROUNDS 32 connections, ROUNDS chat rounds
+ *                                     (each message checked), "!quit"
  *   ws_echo --client PATH ROW COUNT   one connection: COUNT messages of echo
  *                                     row ROW (0 to 3, the rows above),
  *                                     every echo read back and checked,
@@ -62,10 +83,17 @@
 
 /* ---- the reference server (a forked child) ----------------------------- */
 
+/* The reference server: S.chat 0 echoes, CHAT_PUBLISH writes every
+ * message to every client with one rs_ws_publish to a group of them all
+ * (reference/ws_group.c, as Bun's server.publish), CHAT_LOOP with a loop
+ * of rs_ws_send over the clients (as node's server). */
+enum { CHAT_PUBLISH = 1, CHAT_LOOP = 2 };
+
 static struct {
 	int chat;
 	rs_ws *conns[MAX_CONNS];
 	int n;
+	rs_ws_group *group;
 } S;
 
 static void srv_cpu(rs_ws *ws)
@@ -102,6 +130,10 @@ static void srv_message(rs_ws *ws, const struct rs_ws_message *m, void *arg)
 		(void)rs_ws_send(ws, m->data, m->len, kind, NULL);
 		return;
 	}
+	if (S.chat == CHAT_PUBLISH) {
+		(void)rs_ws_publish(S.group, m->data, m->len, kind);
+		return;
+	}
 	for (int i = 0; i < S.n; i++)
 		(void)rs_ws_send(S.conns[i], m->data, m->len, kind, NULL);
 }
@@ -111,6 +143,8 @@ static void srv_close(rs_ws *ws, int code, size_t dropped, void *arg)
 	(void)code;
 	(void)dropped;
 	(void)arg;
+	if (S.group)
+		rs_ws_group_remove(S.group, ws);
 	for (int i = 0; i < S.n; i++)
 		if (S.conns[i] == ws)
 			S.conns[i] = S.conns[--S.n];
@@ -130,6 +164,8 @@ static void srv_connection(rs_listener *l, rs_socket *s, void *arg)
 		rs_socket_destroy(s, 0);
 		return;
 	}
+	if (S.group && rs_ws_group_add(S.group, ws) < 0)
+		bc_die("rs_ws_group_add: out of memory");
 	S.conns[S.n++] = ws;
 }
 
@@ -142,6 +178,8 @@ static pid_t start_ref(int chat, const char *path)
 		rs_listener *l;
 
 		S.chat = chat;
+		if (chat == CHAT_PUBLISH && rs_ws_group_new(loop, &S.group) < 0)
+			bc_die("rs_ws_group_new: out of memory");
 		if (rs_listen_unix(loop, path, NULL, srv_connection, NULL, &l) < 0)
 			bc_die("rs_listen_unix %s failed", path);
 		bc_loop_run_free(loop);
@@ -150,7 +188,22 @@ static pid_t start_ref(int chat, const char *path)
 	return pid;
 }
 
-static pid_t start_node(int chat, const char *path)
+/* The Bun binary: $WIRECHECK_BUN, else the pinned one scripts/setup.sh
+ * installs into third_party/bun (BUN_BIN); NULL when neither runs. */
+static const char *bun_binary(void)
+{
+	const char *b = getenv("WIRECHECK_BUN");
+
+	if (!b || !*b)
+		b = BUN_BIN;
+	return access(b, X_OK) == 0 ? b : NULL;
+}
+
+/* A JavaScript server, node's (bench/ws_server.js) or Bun's
+ * (bench/ws_server_bun.js): RUNTIME SCRIPT MODE PATH, which prints "ready"
+ * once it listens. */
+static pid_t start_js(const char *runtime, const char *script,
+		      const char *mode, const char *path)
 {
 	int p[2];
 	char ready[8];
@@ -162,16 +215,43 @@ static pid_t start_node(int chat, const char *path)
 		if (dup2(p[1], 1) < 0)
 			_exit(127);
 		close(p[0]);
-		execlp("node", "node", WS_SERVER_JS, chat ? "chat" : "echo",
-		       path, (char *)NULL);
+		execlp(runtime, runtime, script, mode, path, (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
 	if (bc_read_full(p[0], ready, 6) < 0 || memcmp(ready, "ready\n", 6))
-		bc_die("node %s did not start (node and npm ws: scripts/setup.sh)",
-		       WS_SERVER_JS);
+		bc_die("%s %s did not start (node, npm ws and Bun: scripts/setup.sh)",
+		       runtime, script);
 	close(p[0]);
 	return pid;
+}
+
+static pid_t start_node(int chat, const char *path)
+{
+	return start_js("node", WS_SERVER_JS, chat ? "chat" : "echo", path);
+}
+
+/* Bun's server; chat 1: server.publish, 2: a loop of ws.send. */
+static pid_t start_bun(int chat, const char *path)
+{
+	return start_js(bun_binary(), WS_SERVER_BUN_JS,
+			chat == 2 ? "chat-send" : chat ? "chat" : "echo", path);
+}
+
+/* `bun --version` into out ("" when it does not answer). */
+static void bun_version(char *out, size_t size)
+{
+	char cmd[600];
+	FILE *f;
+
+	out[0] = '\0';
+	snprintf(cmd, sizeof(cmd), "'%s' --version 2>/dev/null", bun_binary());
+	if (!(f = popen(cmd, "r")))
+		return;
+	if (!fgets(out, (int)size, f))
+		out[0] = '\0';
+	(void)pclose(f);
+	out[strcspn(out, "\n")] = '\0';
 }
 
 /* ---- the client ------------------------------------------------------- */
@@ -377,12 +457,11 @@ static double echo_round(struct conn *c, const struct row *r, double *rate)
 	return (cpu1 - cpu0) / r->msgs;
 }
 
-/* One chat round: CPU per message in (us); *rate gets messages in per
- * second. */
-static double chat_round(struct conn *c, int n, double *rate)
+/* Each of the n clients sends CHAT_MSGS messages, then reads all
+ * n * CHAT_MSGS, each checked. */
+static void chat_exchange(struct conn *c, int n)
 {
 	static const char msg[16] = "chat message 16b";
-	double cpu0 = conn_cpu(&c[0]), t0 = bc_clock_us(CLOCK_MONOTONIC), cpu1, t1;
 
 	for (int i = 0; i < n; i++)
 		for (int k = 0; k < CHAT_MSGS; k++)
@@ -398,6 +477,15 @@ static double chat_round(struct conn *c, int n, double *rate)
 				bc_die("chat message %d at client %d differs", k, i);
 		}
 	}
+}
+
+/* One chat round: CPU per message in (us); *rate gets messages in per
+ * second. */
+static double chat_round(struct conn *c, int n, double *rate)
+{
+	double cpu0 = conn_cpu(&c[0]), t0 = bc_clock_us(CLOCK_MONOTONIC), cpu1, t1;
+
+	chat_exchange(c, n);
 	t1 = bc_clock_us(CLOCK_MONOTONIC);
 	cpu1 = conn_cpu(&c[0]);
 	*rate = n * CHAT_MSGS / ((t1 - t0) / 1e6);
@@ -408,71 +496,186 @@ struct stats {
 	double med, lo, hi;
 };
 
-static struct stats stats_of(double *v, int n)
+/* The median, min and max of v[0, n), v left in its order. */
+static struct stats stats_of(const double *v, int n)
 {
+	double c[64];
 	struct stats s;
 
-	bc_sort_doubles(v, (size_t)n);
-	s.lo = v[0];
-	s.hi = v[n - 1];
-	s.med = bc_median(v, (size_t)n);
+	memcpy(c, v, (size_t)n * sizeof(*c));
+	bc_sort_doubles(c, (size_t)n);
+	s.lo = c[0];
+	s.hi = c[n - 1];
+	s.med = bc_median(c, (size_t)n);
 	return s;
 }
 
-static char paths[4][128];
+/*
+ * The rounds' own ratios of the reference over another side (each round
+ * runs every side once, seconds apart, so a drift of the machine weighs on
+ * both sides of a round's ratio): their median, the 95% interval of that
+ * median from the sign test (the k-th smallest and k-th largest ratio, k
+ * the largest with P(Binomial(n, 1/2) < k) <= 0.025; none under 6
+ * rounds), as bench/chunked.py's sign_interval(), and how many rounds the
+ * reference won.
+ */
+struct paired {
+	int n, won, has_interval;
+	double med, lo, hi;
+};
+
+static struct paired paired_of(const double *ratios, int n)
+{
+	struct paired p = { .n = n };
+	double c[64], below = 0, pj = 1;
+	int k = 0;
+
+	memcpy(c, ratios, (size_t)n * sizeof(*c));
+	bc_sort_doubles(c, (size_t)n);
+	p.med = bc_median(c, (size_t)n);
+	for (int i = 0; i < n; i++)
+		p.won += ratios[i] > 1;
+	for (int i = 0; i < n; i++)
+		pj /= 2; /* C(n, 0) / 2^n */
+	for (int j = 0; j <= n; j++) {
+		below += pj;
+		if (below > 0.025)
+			break;
+		k = j + 1;
+		pj = pj * (n - j) / (j + 1);
+	}
+	if (k > 0) {
+		p.has_interval = 1;
+		p.lo = c[k - 1];
+		p.hi = c[n - k];
+	}
+	return p;
+}
+
+#define NPATHS 8
+static char paths[NPATHS][128];
 
 /* The servers' socket files, before bc_socket_dir's removal of their
  * directory (atexit runs this first: it is registered after). */
 static void unlink_paths(void)
 {
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < NPATHS; i++)
 		if (paths[i][0])
 			(void)unlink(paths[i]);
 }
 
-/* One line of the results: a figure of both sides. */
+/* The sides of a row: the reference stack, node + npm ws, Bun. */
+enum { REF, NODE, BUN, NSIDES };
+static const char *const side_key[NSIDES] = { "ref", "node", "bun" };
+
+/* One line of the results: a figure of each side that ran it. */
 struct result {
-	char name[64];
+	char name[80];
 	const char *unit;
 	int higher_better;
-	struct stats ref, node;
-	double ahead; /* how far ref is ahead: node/ref (CPU), ref/node (rates) */
+	int have[NSIDES];
+	struct stats s[NSIDES];
+	/* how far ref is ahead of side k: k/ref (CPU), ref/k (rates) */
+	double ahead[NSIDES];
+	/* the same, round by round */
+	struct paired paired[NSIDES];
 };
 
-static struct result results[16];
+static struct result results[24];
 static int nresults;
 
-static void add_result(const char *name, const char *unit, double *ref,
-		       double *node, int n, int higher_better)
+/* v[k] is side k's figures, NULL for a side that did not run the row. */
+static void add_result(const char *name, const char *unit, double *v[NSIDES],
+		       int n, int higher_better)
 {
 	struct result *r = &results[nresults++];
 
 	snprintf(r->name, sizeof(r->name), "%s", name);
 	r->unit = unit;
 	r->higher_better = higher_better;
-	r->ref = stats_of(ref, n);
-	r->node = stats_of(node, n);
-	r->ahead = higher_better ? r->ref.med / r->node.med
-				 : r->node.med / r->ref.med;
-}
+	for (int k = 0; k < NSIDES; k++) {
+		r->have[k] = v[k] != NULL;
+		if (!v[k])
+			continue;
+		r->s[k] = stats_of(v[k], n);
+	}
+	for (int k = 0; k < NSIDES; k++) {
+		double ratios[64];
 
-static void print_table(void)
-{
-	printf("| %-38s | %-9s | %-30s | %-30s | ref ahead by |\n", "row",
-	       "unit", "reference: median (min-max)", "node + ws: median (min-max)");
-	for (int i = 0; i < nresults; i++) {
-		const struct result *r = &results[i];
-
-		printf("| %-38s | %-9s | %10.2f (%.2f-%.2f) | %10.2f (%.2f-%.2f) | %.2fx |\n",
-		       r->name, r->unit, r->ref.med, r->ref.lo, r->ref.hi,
-		       r->node.med, r->node.lo, r->node.hi, r->ahead);
+		r->ahead[k] = !r->have[k] ? 0
+			      : higher_better ? r->s[REF].med / r->s[k].med
+					      : r->s[k].med / r->s[REF].med;
+		if (!r->have[k] || k == REF)
+			continue;
+		for (int i = 0; i < n; i++)
+			ratios[i] = higher_better ? v[REF][i] / v[k][i]
+						  : v[k][i] / v[REF][i];
+		r->paired[k] = paired_of(ratios, n);
 	}
 }
 
-static void print_json(int argc, char **argv, const struct bc_machine *m,
-		       int rounds, int chat_rounds, const double *instr)
+/* The target's judgement against side k: the low end of the rounds'
+ * ratios' interval above 1 (bench/chunked.py's rule for paired runs);
+ * with too few rounds for one, the medians' ratio and the median of the
+ * rounds' ratios both above 1. */
+static int ahead_of(const struct result *r, int k)
 {
-	int met = 0;
+	const struct paired *p = &r->paired[k];
+
+	if (p->has_interval)
+		return p->lo > 1;
+	return r->ahead[k] > 1 && p->med > 1;
+}
+
+static void print_cell(const struct result *r, int k)
+{
+	if (r->have[k])
+		printf(" %10.2f (%.2f-%.2f) |", r->s[k].med, r->s[k].lo, r->s[k].hi);
+	else
+		printf(" %-30s |", "-");
+}
+
+static void print_table(int bun)
+{
+	printf("| %-50s | %-9s | %-30s | %-30s |", "row", "unit",
+	       "reference: median (min-max)", "node + ws: median (min-max)");
+	if (bun)
+		printf(" %-30s |", "Bun: median (min-max)");
+	printf(" ahead of node | %s\n", bun ? "ahead of Bun |" : "");
+	for (int i = 0; i < nresults; i++) {
+		const struct result *r = &results[i];
+
+		printf("| %-50s | %-9s |", r->name, r->unit);
+		for (int k = 0; k < (bun ? NSIDES : BUN); k++)
+			print_cell(r, k);
+		for (int k = NODE; k < (bun ? NSIDES : BUN); k++) {
+			const struct paired *q = &r->paired[k];
+
+			if (!r->have[k]) {
+				printf(" - |");
+				continue;
+			}
+			printf(" %.2fx; rounds %.2fx", r->ahead[k], q->med);
+			if (q->has_interval)
+				printf(" [%.2f, %.2f]", q->lo, q->hi);
+			printf(" won %d/%d %s |", q->won, q->n,
+			       ahead_of(r, k) ? "PASS" : "FAIL");
+		}
+		printf("\n");
+	}
+}
+
+static void json_stats(const struct stats *s)
+{
+	printf("{\"median\": %.4f, \"min\": %.4f, \"max\": %.4f}", s->med, s->lo,
+	       s->hi);
+}
+
+static void print_json(int argc, char **argv, const struct bc_machine *m,
+		       int rounds, int chat_rounds, const double *instr,
+		       const char *bun_ver)
+{
+	int met = 0, total = 0, first = 1;
 
 	bc_json_begin(argc, argv);
 	printf(",\n  \"bench\": \"ws\",\n");
@@ -481,6 +684,12 @@ static void print_json(int argc, char **argv, const struct bc_machine *m,
 	       "  \"chat_clients\": %d,\n  \"chat_messages_per_client\": %d,\n"
 	       "  \"transport\": \"unix\",\n  \"ws_version\": \"8.18.3\",\n",
 	       rounds, chat_rounds, CHAT_CLIENTS, CHAT_MSGS);
+	printf("  \"bun_version\": ");
+	if (bun_ver)
+		bc_json_string(bun_ver);
+	else
+		printf("null");
+	printf(",\n  \"bun_chat\": \"server.publish\",\n");
 	if (instr)
 		printf("  \"instructions\": {\"send_16_text\": %.1f, "
 		       "\"echo_16_text\": %.1f},\n", instr[0], instr[1]);
@@ -494,24 +703,64 @@ static void print_json(int argc, char **argv, const struct bc_machine *m,
 		bc_json_string(r->name);
 		printf(", \"unit\": ");
 		bc_json_string(r->unit);
-		printf(", \"higher_is_better\": %s, "
-		       "\"ref\": {\"median\": %.4f, \"min\": %.4f, \"max\": %.4f}, "
-		       "\"node\": {\"median\": %.4f, \"min\": %.4f, \"max\": %.4f}, "
-		       "\"ref_ahead_by\": %.4f}%s\n",
-		       r->higher_better ? "true" : "false", r->ref.med, r->ref.lo,
-		       r->ref.hi, r->node.med, r->node.lo, r->node.hi, r->ahead,
-		       i + 1 < nresults ? "," : "");
+		printf(", \"higher_is_better\": %s", r->higher_better ? "true" : "false");
+		for (int k = 0; k < NSIDES; k++) {
+			printf(", \"%s\": ", side_key[k]);
+			if (r->have[k])
+				json_stats(&r->s[k]);
+			else
+				printf("null");
+		}
+		printf(", \"ref_ahead_by\": ");
+		if (r->have[NODE])
+			printf("%.4f", r->ahead[NODE]);
+		else
+			printf("null");
+		printf(", \"ref_ahead_of_bun\": ");
+		if (r->have[BUN])
+			printf("%.4f", r->ahead[BUN]);
+		else
+			printf("null");
+		printf(", \"paired\": {");
+		for (int k = NODE, sep = 0; k < NSIDES; k++) {
+			const struct paired *q = &r->paired[k];
+
+			if (!r->have[k])
+				continue;
+			printf("%s\"%s\": {\"rounds\": %d, \"median\": %.4f, \"won\": %d, "
+			       "\"interval\": ", sep++ ? ", " : "", side_key[k], q->n,
+			       q->med, q->won);
+			if (q->has_interval)
+				printf("[%.4f, %.4f]}", q->lo, q->hi);
+			else
+				printf("null}");
+		}
+		printf("}, \"ahead\": {");
+		for (int k = NODE, sep = 0; k < NSIDES; k++)
+			if (r->have[k])
+				printf("%s\"%s\": %s", sep++ ? ", " : "", side_key[k],
+				       ahead_of(r, k) ? "true" : "false");
+		printf("}}%s\n", i + 1 < nresults ? "," : "");
 	}
 	printf("  ],\n  \"targets\": [\n");
 	for (int i = 0; i < nresults; i++) {
-		printf("    {\"target\": ");
-		bc_json_string(results[i].name);
-		printf(", \"pass\": %s}%s\n", results[i].ahead > 1 ? "true" : "false",
-		       i + 1 < nresults ? "," : "");
-		met += results[i].ahead > 1;
+		for (int k = NODE; k < NSIDES; k++) {
+			char name[160];
+
+			if (!results[i].have[k])
+				continue;
+			snprintf(name, sizeof(name), "%.80s: ahead of %s", results[i].name,
+				 k == NODE ? "node + ws" : "Bun");
+			printf("%s    {\"target\": ", first ? "" : ",\n");
+			bc_json_string(name);
+			printf(", \"pass\": %s}", ahead_of(&results[i], k) ? "true" : "false");
+			first = 0;
+			met += ahead_of(&results[i], k);
+			total++;
+		}
 	}
-	printf("  ],\n");
-	bc_json_end_targets(met, nresults);
+	printf("\n  ],\n");
+	bc_json_end_targets(met, total);
 }
 
 /* bench/ws_instructions.sh on ws_send: the send's and the echo's
@@ -542,37 +791,87 @@ static void quit(struct conn *c, pid_t pid, const char *what)
 	bc_wait_child(pid, what);
 }
 
+static void usage(void)
+{
+	fprintf(stderr, "usage: ws_echo [--quick] [--rounds N] [--json] "
+		"[--instructions WS_SEND] [--no-bun]\n"
+		"       ws_echo --serve-ref PATH | --serve-ref-chat PATH | "
+		"--serve-ref-chat-send PATH\n"
+		"       ws_echo --client PATH ROW COUNT | --chat-client PATH ROUNDS\n");
+	exit(2);
+}
+
+/* The reference echo (chat 0) or chat server in the foreground, for the
+ * preload gate's counts (bench/ws_syscalls.py). */
+static int serve_ref(int chat, const char *path)
+{
+	rs_loop *loop = bc_loop_new();
+	rs_listener *l;
+
+	S.chat = chat;
+	if (chat == CHAT_PUBLISH && rs_ws_group_new(loop, &S.group) < 0)
+		bc_die("rs_ws_group_new: out of memory");
+	if (rs_listen_unix(loop, path, NULL, srv_connection, NULL, &l) < 0)
+		bc_die("rs_listen_unix %s failed", path);
+	bc_loop_run_free(loop);
+	return 0;
+}
+
+/* CHAT_CLIENTS connections, ROUNDS chat rounds (each checked), "!quit". */
+static int chat_client(const char *path, int rounds)
+{
+	static struct conn c[CHAT_CLIENTS];
+
+	for (int i = 0; i < CHAT_CLIENTS; i++)
+		c[i] = conn_open(path);
+	for (int r = 0; r < rounds; r++)
+		chat_exchange(c, CHAT_CLIENTS);
+	conn_send(&c[0], RS_WS_OP_TEXT, "!quit", 5);
+	for (int i = 0; i < CHAT_CLIENTS; i++) {
+		free(c[i].buf);
+		close(c[i].fd);
+	}
+	return 0;
+}
+
+/* The chat servers: the three sides' (the reference's and Bun's by
+ * publish, node's a loop of sends), and the reference's and Bun's by a
+ * loop of sends. */
+enum { CHAT_REF, CHAT_NODE, CHAT_REF_SEND, CHAT_BUN, CHAT_BUN_SEND, NCHAT };
+
 int main(int argc, char **argv)
 {
-	int rounds = 9, quick = 0, as_json = 0;
+	int rounds = 9, quick = 0, as_json = 0, no_bun = 0;
 	const char *ws_send = NULL;
 	struct bc_machine machine = { bc_cpus_online(), 0, 0 };
 	double instr[2];
-	int have_instr = 0;
-	char dir[128];
-	char *ref_echo = paths[0], *node_echo = paths[1], *ref_chat = paths[2],
-	     *node_chat = paths[3];
+	int have_instr = 0, nsides, nchat;
+	char dir[128], bun_ver[64] = "";
 	struct row rows[4] = {
 		{ "echo 16 B text", RS_WS_OP_TEXT, 16, 20000, NULL },
 		{ "echo 16 B binary", RS_WS_OP_BINARY, 16, 20000, NULL },
 		{ "echo 1 KiB non-ASCII text", RS_WS_OP_TEXT, 1024, 10000, NULL },
 		{ "echo 16 KiB non-ASCII text", RS_WS_OP_TEXT, 16384, 2000, NULL },
 	};
-	double cpu[2][64], rate[2][64];
-	struct conn ce[2], cc[2][CHAT_CLIENTS];
-	pid_t pe[2], pc[2];
+	static double cpu[NCHAT][64], rate[NCHAT][64];
+	static struct conn ce[NSIDES], cc[NCHAT][CHAT_CLIENTS];
+	pid_t pe[NSIDES] = { 0 }, pc[NCHAT] = { 0 };
 	int chat_rounds;
 
 	bc_set_prog("ws_echo");
 	bc_ignore_sigpipe();
-	if (argc == 3 && !strcmp(argv[1], "--serve-ref")) {
-		rs_loop *loop = bc_loop_new();
-		rs_listener *l;
+	if (argc == 3 && !strcmp(argv[1], "--serve-ref"))
+		return serve_ref(0, argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--serve-ref-chat"))
+		return serve_ref(CHAT_PUBLISH, argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--serve-ref-chat-send"))
+		return serve_ref(CHAT_LOOP, argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "--chat-client")) {
+		int n;
 
-		if (rs_listen_unix(loop, argv[2], NULL, srv_connection, NULL, &l) < 0)
-			bc_die("rs_listen_unix %s failed", argv[2]);
-		bc_loop_run_free(loop);
-		return 0;
+		if (bc_parse_int(argv[3], 0, 1000000, &n) < 0)
+			bc_die("--chat-client PATH ROUNDS: ROUNDS a number");
+		return chat_client(argv[2], n);
 	}
 	if (argc == 5 && !strcmp(argv[1], "--client")) {
 		int row, count;
@@ -598,12 +897,12 @@ int main(int argc, char **argv)
 				bc_die("--rounds: a number from 1 to 64");
 		} else if (!strcmp(argv[i], "--json")) {
 			as_json = 1;
+		} else if (!strcmp(argv[i], "--no-bun")) {
+			no_bun = 1;
 		} else if (!strcmp(argv[i], "--instructions") && i + 1 < argc) {
 			ws_send = argv[++i];
 		} else {
-			fprintf(stderr, "usage: ws_echo [--quick] [--rounds N] [--json] "
-				"[--instructions WS_SEND]\n");
-			return 2;
+			usage();
 		}
 	}
 	if (quick) {
@@ -611,16 +910,27 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 4; i++)
 			rows[i].msgs /= 10;
 	}
+	if (!no_bun && !bun_binary())
+		fprintf(stderr, "ws_echo: Bun is not installed (%s; scripts/setup.sh, "
+			"or WIRECHECK_BUN): its column is left out\n", BUN_BIN);
+	nsides = !no_bun && bun_binary() ? NSIDES : BUN;
+	nchat = nsides == NSIDES ? NCHAT : CHAT_BUN;
+	/* 3 + NCHAT socket paths. */
+	_Static_assert(3 + NCHAT <= NPATHS, "a path for each server");
+	if (nsides == NSIDES)
+		bun_version(bun_ver, sizeof(bun_ver));
 	chat_rounds = quick ? 20 : 100;
-	/* bc_socket_dir gives DIR/sock; the four servers' sockets go in DIR. */
+	/* bc_socket_dir gives DIR/sock; the servers' sockets go in DIR. */
 	snprintf(dir, sizeof(dir), "%s", bc_socket_dir("/tmp/ws_echo.XXXXXX"));
 	if (strlen(dir) > 5)
 		dir[strlen(dir) - 5] = '\0';
 	{
-		static const char *const names[4] = { "ref-echo", "node-echo",
-						      "ref-chat", "node-chat" };
+		static const char *const names[NPATHS] = {
+			"ref-echo", "node-echo", "bun-echo", "ref-chat",
+			"node-chat", "ref-chat-send", "bun-chat", "bun-chat-send"
+		};
 
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < NPATHS; i++) {
 			int n = snprintf(paths[i], sizeof(paths[i]), "%s/%s", dir, names[i]);
 
 			if (n < 0 || (size_t)n >= sizeof(paths[i]))
@@ -629,60 +939,81 @@ int main(int argc, char **argv)
 	}
 	if (atexit(unlink_paths) != 0)
 		bc_die("atexit failed");
-	pe[0] = start_ref(0, ref_echo);
-	pe[1] = start_node(0, node_echo);
-	pc[0] = start_ref(1, ref_chat);
-	pc[1] = start_node(1, node_chat);
-	ce[0] = conn_open(ref_echo);
-	ce[1] = conn_open(node_echo);
-	for (int i = 0; i < CHAT_CLIENTS; i++) {
-		cc[0][i] = conn_open(ref_chat);
-		cc[1][i] = conn_open(node_chat);
+	pe[REF] = start_ref(0, paths[0]);
+	pe[NODE] = start_node(0, paths[1]);
+	if (nsides == NSIDES)
+		pe[BUN] = start_bun(0, paths[2]);
+	pc[CHAT_REF] = start_ref(CHAT_PUBLISH, paths[3 + CHAT_REF]);
+	pc[CHAT_NODE] = start_node(1, paths[3 + CHAT_NODE]);
+	pc[CHAT_REF_SEND] = start_ref(CHAT_LOOP, paths[3 + CHAT_REF_SEND]);
+	if (nchat == NCHAT) {
+		pc[CHAT_BUN] = start_bun(1, paths[3 + CHAT_BUN]);
+		pc[CHAT_BUN_SEND] = start_bun(2, paths[3 + CHAT_BUN_SEND]);
 	}
+	for (int k = 0; k < nsides; k++)
+		ce[k] = conn_open(paths[k]);
+	for (int i = 0; i < CHAT_CLIENTS; i++)
+		for (int k = 0; k < nchat; k++)
+			cc[k][i] = conn_open(paths[3 + k]);
 	for (int i = 0; i < 4; i++)
 		rows[i].payload = payload_of(rows[i].op, rows[i].size);
 	machine.load_start = bc_load_average();
-	/* A warm-up round of every row on both sides (node's JIT). */
+	/* A warm-up round of every row on every side (the JITs). */
 	for (int i = 0; i < 4; i++)
-		for (int side = 0; side < 2; side++)
+		for (int side = 0; side < nsides; side++)
 			(void)echo_round(&ce[side], &rows[i], &rate[side][0]);
 	for (int i = 0; i < 4; i++) {
 		char name[64];
+		double *c[NSIDES] = { cpu[REF], cpu[NODE], nsides > BUN ? cpu[BUN] : NULL };
+		double *t[NSIDES] = { rate[REF], rate[NODE], nsides > BUN ? rate[BUN] : NULL };
 
+		/* Each round runs every side once, the order rotated by one
+		 * from round to round. */
 		for (int r = 0; r < rounds; r++)
-			for (int k = 0; k < 2; k++) {
-				int side = (r + k) % 2;
+			for (int k = 0; k < nsides; k++) {
+				int side = (r + k) % nsides;
 
 				cpu[side][r] = echo_round(&ce[side], &rows[i],
 							  &rate[side][r]);
 			}
 		snprintf(name, sizeof(name), "%s: server CPU", rows[i].name);
-		add_result(name, "us/msg", cpu[0], cpu[1], rounds, 0);
+		add_result(name, "us/msg", c, rounds, 0);
 		snprintf(name, sizeof(name), "%s: rate", rows[i].name);
-		add_result(name, "msg/s", rate[0], rate[1], rounds, 1);
+		add_result(name, "msg/s", t, rounds, 1);
 	}
-	for (int w = 0; w < 2; w++)
+	for (int w = 0; w < nchat; w++)
 		(void)chat_round(cc[w], CHAT_CLIENTS, &rate[w][0]);
 	{
-		double c2[2][64], r2[2][64];
 		int per = chat_rounds / rounds > 0 ? chat_rounds / rounds : 1;
+		double *c[NSIDES] = { cpu[CHAT_REF], cpu[CHAT_NODE],
+				      nchat > CHAT_BUN ? cpu[CHAT_BUN] : NULL };
+		double *t[NSIDES] = { rate[CHAT_REF], rate[CHAT_NODE],
+				      nchat > CHAT_BUN ? rate[CHAT_BUN] : NULL };
 
 		for (int r = 0; r < rounds; r++)
-			for (int k = 0; k < 2; k++) {
-				int side = (r + k) % 2;
+			for (int k = 0; k < nchat; k++) {
+				int side = (r + k) % nchat;
 				double sc = 0, sr = 0, rr;
 
 				for (int j = 0; j < per; j++) {
 					sc += chat_round(cc[side], CHAT_CLIENTS, &rr);
 					sr += rr;
 				}
-				c2[side][r] = sc / per;
-				r2[side][r] = sr / per;
+				cpu[side][r] = sc / per;
+				rate[side][r] = sr / per;
 			}
-		add_result("chat, 32 clients: server CPU", "us/msg in", c2[0],
-			   c2[1], rounds, 0);
-		add_result("chat, 32 clients: messages in", "msg/s", r2[0], r2[1],
-			   rounds, 1);
+		add_result("chat, 32 clients: server CPU", "us/msg in", c, rounds, 0);
+		add_result("chat, 32 clients: messages in", "msg/s", t, rounds, 1);
+		/* Every side by a loop of sends: node's rounds again (its
+		 * server is a loop of sends in both rows). */
+		c[REF] = cpu[CHAT_REF_SEND];
+		t[REF] = rate[CHAT_REF_SEND];
+		c[BUN] = nchat == NCHAT ? cpu[CHAT_BUN_SEND] : NULL;
+		t[BUN] = nchat == NCHAT ? rate[CHAT_BUN_SEND] : NULL;
+		add_result("chat, 32 clients, by a loop of sends: server CPU",
+			   "us/msg in", c, rounds, 0);
+		add_result("chat, 32 clients, by a loop of sends: messages in",
+			   "msg/s", t, rounds, 1);
 		chat_rounds = per;
 	}
 	machine.load_end = bc_load_average();
@@ -690,22 +1021,32 @@ int main(int argc, char **argv)
 		have_instr = run_instructions(ws_send, instr) == 0;
 	if (as_json) {
 		print_json(argc, argv, &machine, rounds, chat_rounds,
-			   have_instr ? instr : NULL);
+			   have_instr ? instr : NULL, nsides == NSIDES ? bun_ver : NULL);
 	} else {
-		printf("ws_echo: reference stack vs node + npm ws 8.18.3, unix "
+		printf("ws_echo: reference stack vs node + npm ws 8.18.3%s%s, unix "
 		       "sockets, %d interleaved rounds per row; %ld CPUs, load "
-		       "average %.2f before, %.2f after\n", rounds, machine.cpus,
-		       machine.load_start, machine.load_end);
-		print_table();
+		       "average %.2f before, %.2f after\n",
+		       nsides == NSIDES ? " vs Bun " : "", nsides == NSIDES ? bun_ver : "",
+		       rounds, machine.cpus, machine.load_start, machine.load_end);
+		print_table(nsides == NSIDES);
 		if (have_instr)
 			printf("callgrind, reference server: %.1f instructions per "
 			       "16-byte text send, %.1f per 16-byte text echo\n",
 			       instr[0], instr[1]);
 	}
-	quit(&ce[0], pe[0], "the reference echo server");
-	quit(&ce[1], pe[1], "node's echo server");
-	quit(&cc[0][0], pc[0], "the reference chat server");
-	quit(&cc[1][0], pc[1], "node's chat server");
+	quit(&ce[REF], pe[REF], "the reference echo server");
+	quit(&ce[NODE], pe[NODE], "node's echo server");
+	if (nsides == NSIDES)
+		quit(&ce[BUN], pe[BUN], "Bun's echo server");
+	quit(&cc[CHAT_REF][0], pc[CHAT_REF], "the reference chat server");
+	quit(&cc[CHAT_NODE][0], pc[CHAT_NODE], "node's chat server");
+	quit(&cc[CHAT_REF_SEND][0], pc[CHAT_REF_SEND],
+	     "the reference chat server (a loop of sends)");
+	if (nchat == NCHAT) {
+		quit(&cc[CHAT_BUN][0], pc[CHAT_BUN], "Bun's chat server");
+		quit(&cc[CHAT_BUN_SEND][0], pc[CHAT_BUN_SEND],
+		     "Bun's chat server (ws.send)");
+	}
 	bc_finish_output();
 	return 0;
 }

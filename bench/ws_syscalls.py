@@ -1,8 +1,12 @@
 #!/usr/bin/python3
-"""bench/ws_syscalls.py: syscalls per echoed message of the WebSocket echo
-servers of bench/ws_echo.c, the reference stack's and node 20 + npm ws
-8.18.3's (bench/ws_server.js), both counted the same way: by the preload
-gate (`wirecheck exec`), on the server's connected unix socket.
+"""bench/ws_syscalls.py: syscalls per message of the WebSocket echo and
+chat servers of bench/ws_echo.c, the reference stack's, node 20 + npm ws
+8.18.3's (bench/ws_server.js) and Bun's (bench/ws_server_bun.js, Bun.serve;
+its chat by server.publish, and by a loop of ws.send; the reference's chat
+by rs_ws_publish to a group, reference/ws_group.c, and by a loop of
+rs_ws_send), all counted the same
+way: by the preload gate (`wirecheck exec`), on the server's connected unix
+sockets.
 
 For each echo row of ws_echo (16 B text, 16 B binary, 1 KiB and 16 KiB of
 non-ASCII text), a run starts the server under `wirecheck exec` and drives
@@ -11,18 +15,26 @@ messages in flight, as ws_echo's echo rounds, every echo checked). A run
 of 3 x COUNT messages less a run of none, over 3 x COUNT messages, leaves
 out the handshake, the start and the end. Writing
 calls are send, sendto, sendmsg, write and writev; reading calls recv and
-read. How many messages one call carries depends on how the client's
+read (Bun reads with recvfrom, which the gate counts as its own kind:
+it is added to the reads). The chat row: `ws_echo --chat-client PATH N`
+(32 connections, N rounds of 8 messages from each client, every message
+written to all 32), a run of 3 x CHAT_ROUNDS rounds less a run of none,
+over the messages in (256 a round); the per-delivery figure is that over 32.
+How many messages one call carries depends on how the client's
 frames arrive, so the figures move from run to run: each side runs ROUNDS
-times, interleaved (ref, node, then node, ref, ...), and the table gives
-medians with their min and max, and the load average beside them.
+times, interleaved (the order rotated by one each round), and the table
+gives medians with their min and max, and the load average beside them.
 
-    bench/ws_syscalls.py [--rounds N] [--count N] [--quick] [--json]
+    bench/ws_syscalls.py [--rounds N] [--count N] [--chat-rounds N] [--quick]
+                         [--no-bun] [--json]
 
---quick: 1 round, COUNT 200. Exits 1 when a server or the client fails,
-or node or npm ws is missing.
+--quick: 1 round, COUNT 200, CHAT_ROUNDS 4. Bun's column is left out (with
+a note) when Bun is not installed. Exits 1 when a server or the client
+fails, or node or npm ws is missing.
 """
 import argparse
 import json
+import os
 import pathlib
 import shutil
 import statistics
@@ -33,22 +45,47 @@ import tempfile
 REPO = pathlib.Path(__file__).resolve().parents[1]
 BIN = REPO / "build" / "bin"
 NODE_JS = REPO / "bench" / "ws_server.js"
+BUN_JS = REPO / "bench" / "ws_server_bun.js"
 ROWS = ["echo 16 B text", "echo 16 B binary", "echo 1 KiB non-ASCII text",
-        "echo 16 KiB non-ASCII text"]
+        "echo 16 KiB non-ASCII text", "chat, 32 clients (per message in)"]
+CHAT = len(ROWS) - 1
+CHAT_CLIENTS, CHAT_MSGS = 32, 8
 WRITES = ("send", "sendto", "sendmsg", "write", "writev")
-READS = ("recv", "read")
+READS = ("recv", "recvfrom", "read")
+SIDES = ("ref", "ref-send", "node", "bun", "bun-send")
+TITLES = {"ref": "reference", "ref-send": "reference, loop of rs_ws_send",
+          "node": "node + ws", "bun": "Bun", "bun-send": "Bun, loop of ws.send"}
+
+
+def bun_binary():
+    """$WIRECHECK_BUN, else the pinned Bun of third_party/bun; None when
+    neither runs."""
+    b = os.environ.get("WIRECHECK_BUN") or str(
+        REPO / "third_party/bun/node_modules/@oven/bun-linux-x64/bin/bun")
+    return b if os.access(b, os.X_OK) else None
+
+
+def server_argv(side, chat, sock):
+    if side == "ref":
+        return [str(BIN / "ws_echo"), "--serve-ref-chat" if chat else "--serve-ref", str(sock)]
+    if side == "ref-send":
+        return [str(BIN / "ws_echo"), "--serve-ref-chat-send", str(sock)]
+    if side == "node":
+        return ["node", str(NODE_JS), "chat" if chat else "echo", str(sock)]
+    mode = "echo" if not chat else "chat" if side == "bun" else "chat-send"
+    return [bun_binary(), str(BUN_JS), mode, str(sock)]
 
 
 def counts(side, row, count):
     """{writes, reads} of the server's connected unix sockets over one run
-    of `count` messages of `row`."""
+    of `count` messages of echo `row`, or `count` chat rounds."""
     with tempfile.TemporaryDirectory() as d:
         sock = pathlib.Path(d) / "s"
         report = pathlib.Path(d) / "report.json"
-        server = ([str(BIN / "ws_echo"), "--serve-ref", str(sock)] if side == "ref"
-                  else ["node", str(NODE_JS), "echo", str(sock)])
+        server = server_argv(side, row == CHAT, sock)
         # ws_echo's client retries its connect while the server starts.
-        until = f"{BIN / 'ws_echo'} --client {sock} {row} {count}"
+        until = (f"{BIN / 'ws_echo'} --chat-client {sock} {count}" if row == CHAT else
+                 f"{BIN / 'ws_echo'} --client {sock} {row} {count}")
         p = subprocess.run([str(BIN / "wirecheck"), "exec", "--output", str(report),
                             "--until", until, "--stop-signal", "SIGINT",
                             "--timeout", "120", "--", *server],
@@ -71,13 +108,14 @@ def counts(side, row, count):
 
 
 def per_message(side, row, count):
-    """Calls per message of a run of 3 x count messages, less those of a
-    run of none (the handshake, the start, the client's !quit and the
-    end, which do not depend on how messages arrive). The difference of
-    two runs with messages, as before, could come out below zero: how
-    many messages a call carries moves from run to run."""
+    """Calls per message of a run of 3 x count messages (chat: rounds),
+    less those of a run of none (the handshake, the start, the client's
+    !quit and the end, which do not depend on how messages arrive). The
+    difference of two runs with messages, as before, could come out below
+    zero: how many messages a call carries moves from run to run."""
     a, b = counts(side, row, 0), counts(side, row, 3 * count)
-    return {k: (b[k] - a[k]) / (3 * count) for k in a}
+    n = 3 * count * (CHAT_CLIENTS * CHAT_MSGS if row == CHAT else 1)
+    return {k: (b[k] - a[k]) / n for k in a}
 
 
 def loadavg():
@@ -88,45 +126,74 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--count", type=int, default=2000)
+    ap.add_argument("--chat-rounds", type=int, default=20)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-bun", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--bin-dir", metavar="DIR",
+                    help="where ws_echo and wirecheck are (default: build/bin)")
     a = ap.parse_args()
+    if a.bin_dir:
+        global BIN
+        BIN = pathlib.Path(a.bin_dir).resolve()
     if a.quick:
-        a.rounds, a.count = 1, 200
-    if a.rounds < 1 or a.count < 1:
-        ap.error("--rounds and --count take a positive number")
+        a.rounds, a.count, a.chat_rounds = 1, 200, 4
+    if a.rounds < 1 or a.count < 1 or a.chat_rounds < 1:
+        ap.error("--rounds, --count and --chat-rounds take a positive number")
     if shutil.which("node") is None or not (REPO / "third_party" / "node" / "node_modules" /
                                             "ws" / "package.json").exists():
         raise SystemExit("ws_syscalls.py: node and npm ws are needed (scripts/setup.sh)")
+    bun = not a.no_bun and bun_binary() is not None
+    if not a.no_bun and not bun:
+        print("ws_syscalls.py: Bun is not installed (scripts/setup.sh, or WIRECHECK_BUN): "
+              "its column is left out", file=sys.stderr)
+    bun_version = (subprocess.run([bun_binary(), "--version"], capture_output=True,
+                                  text=True).stdout.strip() if bun else None)
     load0 = loadavg()
     rows = []
     for row in range(len(ROWS)):
-        got = {"ref": [], "node": []}
+        # The reference's chat is rs_ws_publish, Bun's server.publish;
+        # both by a loop of sends too.
+        sides = [s for s in SIDES if (bun or not s.startswith("bun"))
+                 and (row == CHAT or not s.endswith("-send"))]
+        got = {s: [] for s in sides}
         for r in range(a.rounds):
-            for side in (("ref", "node") if r % 2 == 0 else ("node", "ref")):
-                got[side].append(per_message(side, row, a.count))
+            for side in sides[r % len(sides):] + sides[:r % len(sides)]:
+                got[side].append(per_message(side, row, a.chat_rounds if row == CHAT
+                                             else a.count))
         out = {"row": ROWS[row]}
         for side, runs in got.items():
             for k in ("writes", "reads"):
                 v = sorted(x[k] for x in runs)
-                out[f"{side}_{k}"] = {"median": statistics.median(v), "min": v[0], "max": v[-1]}
+                out[f"{side.replace('-', '_')}_{k}"] = {"median": statistics.median(v),
+                                                        "min": v[0], "max": v[-1]}
         rows.append(out)
     load1 = loadavg()
     if a.json:
-        print(json.dumps({"rounds": a.rounds, "count": a.count, "load_start": load0,
-                          "load_end": load1, "rows": rows}, indent=1))
+        print(json.dumps({"command": ["bench/ws_syscalls.py", *sys.argv[1:]],
+                          "rounds": a.rounds, "count": a.count, "chat_rounds": a.chat_rounds,
+                          "chat_clients": CHAT_CLIENTS, "bun_version": bun_version,
+                          "load_start": load0, "load_end": load1, "rows": rows}, indent=1))
         return
-    print(f"ws_syscalls: server syscalls per echoed message on its connected socket, "
-          f"preload gate; runs of {3 * a.count} messages less runs of none, {a.rounds} "
-          f"interleaved rounds; load average {load0:.2f} before, {load1:.2f} after")
-    print("| row | reference: writes | node + ws: writes | reference: reads | node + ws: reads |")
-    print("|---|---|---|---|---|")
+    print(f"ws_syscalls: server syscalls per message on its connected sockets, preload gate; "
+          f"echo: runs of {3 * a.count} messages less runs of none; chat: runs of "
+          f"{3 * a.chat_rounds} rounds ({3 * a.chat_rounds * CHAT_CLIENTS * CHAT_MSGS} "
+          f"messages in, each written to {CHAT_CLIENTS} clients) less runs of none, per "
+          f"message in; {a.rounds} interleaved rounds; "
+          + (f"Bun {bun_version}; " if bun else "")
+          + f"load average {load0:.2f} before, {load1:.2f} after")
+    shown = [s for s in SIDES if bun or not s.startswith("bun")]
+    print("| row | " + " | ".join(f"{TITLES[s]}: writes" for s in shown) + " | "
+          + " | ".join(f"{TITLES[s]}: reads" for s in shown) + " |")
+    print("|---|" + "---|" * (2 * len(shown)))
 
-    def cell(s):
-        return f"{s['median']:.3f} ({s['min']:.3f}-{s['max']:.3f})"
+    def cell(r, key):
+        s = r.get(key)
+        return "-" if not s else f"{s['median']:.3f} ({s['min']:.3f}-{s['max']:.3f})"
     for r in rows:
-        print(f"| {r['row']} | {cell(r['ref_writes'])} | {cell(r['node_writes'])} | "
-              f"{cell(r['ref_reads'])} | {cell(r['node_reads'])} |")
+        print(f"| {r['row']} | " + " | ".join(
+            cell(r, f"{s.replace('-', '_')}_{k}") for k in ("writes", "reads") for s in shown)
+            + " |")
 
 
 if __name__ == "__main__":

@@ -716,4 +716,35 @@ int rs_ws_was_clean(const rs_ws *ws);
 /* The stream socket under ws. */
 rs_socket *rs_ws_socket(const rs_ws *ws);
 
+/*
+ * Groups (issue 26): one message to many sockets, as uWebSockets' publish
+ * to a topic (Bun's server.publish). The frame is encoded once; the first
+ * publish of a loop iteration corks every member and posts a task
+ * (rs_loop_post) that uncorks them, so each member's frames of the
+ * iteration (and of the next poll's tasks, which run before that task)
+ * leave in one write. Each member gets the bytes, in the same order, that
+ * rs_ws_send(member, data, len, kind, NULL) would give it; its own sends
+ * meanwhile keep their place among them. A member must be removed at the
+ * latest in its on_close.
+ */
+typedef struct rs_ws_group rs_ws_group;
+/* An empty group on loop. 0 and *out, or -ENOMEM. */
+int rs_ws_group_new(rs_loop *loop, rs_ws_group **out);
+/* Frees g (the members stay open; their held bytes go out now). */
+void rs_ws_group_free(rs_ws_group *g);
+/* Adds ws as the last member (0 when it is one already). 0/-ENOMEM. */
+int rs_ws_group_add(rs_ws_group *g, rs_ws *ws);
+/* Removes ws (nothing when it is not a member); its held bytes go out. */
+void rs_ws_group_remove(rs_ws_group *g, rs_ws *ws);
+/* The number of members. */
+size_t rs_ws_group_size(const rs_ws_group *g);
+/*
+ * Sends one message of kind RS_WS_KIND_TEXT or RS_WS_KIND_BYTES (binary
+ * absent, fin) to every member, in the order they were added. Returns how
+ * many members took it (rs_ws_send's 1 or 0; a member that refused it,
+ * closing, is left out), -EINVAL for a bad kind or NULL data with len > 0,
+ * -ENOMEM.
+ */
+int rs_ws_publish(rs_ws_group *g, const void *data, size_t len, int kind);
+
 #endif

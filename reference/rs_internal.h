@@ -263,4 +263,11 @@ void rs__batch_unlist(struct rs__batch_link *l);
  * Returns how many batches it sent. */
 int rs__batches_flush(rs_loop *loop);
 
+/* ws.c, for ws_group.c: a member's write of the group's frame; and the
+ * hold of its stream socket while the group keeps it corked (on 1), then
+ * (on 0, after the uncork) the watch of what the kernel did not take. */
+int rs__ws_send_frame(rs_ws *ws, const void *frame, size_t n,
+		      const void *data, size_t len, int kind);
+void rs__ws_hold(rs_ws *ws, int on);
+
 #endif

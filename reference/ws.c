@@ -69,6 +69,9 @@ struct rs_ws {
 	unsigned close_received : 1;
 	unsigned waiting : 1;        /* an empty write with a callback is out */
 	unsigned deflate : 1;        /* permessage-deflate agreed in the handshake */
+	unsigned held : 1;           /* a group (ws_group.c) holds the stream
+				      * socket corked: its bytes are held, not
+				      * refused; the group watches after */
 	enum ws_state state;
 	int peer_code;
 	int ending;        /* rs_socket_end was called */
@@ -106,7 +109,7 @@ static void ws_flushed(rs_socket *s, int status, void *arg);
  */
 static void ws_watch(rs_ws *ws)
 {
-	if (ws->waiting || rs_socket_writable_length(ws->sock) == 0)
+	if (ws->waiting || ws->held || rs_socket_writable_length(ws->sock) == 0)
 		return;
 	if (rs_socket_write(ws->sock, "", 0, ws_flushed, ws) >= 0)
 		ws->waiting = 1;
@@ -381,6 +384,36 @@ static int ws_send_small(rs_ws *ws, const void *data, size_t len, int type,
 
 static int ws_send_any(rs_ws *ws, const void *data, size_t len, int kind,
 		       int binary, int fin, int no_compress);
+
+/* A group's frame (ws_group.c), encoded once for every member: a whole
+ * unfragmented message, unmasked, the fixed strategy's bytes. It goes to
+ * the stream socket as it is when this ws would write its own frame at
+ * once, the same bytes (a server on the fixed strategy without
+ * permessage-deflate, open, nothing waiting, no fragment open); any
+ * other state sends it as rs_ws_send(data, len, kind) does. The group
+ * holds the stream socket corked (rs__ws_hold: ws_watch leaves held
+ * bytes alone, which the kernel did not refuse) and watches it after the
+ * uncork, so a plain write does not watch. */
+int rs__ws_send_frame(rs_ws *ws, const void *frame, size_t n,
+		      const void *data, size_t len, int kind)
+{
+	int r;
+
+	if (!ws->server || ws->by_kind || ws->deflate || ws->close_sent ||
+	    ws->close_received || ws->waiting || ws->state != WS_OPEN ||
+	    ws->qhead || ws->frag.open)
+		return rs_ws_send(ws, data, len, kind, NULL);
+	ws->sends++;
+	r = rs_socket_write(ws->sock, frame, n, NULL, NULL);
+	return r < 0 ? r : 1;
+}
+
+void rs__ws_hold(rs_ws *ws, int on)
+{
+	ws->held = on != 0;
+	if (!on && ws->state != WS_CLOSED)
+		ws_watch(ws);
+}
 
 /* Whether a send can take the small path, but for its options: a server
  * on the fixed strategy without permessage-deflate, open, nothing waiting,

@@ -101,7 +101,37 @@ def test_the_bench_output_renders():
     out = subprocess.run([str(WS_ECHO), "--quick", "--rounds", "1", "--json"],
                          capture_output=True, text=True, timeout=600, check=True)
     ws = json.loads(out.stdout)
-    assert len(ws["rows"]) == 10 and ws["targets_total"] == 10
-    assert all(r["ref"]["median"] > 0 and r["node"]["median"] > 0 for r in ws["rows"])
+    # Issue 26: two more chat rows, every side by a loop of sends.
+    assert len(ws["rows"]) == 12
+    if ws.get("bun_version"):
+        # Bun's column: every row has a target against node and one
+        # against Bun.
+        assert ws["targets_total"] == 24
+        assert all(r["bun"]["median"] > 0 for r in ws["rows"])
+    else:
+        assert ws["targets_total"] == 12
+    assert all(r["ref"]["median"] > 0 for r in ws["rows"])
+    assert all(r["node"]["median"] > 0 for r in ws["rows"] if r["node"])
     md = "\n".join(bench_ws.markdown(report_with(ws)))
     assert "echo 16 KiB non-ASCII text: server CPU" in md
+    if ws.get("bun_version"):
+        assert f"| Bun {ws['bun_version']} |" in md.replace("Reference ahead of node", "")
+
+
+def test_bun_column_beside_nodes():
+    """A row with Bun's figures renders Bun's column and how far the
+    reference is ahead of it; a row node did not run shows "-"."""
+    ws = ws_json()
+    ws["bun_version"] = "1.4.5"
+    ws["rows"][0]["bun"] = side(1.0, 0.9, 1.1)
+    ws["rows"][0]["ref_ahead_of_bun"] = 0.5
+    ws["rows"].append({"row": "chat, 32 clients, by a loop of sends: server CPU",
+                       "unit": "us/msg in", "higher_is_better": False,
+                       "ref": side(20.0, 19.0, 21.0), "node": None,
+                       "bun": side(80.0, 70.0, 90.0), "ref_ahead_by": None,
+                       "ref_ahead_of_bun": 4.0})
+    md = "\n".join(bench_ws.markdown(report_with(ws)))
+    assert ("| echo 16 B text: server CPU | µs/msg | 2.00 (1.90-2.20) | 10.00 (9.00-12.00) | "
+            "1.00 (0.90-1.10) | 5.00x | 0.50x |") in md
+    assert "| 20.00 (19.00-21.00) | - | 80.00 (70.00-90.00) | - | 4.00x |" in md
+    assert "of Bun 1.4.5 by 0.50x to 4.00x" in bench_ws.summary(report_with(ws))[0]

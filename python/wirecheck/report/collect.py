@@ -28,8 +28,9 @@ CPU_SIZES_FULL = "4,8,16,32,64"
 BENCHES = ("bytes_moved", "sender_cpu", "gate_cost", "batching", "chat",
            "sender_instr", "subjects", "sender_subjects")
 BENCHES = BENCHES + ("chunked",)  # issue 10: bench/chunked.py (wrk, node)
-# Issue 11: bench/ws_echo, the WebSocket servers against node + npm ws.
-BENCHES = BENCHES + ("ws",)
+# Issue 11: bench/ws_echo, the WebSocket servers against node + npm ws (and
+# Bun, issue 26); their syscalls per message, bench/ws_syscalls.py.
+BENCHES = BENCHES + ("ws", "ws_syscalls")
 
 # Issue 5: syscalls per connection, (count at TO - count at FROM) / (TO - FROM).
 # Issue 5: syscalls per connection, (count at TO - count at FROM) / (TO - FROM),
@@ -177,6 +178,9 @@ def run_benches(bench_dir: Path, opts, log) -> dict:
         # with the callgrind figures of bench/ws_instructions.sh.
         "ws": [str(bench_dir / "ws_echo"), *quick, "--json",
                "--instructions", str(bench_dir / "ws_send")],
+        # Issue 26: the WebSocket servers' syscalls per message (preload gate).
+        "ws_syscalls": ["/usr/bin/python3", str(REPO / "bench" / "ws_syscalls.py"), "--json",
+                        "--bin-dir", str(bench_dir), *quick],
     }
     plan = [(name, argvs[name]) for name in selected_benches(opts)]
     for i, (name, argv) in enumerate(plan, 1):

@@ -1,6 +1,7 @@
 """Chunked responses (bench/chunked.py, issue 10): syscalls per response and
 wrk's requests per second, fixed against separate (the legacy strategy)
-against node 20's http server, per payload; the bench's targets; and the
+against node 20's http server and Bun's Bun.serve (issue 26), per payload;
+fixed against separate and against Bun in paired runs; the bench's targets; and the
 plot of both (chunked.svg). Reads report["bench"]["chunked"], the JSON that
 `bench/chunked.py --json` writes. Pure, but for plot(), which draws."""
 from __future__ import annotations
@@ -13,9 +14,19 @@ from ..fmt import bench_command, fmt_load, iec, md_table, not_run_text, targets_
 
 NAME = "chunked"
 PLOT = "chunked.svg"
-SIDES = ("fixed", "separate", "node")
-TITLES = {"fixed": "fixed", "separate": "separate (legacy)", "node": "node 20"}
-COLORS = {"fixed": "#1f77b4", "separate": "#d95f02", "node": "#66a61e"}
+SIDES = ("fixed", "separate", "node", "bun")
+TITLES = {"fixed": "fixed", "separate": "separate (legacy)", "node": "node 20", "bun": "Bun"}
+COLORS = {"fixed": "#1f77b4", "separate": "#d95f02", "node": "#66a61e", "bun": "#7570b3"}
+FOREIGN = ("node", "bun")
+WRITES = ("send", "sendto", "sendmsg", "write", "writev")
+
+
+def _kinds(c: dict) -> str:
+    """A foreign server's writing calls per response, by the kinds it used
+    (node's JSON from before issue 26 has write and writev only)."""
+    used = [k for k in WRITES if c.get(k)] or ["write"]
+    return (f"{c['per_response']:.2f} ("
+            + " + ".join(f"{c.get(k, 0):.2f} {k}" for k in used) + ")")
 
 
 def _sizes(ch: dict) -> list[int]:
@@ -39,9 +50,8 @@ def syscalls_rows(ch: dict) -> list[list[str]]:
             c = row.get(side)
             if not c:
                 cells.append("-")
-            elif side == "node":
-                cells.append(f"{c['per_response']:.2f} ({c['write']:.2f} write + "
-                             f"{c['writev']:.2f} writev)")
+            elif side in FOREIGN:
+                cells.append(_kinds(c))
             else:
                 cells.append(f"{c['per_response']:.2f} ({c['send']:.2f} send + "
                              f"{c['sendmsg']:.2f} sendmsg)")
@@ -97,36 +107,43 @@ def rps_rows(ch: dict) -> list[list[str]]:
             cells.append(f"{row['median'][side]:,.0f} [{row['min'][side]:,.0f}, "
                          f"{row['max'][side]:,.0f}]" + ("" if sp is None else f" ±{sp * 50:.0f}%"))
         cells.append(_ratio(row, "separate", rounds))
-        if "node" in _sides(ch):
-            cells.append(_ratio(row, "node", rounds))
+        for f in FOREIGN:
+            if f in _sides(ch):
+                cells.append(_ratio(row, f, rounds))
         load = row.get("load_average") or [None, None]
         cells.append(f"{fmt_load(load[0])} -> {fmt_load(load[1])}")
         rows.append(cells)
     return rows
 
 
-def _settled(ch: dict) -> list[tuple[int, dict]]:
+def _settled(ch: dict, other: str = "separate") -> list[tuple[int, dict]]:
     """(payload, bench/chunked.py's paired_runs() result) of every payload
-    with paired runs of fixed against separate (none before they were)."""
+    with paired runs of fixed against other (none before they were)."""
     rps = ch.get("rps") or {}
-    return [(size, rps[str(size)]["settled_separate"]) for size in _sizes(ch)
-            if (rps.get(str(size)) or {}).get("settled_separate")]
+    return [(size, rps[str(size)][f"settled_{other}"]) for size in _sizes(ch)
+            if (rps.get(str(size)) or {}).get(f"settled_{other}")]
 
 
-def settled_rows(ch: dict) -> list[list[str]]:
+def settled_rows(ch: dict, other: str = "separate") -> list[list[str]]:
     """One row per payload with paired runs: each side's median requests
     per second in them, the median of the pairs' ratios, its interval, the
-    pairs fixed won, the load average before and after."""
+    pairs fixed won, the load average before and after; and, where the
+    bench measured it (issue 26), each side's server CPU µs per response
+    in the same runs with the median of the pairs' ratios (other / fixed)."""
     rows = []
-    for size, st in _settled(ch):
+    for size, st in _settled(ch, other):
         iv, load = st.get("interval"), st.get("load_average") or [None, None]
         med = {k: statistics.median(v) for k, v in st["runs"].items()}
-        rows.append([iec(size), f"{med['fixed']:,.0f}", f"{med['separate']:,.0f}",
+        cpu = st.get("cpu_us")
+        rows.append([iec(size), f"{med['fixed']:,.0f}", f"{med[other]:,.0f}",
                      f"{st['median']:.3f}x",
                      f"[{iv[0]:.3f}, {iv[1]:.3f}]" if iv else "- (too few pairs)",
                      f"{st['won']} of {st['pairs']}"
-                     + (f" ({st['timeouts']} wrk timeouts)" if st.get("timeouts") else ""),
-                     f"{fmt_load(load[0])} -> {fmt_load(load[1])}"])
+                     + (f" ({st['timeouts']} wrk timeouts)" if st.get("timeouts") else "")]
+                    + ([f"{statistics.median(cpu['fixed']):.1f} / "
+                        f"{statistics.median(cpu[other]):.1f} (x{st['cpu_ratio_median']:.3f})"]
+                       if other != "separate" else [])
+                    + [f"{fmt_load(load[0])} -> {fmt_load(load[1])}"])
     return rows
 
 
@@ -207,6 +224,8 @@ def summary(report: dict) -> list[str]:
                  f"separate {s128['separate']['per_response']:.2f}")
         if s128.get("node"):
             line += f", node {s128['node']['per_response']:.2f}"
+        if s128.get("bun"):
+            line += f", Bun {s128['bun']['per_response']:.2f}"
     return [line + "."]
 
 
@@ -221,13 +240,19 @@ def markdown(report: dict) -> list[str]:
           "`try_write(body, final)` of the payload by `build/bin/chunked_server` (fixed, and "
           "`--variant chunked=separate`, the legacy strategy: head, body and terminator in "
           "three sends), and `res.write(body)` + `res.end()` by node 20's http server "
-          "(`bench/chunked_node.js`), chunked alike. "
+          "(`bench/chunked_node.js`), chunked alike"
+          + (f", and Bun {ch.get('bun_version')}'s `Bun.serve` (`bench/chunked_bun.js`, "
+             "uWebSockets inside) answering a `Response` whose body is a direct "
+             "`ReadableStream` that writes the payload and ends, chunked too"
+             if "bun" in sides else "") + ". "
           f"{ch.get('cpus')} CPUs, load average {fmt_load(ch.get('load_average_start'))} at "
           f"the start, {fmt_load(ch.get('load_average_end'))} at the end.", "",
           "### Syscalls per response", "",
-          "The reference server's own gate counts its send and sendmsg calls, node's are "
-          "counted by the preload gate (`wirecheck exec`: write and writev on its accepted "
-          "TCP sockets), over the same number of requests (one connection each). Counts: "
+          "The reference server's own gate counts its send and sendmsg calls, node's"
+          + (" and Bun's are" if "bun" in sides else " are")
+          + " counted by the preload gate (`wirecheck exec`: every writing call on its "
+          "accepted TCP sockets; node writes with write and writev, Bun with send and "
+          "sendmsg), over the same number of requests (one connection each). Counts: "
           "they do not move with the load.", ""]
     L += md_table(["payload", *(TITLES[s] for s in sides)], syscalls_rows(ch),
                   "l" + "r" * len(sides))
@@ -251,9 +276,10 @@ def markdown(report: dict) -> list[str]:
               "1-minute one before and after the payload's rounds: on a shared 2-core "
               "machine a load above 2 means other work took CPU time from the servers and "
               "wrk, and the requests per second move with it; the syscalls above do not.", ""]
+        foreign = [f for f in FOREIGN if f in sides]
         L += md_table(["payload", *(TITLES[s] for s in sides), "fixed/separate",
-                       *(["fixed/node"] if "node" in sides else []), "load average"],
-                      rps_rows(ch), "l" + "r" * (len(sides) + 1 + ("node" in sides)) + "l")
+                       *(f"fixed/{f}" for f in foreign), "load average"],
+                      rps_rows(ch), "l" + "r" * (len(sides) + 1 + len(foreign)) + "l")
     settled = settled_rows(ch)
     if settled:
         st = _settled(ch)[0][1]
@@ -271,6 +297,22 @@ def markdown(report: dict) -> list[str]:
         L += md_table(["payload", "fixed (median req/s)", "separate (median req/s)",
                        "median ratio", "interval", "pairs fixed won", "load average"],
                       settled, "lrrrrrl")
+    vs_bun = settled_rows(ch, "bun")
+    if vs_bun:
+        st = _settled(ch, "bun")[0][1]
+        L += ["", "### Fixed against Bun in paired runs", "",
+              f"The same paired runs, fixed against Bun, at every payload (the two are close "
+              f"at every size): {st['pairs']} pairs of wrk runs of {st['seconds']} s, both "
+              "servers up throughout, fixed first in every other pair; the median of the "
+              f"pairs' ratios (fixed's requests per second over Bun's) with its "
+              f"{st['level']:.0%} sign-test interval, on which the target \"fixed ahead of "
+              "Bun\" is judged; and each side's server CPU µs per response in the same runs "
+              "(medians) with the median of the pairs' ratios, Bun's over fixed's: above 1, "
+              "Bun spends more CPU per response.", ""]
+        L += md_table(["payload", "fixed (median req/s)", "Bun (median req/s)",
+                       "median ratio", "interval", "pairs fixed won",
+                       "server µs/response fixed / Bun (ratio)", "load average"],
+                      vs_bun, "lrrrrrrl")
     late = [f"{iec(int(size))} {side} {n}" for size, row in sorted(
         (ch.get("rps") or {}).items(), key=lambda kv: int(kv[0]))
         for side, n in (row.get("timeouts") or {}).items() if n]

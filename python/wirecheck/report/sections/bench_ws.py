@@ -1,7 +1,9 @@
 """The WebSocket benchmark (bench/ws_echo, issue 11): echo and chat servers,
-the reference stack against node 20 + npm ws 8.18.3 in the same run, and
-the callgrind instructions of the reference server's small send and echo;
-its section, its summary line and its plot (plot_ws)."""
+the reference stack against node 20 + npm ws 8.18.3 and, where it ran, Bun's
+Bun.serve (issue 26) in the same run; the servers' syscalls per message
+(bench/ws_syscalls.py, the preload gate); and the callgrind instructions of
+the reference server's small send and echo; its section, its summary line
+and its plot (plot_ws)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,6 +25,28 @@ def _ws(report: dict) -> dict | None:
     return (report.get("bench") or {}).get(NAME)
 
 
+def _has_bun(ws: dict) -> bool:
+    """Bun's column ran (JSON from before issue 26 has none)."""
+    return any(r.get("bun") for r in ws.get("rows", []))
+
+
+def _ahead(r: dict, key: str, side: str | None = None) -> str:
+    """The medians' ratio; with the rounds' own ratios (issue 26: each
+    round runs every side, so a round's ratio pairs runs seconds apart)
+    their median, its 95% sign-test interval and the rounds won."""
+    v = r.get(key)
+    if v is None:
+        return "-"
+    text = f"{v:.2f}x"
+    p = (r.get("paired") or {}).get(side) if side else None
+    if p:
+        iv = p.get("interval")
+        text += (f"; rounds {p['median']:.2f}x"
+                 + (f" [{iv[0]:.2f}, {iv[1]:.2f}]" if iv else "")
+                 + f", won {p['won']} of {p['rounds']}")
+    return text
+
+
 def _cpu_rows(ws: dict) -> list[dict]:
     """The rows of server CPU per message (lower is better)."""
     return [r for r in ws.get("rows", []) if not r.get("higher_is_better")]
@@ -32,10 +56,15 @@ def summary(report: dict) -> list[str]:
     ws = _ws(report)
     if not ws:
         return []
-    ahead = [r["ref_ahead_by"] for r in ws.get("rows", [])]
-    line = (f"- WebSocket bench (`ws_echo`): {targets_text(ws)} (ahead of node + ws); "
-            f"the reference server ahead by {min(ahead):.2f}x to {max(ahead):.2f}x "
-            f"(medians)" if ahead else "- WebSocket bench (`ws_echo`): no rows")
+    ahead = [r["ref_ahead_by"] for r in ws.get("rows", []) if r.get("ref_ahead_by") is not None]
+    bun = [r["ref_ahead_of_bun"] for r in ws.get("rows", [])
+           if r.get("ref_ahead_of_bun") is not None]
+    line = (f"- WebSocket bench (`ws_echo`): {targets_text(ws)} (ahead of node + ws"
+            + (" and of Bun" if bun else "") + "); "
+            f"the reference server ahead of node by {min(ahead):.2f}x to {max(ahead):.2f}x"
+            + (f", of Bun {ws.get('bun_version') or ''} by {min(bun):.2f}x to {max(bun):.2f}x"
+               if bun else "")
+            + " (medians)" if ahead else "- WebSocket bench (`ws_echo`): no rows")
     ins = ws.get("instructions")
     if ins:
         line += (f"; {ins['send_16_text']:.1f} instructions per 16-byte send "
@@ -66,10 +95,42 @@ def markdown(report: dict) -> list[str]:
     def side(s: dict) -> str:
         return f"{s['median']:,.2f} ({s['min']:,.2f}-{s['max']:,.2f})"
 
-    L += md_table(["Row", "Unit", "Reference", "node + ws", "Reference ahead by"],
-                  ([r["row"], r["unit"].replace("us", "µs"), side(r["ref"]), side(r["node"]),
-                    f"{r['ref_ahead_by']:.2f}x"] for r in ws.get("rows", [])), "llrrr")
+    def cell(s: dict | None) -> str:
+        return side(s) if s else "-"
+
+    if _has_bun(ws):
+        L += [f"Bun {ws.get('bun_version') or '(version unknown)'}: `Bun.serve` with a "
+              "`websocket` handler (bench/ws_server_bun.js, uWebSockets inside), its "
+              "defaults; echo by `ws.send(message)`; chat by Bun's pub/sub, every socket "
+              "subscribed to one topic and each message one `server.publish(topic, "
+              "message)`, as Bun's guide to a chat server does (`ws.publish` would leave "
+              "the sender out). The reference's chat is its equivalent, one "
+              "`rs_ws_publish` to a group of every client (reference/ws_group.c: the "
+              "frame encoded once, each client's frames of a loop iteration in one "
+              "write); npm ws has no publish, node's server is a loop of `ws.send`. The "
+              "rows \"by a loop of sends\" are the same chat by a loop of sends on every "
+              "side (node's rounds again). Every side runs in each round, the order "
+              "rotated by one from round to round.", ""]
+        L += md_table(["Row", "Unit", "Reference", "node + ws",
+                       f"Bun {ws.get('bun_version') or ''}".strip(),
+                       "Reference ahead of node", "Reference ahead of Bun"],
+                      ([r["row"], r["unit"].replace("us", "µs"), side(r["ref"]),
+                        cell(r.get("node")), cell(r.get("bun")),
+                        _ahead(r, "ref_ahead_by", "node"),
+                        _ahead(r, "ref_ahead_of_bun", "bun")] for r in ws.get("rows", [])),
+                      "llrrrrr")
+        L += ["", "A ratio is the medians' ratio, then the median of the rounds' own "
+              "ratios with its 95% interval from the sign test (as bench/chunked.py's "
+              "paired runs) and how many rounds the reference won. A row's target "
+              "\"ahead\" is met when that interval's low end is above 1 (with too few "
+              "rounds for an interval: both ratios above 1)."]
+    else:
+        L += md_table(["Row", "Unit", "Reference", "node + ws", "Reference ahead by"],
+                      ([r["row"], r["unit"].replace("us", "µs"), side(r["ref"]),
+                        cell(r.get("node")), _ahead(r, "ref_ahead_by")]
+                       for r in ws.get("rows", [])), "llrrr")
     L += ["", f"Rows where the reference is ahead: {targets_text(ws)}."]
+    L += syscalls_markdown(report)
     ins = ws.get("instructions")
     if ins:
         met = ins["send_16_text"] <= SEND_TARGET
@@ -86,6 +147,40 @@ def markdown(report: dict) -> list[str]:
     return L
 
 
+def syscalls_markdown(report: dict) -> list[str]:
+    """bench/ws_syscalls.py --json: writing and reading calls per message
+    of each server, counted by the preload gate."""
+    sc = (report.get("bench") or {}).get("ws_syscalls")
+    if not sc or not sc.get("rows"):
+        return []
+    sides = [k for k, t in (("ref", "reference"), ("node", "node + ws"),
+                            ("bun", f"Bun {sc.get('bun_version') or ''}".strip()),
+                            ("bun_send", "Bun, loop of ws.send"))
+             if any(r.get(f"{k}_writes") for r in sc["rows"])]
+    titles = {"ref": "reference", "node": "node + ws", "bun": "Bun",
+              "bun_send": "Bun, loop of ws.send"}
+
+    def cell(s: dict | None) -> str:
+        return "-" if not s else f"{s['median']:.3f} ({s['min']:.3f}-{s['max']:.3f})"
+    L = ["", "### Syscalls per message (bench/ws_syscalls.py, the preload gate)", "",
+         f"Each server under `wirecheck exec`, its calls on its connected unix sockets: "
+         f"writes (send, sendto, sendmsg, write, writev) and reads (recv, recvfrom, read). "
+         f"Echo: a run of {3 * sc.get('count', 0):,} messages on one connection less a run of "
+         f"none, per message. Chat: {sc.get('chat_clients', 32)} clients, a run of "
+         f"{3 * sc.get('chat_rounds', 0)} rounds less a run of none, per message in (each "
+         f"written to every client). {sc.get('rounds')} interleaved rounds, medians (min-max); "
+         f"load average {fmt_load(sc.get('load_start'))} at the start, "
+         f"{fmt_load(sc.get('load_end'))} at the end. How many messages a call carries "
+         "depends on how the client's frames arrive, so these move a little with the load.",
+         ""]
+    L += md_table(["Row", *(f"{titles[k]}: writes" for k in sides),
+                   *(f"{titles[k]}: reads" for k in sides)],
+                  ([r["row"], *(cell(r.get(f"{k}_writes")) for k in sides),
+                    *(cell(r.get(f"{k}_reads")) for k in sides)] for r in sc["rows"]),
+                  "l" + "r" * (2 * len(sides)))
+    return L
+
+
 def plot_ws(ws: dict, path: Path, extra_formats: Sequence[str] = ()) -> None:
     """Server CPU per message, reference against node + ws, one pair of
     bars per row (median, with min-max whiskers), on a log scale."""
@@ -93,15 +188,20 @@ def plot_ws(ws: dict, path: Path, extra_formats: Sequence[str] = ()) -> None:
 
     plt = _plt()
     rows = _cpu_rows(ws)
-    fig, ax = plt.subplots(figsize=(9, 4.5))
+    fig, ax = plt.subplots(figsize=(10, 4.8))
     x = range(len(rows))
-    for k, (key, label, dx) in enumerate((("ref", "reference stack", -0.2),
-                                          ("node", "node + npm ws", 0.2))):
-        med = [r[key]["median"] for r in rows]
-        lo = [r[key]["median"] - r[key]["min"] for r in rows]
-        hi = [r[key]["max"] - r[key]["median"] for r in rows]
-        ax.bar([i + dx for i in x], med, width=0.4, yerr=[lo, hi], capsize=3,
-               label=label, color=("tab:blue", "tab:orange")[k])
+    sides = [("ref", "reference stack"), ("node", "node + npm ws")]
+    if _has_bun(ws):
+        sides.append(("bun", f"Bun {ws.get('bun_version') or ''}".strip()))
+    width = 0.8 / len(sides)
+    for k, (key, label) in enumerate(sides):
+        dx = (k - (len(sides) - 1) / 2) * width
+        pts = [(i, r[key]) for i, r in zip(x, rows) if r.get(key)]
+        med = [s["median"] for _, s in pts]
+        lo = [s["median"] - s["min"] for _, s in pts]
+        hi = [s["max"] - s["median"] for _, s in pts]
+        ax.bar([i + dx for i, _ in pts], med, width=width, yerr=[lo, hi], capsize=3,
+               label=label, color=("tab:blue", "tab:orange", "tab:green")[k])
     ax.set_xticks(list(x))
     ax.set_xticklabels([r["row"].replace(": server CPU", "") for r in rows],
                        rotation=15, ha="right", fontsize=8)
