@@ -1,5 +1,5 @@
 /*
- * ws_group.c: one message to many WebSocket sockets (issue 26), as
+ * ws_group.c: one message to many WebSocket sockets, as
  * uWebSockets' publish to a topic (Bun's server.publish) does it: the
  * frame is encoded once, and every member's frames of a loop iteration
  * leave in one write.
