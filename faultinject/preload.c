@@ -72,7 +72,7 @@
 
 #include "fi.h"
 #include "fi_state.h"
-#include "../harness/protocol.h"
+#include "../protocol/protocol.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define COUNTS_VAR "WIRECHECK_COUNTS"
