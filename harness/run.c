@@ -47,7 +47,7 @@ struct run {
 	int ev_fd;
 	int pid_fd;
 	pid_t pid;
-	struct wc_shm *shm;
+	struct fi_shm *shm;
 	int exited;
 	int status;
 	int timed_out;
@@ -638,12 +638,12 @@ static int spawn(struct run *r)
 	pid_t parent;
 
 	shm = fds[0] = memfd_create("wirecheck-counters", MFD_CLOEXEC);
-	if (shm < 0 || ftruncate(shm, sizeof(struct wc_shm)) < 0) {
+	if (shm < 0 || ftruncate(shm, sizeof(struct fi_shm)) < 0) {
 		rc = fail(r, "memfd: %s", strerror(errno));
 		close_fds(fds, 7);
 		return rc;
 	}
-	r->shm = mmap(NULL, sizeof(struct wc_shm), PROT_READ | PROT_WRITE, MAP_SHARED, shm, 0);
+	r->shm = mmap(NULL, sizeof(struct fi_shm), PROT_READ | PROT_WRITE, MAP_SHARED, shm, 0);
 	if (r->shm == MAP_FAILED) {
 		r->shm = NULL;
 		rc = fail(r, "mmap: %s", strerror(errno));
@@ -890,7 +890,7 @@ static int loop(struct run *r)
 /*
  * Whether the subject's gate attached the counters' memfd (fd 5): the
  * reference subject maps it itself, the preload library (--subject-preload)
- * in its constructor; either writes WC_SHM_MAGIC. A stack run without the
+ * in its constructor; either writes FI_SHM_MAGIC. A stack run without the
  * preload leaves it as the harness made it, zeros, or with what it wrote
  * to fd 5 ("arm SPEC" lines meant for the preloaded gate). When the gate
  * did not attach, says so on stderr, with what fd 5 held, and returns 0.
@@ -901,7 +901,7 @@ static int gate_attached(const struct run *r)
 	char held[16 * 4 + 1];
 	size_t o = 0;
 
-	if (r->shm->magic == WC_SHM_MAGIC && r->shm->version == 1)
+	if (r->shm->magic == FI_SHM_MAGIC && r->shm->version == FI_SHM_VERSION)
 		return 1;
 	for (size_t k = 0; k < 16 && b[k]; k++)
 		o += (size_t)snprintf(held + o, sizeof(held) - o, b[k] >= 0x20 && b[k] < 0x7f
@@ -1028,7 +1028,7 @@ static void teardown(struct run *r)
 	json_decref(r->events);
 	json_decref(r->queue);
 	if (r->shm)
-		munmap(r->shm, sizeof(struct wc_shm));
+		munmap(r->shm, sizeof(struct fi_shm));
 	if (r->ctl_fd >= 0)
 		close(r->ctl_fd);
 	if (r->ev_fd >= 0)
