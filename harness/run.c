@@ -12,15 +12,14 @@
 #include "event_line.h"
 #include "fi.h"
 #include "peer.h"
+#include "proc.h"
 #include "protocol.h"
 #include "script.h"
 #include "trace.h"
 #include "wcutil.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -28,9 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -173,20 +169,11 @@ static int on_sync(struct run *r, const struct el_line *l)
  * when a wrapper (strace -f) is the child. */
 static int is_subject(const struct run *r, pid_t pid)
 {
-	char path[64], buf[512], *close;
-	int ppid = -1;
-	FILE *f;
+	long ppid, pgrp;
 
 	if (pid == r->pid)
 		return 1;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	/* "PID (COMM) STATE PPID ...": COMM may hold spaces and ')'. */
-	if (fgets(buf, sizeof(buf), f) && (close = strrchr(buf, ')')))
-		(void)sscanf(close + 1, " %*c %d", &ppid);
-	fclose(f);
-	return ppid == r->pid;
+	return wc_proc_parent(pid, &ppid, &pgrp) == 0 && ppid == (long)r->pid;
 }
 
 /* A kill line: sends SIG to the subject (PID, when it is the subject or a
@@ -384,9 +371,8 @@ static void child_exec(struct run *r, int ctl, int ev, int shm, int errfd, pid_t
 	int i = 0;
 
 	/* If the harness dies (an outer timeout's SIGKILL), the subject goes
-	 * too, rather than run on as an orphan: one that spins would hold a
-	 * CPU until someone noticed (one did, for 94 minutes). */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent)
+	 * too, rather than run on as an orphan. */
+	if (wc_proc_die_with_parent(parent) < 0)
 		_exit(126);
 	/* Move the four fds out of the way, then three of them to 3, 4, 5
 	 * (the exec pipe, close-on-exec, stays above them). */
@@ -408,24 +394,9 @@ static void child_exec(struct run *r, int ctl, int ev, int shm, int errfd, pid_t
 		if (null < 0 || dup2(null, STDOUT_FILENO) < 0)
 			child_fail(errfd, EXEC_SETUP, errno);
 	}
-	(void)unsetenv("WIRECHECK_FAULTS");
-	/* The harness ignores SIGPIPE, and an ignored signal stays ignored
-	 * across execve: the subject starts with every signal at its default
-	 * and none blocked, as a program started from a shell would. */
-	{
-		sigset_t none;
-
-		(void)signal(SIGPIPE, SIG_DFL);
-		(void)sigemptyset(&none);
-		(void)sigprocmask(SIG_SETMASK, &none, NULL);
-	}
-	/* No core files: whether a crash dumps core would then depend on the
-	 * machine's ulimit, and the trace's exit.core must not. */
-	{
-		struct rlimit nocore = { 0, 0 };
-
-		(void)setrlimit(RLIMIT_CORE, &nocore);
-	}
+	/* Signals and limits as from a shell; no core file, so that the
+	 * trace's exit.core does not depend on the machine's ulimit. */
+	wc_proc_shell_defaults();
 	if (r->opts->valgrind) {
 		snprintf(vglog, sizeof(vglog), "--log-file=%s/valgrind.log", r->tmpdir);
 		argv[i++] = "valgrind";
@@ -591,7 +562,7 @@ static int spawn(struct run *r)
 	/* Without pidfd_open (old kernels, or the harness itself under
 	 * valgrind 3.19, which does not know the call), the loop polls
 	 * waitpid() every PID_POLL_MS instead. */
-	r->pid_fd = (int)syscall(SYS_pidfd_open, r->pid, 0);
+	r->pid_fd = wc_proc_pidfd(r->pid);
 	/* The poll loop writes the script as the subject reads it, so that
 	 * the deadline holds while a long script goes through the pipe. The
 	 * "go" lines come after the whole script (the subject asks for them
@@ -630,14 +601,10 @@ static void write_script(struct run *r)
 static void reap(struct run *r, int flags)
 {
 	int status;
-	pid_t p;
 
 	if (r->exited)
 		return;
-	do {
-		p = waitpid(r->pid, &status, flags);
-	} while (p < 0 && errno == EINTR);
-	if (p == r->pid) {
+	if (wc_proc_reap(r->pid, flags, &status)) {
 		r->exited = 1;
 		r->status = status;
 		/* After the subject, nobody will ask for reads at points:
@@ -646,71 +613,11 @@ static void reap(struct run *r, int flags)
 	}
 }
 
-/*
- * SIGKILL to pid's descendants, deepest first, then to pid. Under --strace
- * the harness's child is strace, and a tracer that dies detaches its
- * tracees, which then run on: the subject outlived a timeout. The tree
- * comes from /proc/PID/task/TID/children (the first 4 KiB of each list: a
- * pid cut at that end is dropped, not guessed); a process forked after its
- * parent's list was read escapes, as it would a kill(2) of the group. A
- * descendant is waited for through a pidfd (at most a second each), so
- * that none still runs when the run returns; pid itself is the caller's
- * to reap.
- */
-static void kill_tree(pid_t pid, int depth)
-{
-	char path[96], buf[4096];
-	struct dirent *t;
-	DIR *tasks;
-	int pfd = depth > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if (depth < 16 && (tasks = opendir(path)) != NULL) {
-		while ((t = readdir(tasks)) != NULL) {
-			FILE *f;
-			size_t n;
-
-			if (t->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", (int)pid,
-				 t->d_name);
-			if (!(f = fopen(path, "r")))
-				continue;
-			n = fread(buf, 1, sizeof(buf) - 1, f);
-			fclose(f);
-			buf[n] = '\0';
-			if (n == sizeof(buf) - 1) { /* full: the last pid may be cut */
-				char *sp = strrchr(buf, ' ');
-
-				*(sp ? sp : buf) = '\0';
-			}
-			/* strtok_r: the recursion tokenizes buffers of its own. */
-			for (char *save, *w = strtok_r(buf, " \n", &save); w;
-			     w = strtok_r(NULL, " \n", &save)) {
-				char *end;
-				long child = strtol(w, &end, 10);
-
-				if (*end == '\0' && child > 0 && child <= INT_MAX)
-					kill_tree((pid_t)child, depth + 1);
-			}
-		}
-		closedir(tasks);
-	}
-	(void)kill(pid, SIGKILL);
-	if (pfd >= 0) {
-		struct pollfd w = { .fd = pfd, .events = POLLIN };
-
-		while (poll(&w, 1, 1000) < 0 && errno == EINTR)
-			;
-		close(pfd);
-	}
-}
-
 /* Kills the subject, and under a wrapper (strace) what it runs. */
 static void kill_subject(struct run *r)
 {
 	if (r->opts->strace)
-		kill_tree(r->pid, 0);
+		wc_proc_kill_tree(r->pid);
 	else
 		(void)kill(r->pid, SIGKILL);
 }
