@@ -106,7 +106,7 @@ struct job {
 };
 
 static struct {
-	struct sr_script sc;      /* the script (harness/script_read.h) */
+	struct sr_script sc;      /* the script (protocol/script_read.h) */
 	struct conn *conns;
 	int connected;
 	size_t next_task;
@@ -129,7 +129,7 @@ static struct {
 	struct owned_buf *owned;  /* every write-owned buffer */
 } S;
 
-/* ---- the event pipe (harness/subject_pipe.c) --------------------------- */
+/* ---- the event pipe (protocol/subject_pipe.c) --------------------------- */
 
 static void *xmalloc(size_t n)
 {
@@ -914,7 +914,7 @@ static void open_connections(void)
 /* ---- reading the script ---------------------------------------------------- */
 
 /* Reads the script up to "run" with the harness's own reader
- * (harness/script_read.c), then notes each variant: they select strategies
+ * (protocol/script_read.c), then notes each variant: they select strategies
  * of the reference stack, which libuv does not have. */
 static void read_script(void)
 {
