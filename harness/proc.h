@@ -12,8 +12,9 @@
 /*
  * In a child just forked from parent: SIGKILL when the parent dies, so
  * that a harness killed from outside leaves no orphan running (one that
- * spun held a CPU for 94 minutes). Returns 0, or -1 when that cannot be
- * set or the parent is gone already: the child should then _exit.
+ * spins holds a CPU until someone notices). Returns 0, or -1 when that
+ * cannot be set or the parent is gone already: the child should then
+ * _exit.
  */
 int wc_proc_die_with_parent(pid_t parent);
 
