@@ -818,7 +818,7 @@ int wc_exec(const struct exec_options *o)
 	json_decref(report);
 	if (rc == 0 && !o->exit_zero)
 		rc = program_status(&end, o->stop_signal);
-	/* gather removed the directory, unless it failed to open it */
+	/* wc_exec_gather removed the directory, unless it failed to open it */
 out_signals:
 	terminal_back(plan.tty); /* when it is not back yet */
 	if (tty) {

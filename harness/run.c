@@ -337,7 +337,7 @@ static int drain_events_after_exit(struct run *r)
 	int rc;
 
 	if (fl < 0 || fcntl(r->ev_fd, F_SETFL, fl | O_NONBLOCK) < 0)
-		return 0; /* then the pipe's end of file decides, as before */
+		return 0; /* then the pipe's end of file decides */
 	while ((rc = read_events(r)) > 0)
 		;
 	if (rc < 0)
