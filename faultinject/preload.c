@@ -71,8 +71,8 @@
 #include <jansson.h>
 
 #include "fi.h"
+#include "fi_shm.h"
 #include "fi_state.h"
-#include "../harness/protocol.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define COUNTS_VAR "WIRECHECK_COUNTS"
@@ -450,7 +450,7 @@ static void uring_seen(void)
 
 /*
  * When WIRECHECK_SHM_FD names an fd (a wirecheck subject: fd 5, the memfd
- * of struct wc_shm, docs/subject-protocol.md), the library is that
+ * of struct fi_shm, docs/subject-protocol.md), the library is that
  * subject's gate, as refstack-subject's own fi.c is:
  * - its counters live in that memfd, where the harness reads them for the
  *   trace's syscalls, also after a crash;
@@ -486,7 +486,6 @@ static int passthrough(int fd)
 static void subject_attach(void)
 {
 	const char *v = getenv(SHM_FD_VAR);
-	struct wc_shm *shm;
 	char *end;
 	long fd;
 
@@ -496,13 +495,8 @@ static void subject_attach(void)
 	fd = strtol(v, &end, 10);
 	if (errno != 0 || *end != '\0' || fd < 0 || fd > INT_MAX)
 		die_raw("wirecheck-preload: WIRECHECK_SHM_FD is not an fd\n");
-	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED,
-		   (int)fd, 0);
-	if (shm == MAP_FAILED)
+	if (fi_shm_attach((int)fd) < 0)
 		die_raw("wirecheck-preload: cannot map WIRECHECK_SHM_FD\n");
-	shm->magic = WC_SHM_MAGIC;
-	shm->version = 1;
-	fi_counters_attach(&shm->counters);
 	subject_shm_fd = (int)fd;
 }
 

@@ -4,6 +4,7 @@
 #include "peer_exec.h"
 
 #include "fi.h"
+#include "proc.h"
 #include "wcutil.h"
 
 #include <errno.h>
@@ -12,9 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,24 +24,17 @@
 static void child(char **argv, int out, int err, pid_t parent)
 {
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	struct rlimit nocore = { 0, 0 };
-	sigset_t none;
 
 	/* Its own process group, so that the deadline's SIGKILL reaches
 	 * what it started too (a shell's children); and gone with the
 	 * harness, if the harness dies first. */
 	(void)setpgid(0, 0);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent)
+	if (wc_proc_die_with_parent(parent) < 0)
 		_exit(126);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		_exit(126);
-	/* No gate, and the defaults a program started from a shell has:
-	 * the harness ignores SIGPIPE, which would stay ignored. */
-	(void)unsetenv("WIRECHECK_FAULTS");
-	(void)signal(SIGPIPE, SIG_DFL);
-	(void)sigemptyset(&none);
-	(void)sigprocmask(SIG_SETMASK, &none, NULL);
-	(void)setrlimit(RLIMIT_CORE, &nocore);
+	/* No gate, and the defaults a program started from a shell has. */
+	wc_proc_shell_defaults();
 	execvp(argv[0], argv);
 	dprintf(2, "wirecheck: peer exec: cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
@@ -149,7 +140,7 @@ int wc_prog_start(struct wc_prog *pg, const struct sc_peer_exec *spec,
 		snprintf(err, errlen, "fcntl: %s", strerror(errno));
 		return -1;
 	}
-	pg->pid_fd = (int)syscall(SYS_pidfd_open, pg->pid, 0);
+	pg->pid_fd = wc_proc_pidfd(pg->pid);
 	return 0;
 }
 
@@ -199,14 +190,10 @@ static int unix_listens(const char *path)
 static void reap(struct wc_prog *pg, int flags)
 {
 	int status;
-	pid_t p;
 
 	if (pg->exited || pg->pid <= 0)
 		return;
-	do {
-		p = waitpid(pg->pid, &status, flags);
-	} while (p < 0 && errno == EINTR);
-	if (p == pg->pid) {
+	if (wc_proc_reap(pg->pid, flags, &status)) {
 		pg->exited = 1;
 		pg->status = status;
 	}

@@ -9,17 +9,17 @@
  */
 #include "run.h"
 
+#include "event_line.h"
 #include "fi.h"
 #include "peer.h"
+#include "proc.h"
 #include "protocol.h"
 #include "script.h"
 #include "trace.h"
 #include "wcutil.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -27,9 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,7 +44,7 @@ struct run {
 	int ev_fd;
 	int pid_fd;
 	pid_t pid;
-	struct wc_shm *shm;
+	struct fi_shm *shm;
 	int exited;
 	int status;
 	int timed_out;
@@ -63,6 +60,7 @@ struct run {
 	char *script;         /* the script, written from the poll loop */
 	size_t script_len, script_off;
 	uint64_t lines;       /* lines the subject wrote on its event pipe */
+	uint64_t *written;    /* a sync line's byte counts, one per connection */
 };
 
 static int fail(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -129,44 +127,6 @@ static int protocol_error(struct run *r, const char *line, size_t len, const cha
 	return 1;
 }
 
-/* A decimal number of at most max, digits only; advances *s past it.
- * Returns 0, or -1 when there is none or it is too large. */
-static int parse_num(const char **s, uint64_t max, uint64_t *v)
-{
-	const char *p = *s;
-	uint64_t x = 0;
-
-	if (*p < '0' || *p > '9')
-		return -1;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		unsigned d = (unsigned)(*p - '0');
-
-		if (d > max || x > (max - d) / 10)
-			return -1;
-		x = x * 10 + d;
-	}
-	*s = p;
-	*v = x;
-	return 0;
-}
-
-/* Whether s is a sync point: start, done, task:N or checkpoint:N. */
-static int is_point(const char *s, size_t len)
-{
-	const char *p = s;
-	uint64_t n;
-
-	if ((len == 5 && memcmp(s, "start", 5) == 0) || (len == 4 && memcmp(s, "done", 4) == 0))
-		return 1;
-	if (len > 5 && memcmp(s, "task:", 5) == 0)
-		p = s + 5;
-	else if (len > 11 && memcmp(s, "checkpoint:", 11) == 0)
-		p = s + 11;
-	else
-		return 0;
-	return parse_num(&p, UINT64_MAX, &n) == 0 && p == s + len;
-}
-
 /* Whether s is UTF-8 (what a JSON string of the trace can hold). */
 static int is_utf8(const char *s)
 {
@@ -176,27 +136,17 @@ static int is_utf8(const char *s)
 	return j != NULL;
 }
 
-/* "ev TASK CONN TEXT": an event, "tTASK cCONN TEXT" in the trace. */
-static int on_ev(struct run *r, const char *line, size_t len)
+/* An event, "tTASK cCONN TEXT" in the trace. */
+static int on_ev(struct run *r, const char *line, size_t len, const struct el_line *l)
 {
-	const char *p = line + 3;
-	uint64_t task, conn;
 	json_t *ev;
 	char *buf;
-	size_t n;
+	size_t n = strlen(l->text) + 48;
 
-	if (parse_num(&p, UINT64_MAX, &task) < 0 || *p++ != ' ')
-		return protocol_error(r, line, len, "TASK is not a number (ev TASK CONN TEXT)");
-	if (parse_num(&p, (uint64_t)r->sc->connections - 1, &conn) < 0 ||
-	    (*p != ' ' && *p != '\0'))
-		return protocol_error(r, line, len, "CONN is not a connection of the scenario "
-				      "(0 to %d; ev TASK CONN TEXT)", r->sc->connections - 1);
-	if (*p == '\0' || *++p == '\0')
-		return protocol_error(r, line, len, "an event without a TEXT (ev TASK CONN TEXT)");
-	n = strlen(p) + 48;
 	if (!(buf = malloc(n)))
 		return fail(r, "out of memory");
-	snprintf(buf, n, "t%llu c%llu %s", (unsigned long long)task, (unsigned long long)conn, p);
+	snprintf(buf, n, "t%llu c%llu %s", (unsigned long long)l->task,
+		 (unsigned long long)l->conn, l->text);
 	ev = json_string(buf);
 	free(buf);
 	if (!ev)
@@ -206,41 +156,11 @@ static int on_ev(struct run *r, const char *line, size_t len)
 	return 0;
 }
 
-/* "sync POINT W0 W1 ...": the peer's actions at that point, then go. */
-static int on_sync(struct run *r, const char *line, size_t len)
+/* A sync point: the peer's actions at that point, then go. */
+static int on_sync(struct run *r, const struct el_line *l)
 {
-	const char *point = line + 5;
-	size_t plen = strcspn(point, " ");
-	const char *p = point + plen;
-	int n = r->sc->connections, i;
-	uint64_t *written;
-	char pt[64];
-
-	if (!is_point(point, plen) || plen >= sizeof(pt))
-		return protocol_error(r, line, len, "POINT is not start, done, task:N or "
-				      "checkpoint:N (sync POINT W0 W1 ...)");
-	if (!(written = calloc((size_t)n, sizeof(uint64_t))))
-		return fail(r, "out of memory");
-	for (i = 0; *p == ' ' && i < n; i++) {
-		p++;
-		if (parse_num(&p, UINT64_MAX, &written[i]) < 0 || (*p != ' ' && *p != '\0')) {
-			free(written);
-			return protocol_error(r, line, len, "W%d is not a byte count", i);
-		}
-	}
-	if (i < n || *p != '\0') {
-		free(written);
-		return protocol_error(r, line, len, "%s byte counts: the scenario has %d "
-				      "connection%s (sync POINT W0 W1 ...)",
-				      i < n ? "too few" : "too many", n, n == 1 ? "" : "s");
-	}
-	memcpy(pt, point, plen);
-	pt[plen] = '\0';
-	if (wc_peer_at_point(&r->peer, pt, written) != 0) {
-		free(written);
+	if (wc_peer_at_point(&r->peer, l->point, r->written) != 0)
 		return 0; /* the deadline passed; the main loop reports it */
-	}
-	free(written);
 	(void)wc_write_all(r->ctl_fd, "go\n", 3);
 	return 0;
 }
@@ -249,60 +169,34 @@ static int on_sync(struct run *r, const char *line, size_t len)
  * when a wrapper (strace -f) is the child. */
 static int is_subject(const struct run *r, pid_t pid)
 {
-	char path[64], buf[512], *close;
-	int ppid = -1;
-	FILE *f;
+	long ppid, pgrp;
 
 	if (pid == r->pid)
 		return 1;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	/* "PID (COMM) STATE PPID ...": COMM may hold spaces and ')'. */
-	if (fgets(buf, sizeof(buf), f) && (close = strrchr(buf, ')')))
-		(void)sscanf(close + 1, " %*c %d", &ppid);
-	fclose(f);
-	return ppid == r->pid;
+	return wc_proc_parent(pid, &ppid, &pgrp) == 0 && ppid == (long)r->pid;
 }
 
-/* A "kill SIG [PID]" line: sends SIG to the subject (PID, when it is the
- * subject or a child of the harness's child, as under strace), then go. */
-static int on_kill(struct run *r, const char *line, size_t len)
+/* A kill line: sends SIG to the subject (PID, when it is the subject or a
+ * child of the harness's child, as under strace), then go. */
+static int on_kill(struct run *r, const struct el_line *l)
 {
-	const char *p = line + 5;
-	uint64_t sig, pid = 0;
 	pid_t target = r->pid;
 
-	if (parse_num(&p, INT_MAX, &sig) < 0 ||
-	    (*p == ' ' && (++p, parse_num(&p, INT_MAX, &pid) < 0 || pid == 0)) || *p != '\0')
-		return protocol_error(r, line, len, "expected kill SIG [PID], numbers");
-	if (pid > 0 && is_subject(r, (pid_t)pid))
-		target = (pid_t)pid;
-	(void)kill(target, (int)sig);
+	if (l->pid > 0 && is_subject(r, (pid_t)l->pid))
+		target = (pid_t)l->pid;
+	(void)kill(target, (int)l->sig);
 	(void)wc_write_all(r->ctl_fd, "go\n", 3);
 	return 0;
 }
 
-/* "listening PORT": a server subject is ready, once; PORT 0 over unix. */
-static int on_listening(struct run *r, const char *line, size_t len)
+/* A listening line: a server subject is ready; the peer connects. */
+static int on_listening(struct run *r, const char *line, size_t len, const struct el_line *l)
 {
-	const char *p = line + 10;
-	uint64_t port;
 	char why[256];
 	int rc;
 
-	if (r->sc->role != SC_ROLE_SERVER && r->opts->handoff == WC_HANDOFF_NONE)
-		return protocol_error(r, line, len, "the subject is the client in this scenario: "
-				      "it connects, and listens on nothing");
-	if (r->listened)
-		return protocol_error(r, line, len, "a second listening line");
-	if (parse_num(&p, 65535, &port) < 0 || *p != '\0' ||
-	    (port == 0) != (r->sc->transport == SC_UNIX))
-		return protocol_error(r, line, len, "PORT is not %s (listening PORT)",
-				      r->sc->transport == SC_UNIX ? "0 (the transport is unix)"
-								  : "a TCP port, 1 to 65535");
 	r->listened = 1;
-	rc = wc_peer_connect(&r->peer, (int)port);
+	rc = wc_peer_connect(&r->peer, l->port);
 	if (rc != -2)
 		return rc;
 	snprintf(why, sizeof(why), "nothing listens there (%s)", r->err);
@@ -310,26 +204,13 @@ static int on_listening(struct run *r, const char *line, size_t len)
 	return protocol_error(r, line, len, "%s", why);
 }
 
-/* "stats bytes_moved=N allocations=M bytes_copied=C". */
-static int on_stats(struct run *r, const char *line, size_t len)
+/* The queue's figures of a stats line. */
+static int on_stats(struct run *r, const struct el_line *l)
 {
-	static const char *keys[3] = { " bytes_moved=", " allocations=", " bytes_copied=" };
-	const char *p = line + 5;
-	uint64_t v[3];
-
-	for (int i = 0; i < 3; i++) {
-		size_t k = strlen(keys[i]);
-
-		if (strncmp(p, keys[i], k) != 0 || (p += k, parse_num(&p, INT64_MAX, &v[i]) < 0))
-			return protocol_error(r, line, len, "expected stats bytes_moved=N "
-					      "allocations=M bytes_copied=C");
-	}
-	if (*p != '\0')
-		return protocol_error(r, line, len, "expected stats bytes_moved=N "
-				      "allocations=M bytes_copied=C, and nothing after");
 	json_decref(r->queue);
-	r->queue = json_pack("{s:I,s:I,s:I}", "bytes_moved", (json_int_t)v[0],
-			     "allocations", (json_int_t)v[1], "bytes_copied", (json_int_t)v[2]);
+	r->queue = json_pack("{s:I,s:I,s:I}", "bytes_moved", (json_int_t)l->stats[0],
+			     "allocations", (json_int_t)l->stats[1], "bytes_copied",
+			     (json_int_t)l->stats[2]);
 	return r->queue ? 0 : fail(r, "out of memory");
 }
 
@@ -342,34 +223,47 @@ static int take_fatal(struct run *r, const char *message)
 	return r->subject_error ? 0 : fail(r, "out of memory");
 }
 
-/* One line, without its newline, NUL-terminated at len. */
+/* One line, without its newline, NUL-terminated at len: read by the
+ * protocol's grammar (event_line.h), acted on here. */
 static int on_line(struct run *r, char *line, size_t len)
 {
-	const char *nul = memchr(line, '\0', len);
+	struct el_context cx = { .nconns = r->sc->connections,
+				 .unix_transport = r->sc->transport == SC_UNIX,
+				 .written = r->written };
+	struct el_line l;
+	char problem[256];
+	int rc = el_parse(line, len, &cx, &l, problem, sizeof(problem));
 
 	r->lines++;
-	if (nul)
-		return protocol_error(r, line, len, "a NUL byte (byte %zu of the line)",
-				      (size_t)(nul - line) + 1);
-	if (strncmp(line, "ev ", 3) == 0)
-		return on_ev(r, line, len);
-	if (strncmp(line, "sync ", 5) == 0)
-		return on_sync(r, line, len);
-	if (strncmp(line, "kill ", 5) == 0)
-		return on_kill(r, line, len);
-	if (strncmp(line, "listening ", 10) == 0)
-		return on_listening(r, line, len);
-	if (strncmp(line, "stats ", 6) == 0)
-		return on_stats(r, line, len);
-	if (strncmp(line, "fatal ", 6) == 0) {
-		if (!is_utf8(line + 6))
+	/* A listening line is judged by the scenario before its PORT. */
+	if (l.kind == EL_LISTENING && r->sc->role != SC_ROLE_SERVER &&
+	    r->opts->handoff == WC_HANDOFF_NONE)
+		return protocol_error(r, line, len, "the subject is the client in this scenario: "
+				      "it connects, and listens on nothing");
+	if (l.kind == EL_LISTENING && r->listened)
+		return protocol_error(r, line, len, "a second listening line");
+	if (rc < 0)
+		return protocol_error(r, line, len, "%s", problem);
+	switch (l.kind) {
+	case EL_EV:
+		return on_ev(r, line, len, &l);
+	case EL_SYNC:
+		return on_sync(r, &l);
+	case EL_KILL:
+		return on_kill(r, &l);
+	case EL_LISTENING:
+		return on_listening(r, line, len, &l);
+	case EL_STATS:
+		return on_stats(r, &l);
+	case EL_FATAL:
+		if (!is_utf8(l.text))
 			return protocol_error(r, line, len, "MESSAGE is not UTF-8 (fatal MESSAGE)");
-		return take_fatal(r, line + 6);
+		return take_fatal(r, l.text);
+	case EL_NOTE:
+	case EL_BROKEN:
+		break;
 	}
-	if (strcmp(line, "note") == 0 || strncmp(line, "note ", 5) == 0)
-		return 0; /* for a person: not part of the trace */
-	return protocol_error(r, line, len, "not a line of the protocol (ev, sync, kill, "
-			      "listening, stats, fatal or note)");
+	return 0;
 }
 
 /* Reads what the event pipe has and handles its complete lines, split by
@@ -443,7 +337,7 @@ static int drain_events_after_exit(struct run *r)
 	int rc;
 
 	if (fl < 0 || fcntl(r->ev_fd, F_SETFL, fl | O_NONBLOCK) < 0)
-		return 0; /* then the pipe's end of file decides, as before */
+		return 0; /* then the pipe's end of file decides */
 	while ((rc = read_events(r)) > 0)
 		;
 	if (rc < 0)
@@ -477,9 +371,8 @@ static void child_exec(struct run *r, int ctl, int ev, int shm, int errfd, pid_t
 	int i = 0;
 
 	/* If the harness dies (an outer timeout's SIGKILL), the subject goes
-	 * too, rather than run on as an orphan: one that spins would hold a
-	 * CPU until someone noticed (one did, for 94 minutes). */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent)
+	 * too, rather than run on as an orphan. */
+	if (wc_proc_die_with_parent(parent) < 0)
 		_exit(126);
 	/* Move the four fds out of the way, then three of them to 3, 4, 5
 	 * (the exec pipe, close-on-exec, stays above them). */
@@ -501,24 +394,9 @@ static void child_exec(struct run *r, int ctl, int ev, int shm, int errfd, pid_t
 		if (null < 0 || dup2(null, STDOUT_FILENO) < 0)
 			child_fail(errfd, EXEC_SETUP, errno);
 	}
-	(void)unsetenv("WIRECHECK_FAULTS");
-	/* The harness ignores SIGPIPE, and an ignored signal stays ignored
-	 * across execve: the subject starts with every signal at its default
-	 * and none blocked, as a program started from a shell would. */
-	{
-		sigset_t none;
-
-		(void)signal(SIGPIPE, SIG_DFL);
-		(void)sigemptyset(&none);
-		(void)sigprocmask(SIG_SETMASK, &none, NULL);
-	}
-	/* No core files: whether a crash dumps core would then depend on the
-	 * machine's ulimit, and the trace's exit.core must not. */
-	{
-		struct rlimit nocore = { 0, 0 };
-
-		(void)setrlimit(RLIMIT_CORE, &nocore);
-	}
+	/* Signals and limits as from a shell; no core file, so that the
+	 * trace's exit.core does not depend on the machine's ulimit. */
+	wc_proc_shell_defaults();
 	if (r->opts->valgrind) {
 		snprintf(vglog, sizeof(vglog), "--log-file=%s/valgrind.log", r->tmpdir);
 		argv[i++] = "valgrind";
@@ -638,12 +516,12 @@ static int spawn(struct run *r)
 	pid_t parent;
 
 	shm = fds[0] = memfd_create("wirecheck-counters", MFD_CLOEXEC);
-	if (shm < 0 || ftruncate(shm, sizeof(struct wc_shm)) < 0) {
+	if (shm < 0 || ftruncate(shm, sizeof(struct fi_shm)) < 0) {
 		rc = fail(r, "memfd: %s", strerror(errno));
 		close_fds(fds, 7);
 		return rc;
 	}
-	r->shm = mmap(NULL, sizeof(struct wc_shm), PROT_READ | PROT_WRITE, MAP_SHARED, shm, 0);
+	r->shm = mmap(NULL, sizeof(struct fi_shm), PROT_READ | PROT_WRITE, MAP_SHARED, shm, 0);
 	if (r->shm == MAP_FAILED) {
 		r->shm = NULL;
 		rc = fail(r, "mmap: %s", strerror(errno));
@@ -684,7 +562,7 @@ static int spawn(struct run *r)
 	/* Without pidfd_open (old kernels, or the harness itself under
 	 * valgrind 3.19, which does not know the call), the loop polls
 	 * waitpid() every PID_POLL_MS instead. */
-	r->pid_fd = (int)syscall(SYS_pidfd_open, r->pid, 0);
+	r->pid_fd = wc_proc_pidfd(r->pid);
 	/* The poll loop writes the script as the subject reads it, so that
 	 * the deadline holds while a long script goes through the pipe. The
 	 * "go" lines come after the whole script (the subject asks for them
@@ -723,14 +601,10 @@ static void write_script(struct run *r)
 static void reap(struct run *r, int flags)
 {
 	int status;
-	pid_t p;
 
 	if (r->exited)
 		return;
-	do {
-		p = waitpid(r->pid, &status, flags);
-	} while (p < 0 && errno == EINTR);
-	if (p == r->pid) {
+	if (wc_proc_reap(r->pid, flags, &status)) {
 		r->exited = 1;
 		r->status = status;
 		/* After the subject, nobody will ask for reads at points:
@@ -739,71 +613,11 @@ static void reap(struct run *r, int flags)
 	}
 }
 
-/*
- * SIGKILL to pid's descendants, deepest first, then to pid. Under --strace
- * the harness's child is strace, and a tracer that dies detaches its
- * tracees, which then run on: the subject outlived a timeout. The tree
- * comes from /proc/PID/task/TID/children (the first 4 KiB of each list: a
- * pid cut at that end is dropped, not guessed); a process forked after its
- * parent's list was read escapes, as it would a kill(2) of the group. A
- * descendant is waited for through a pidfd (at most a second each), so
- * that none still runs when the run returns; pid itself is the caller's
- * to reap.
- */
-static void kill_tree(pid_t pid, int depth)
-{
-	char path[96], buf[4096];
-	struct dirent *t;
-	DIR *tasks;
-	int pfd = depth > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if (depth < 16 && (tasks = opendir(path)) != NULL) {
-		while ((t = readdir(tasks)) != NULL) {
-			FILE *f;
-			size_t n;
-
-			if (t->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", (int)pid,
-				 t->d_name);
-			if (!(f = fopen(path, "r")))
-				continue;
-			n = fread(buf, 1, sizeof(buf) - 1, f);
-			fclose(f);
-			buf[n] = '\0';
-			if (n == sizeof(buf) - 1) { /* full: the last pid may be cut */
-				char *sp = strrchr(buf, ' ');
-
-				*(sp ? sp : buf) = '\0';
-			}
-			/* strtok_r: the recursion tokenizes buffers of its own. */
-			for (char *save, *w = strtok_r(buf, " \n", &save); w;
-			     w = strtok_r(NULL, " \n", &save)) {
-				char *end;
-				long child = strtol(w, &end, 10);
-
-				if (*end == '\0' && child > 0 && child <= INT_MAX)
-					kill_tree((pid_t)child, depth + 1);
-			}
-		}
-		closedir(tasks);
-	}
-	(void)kill(pid, SIGKILL);
-	if (pfd >= 0) {
-		struct pollfd w = { .fd = pfd, .events = POLLIN };
-
-		while (poll(&w, 1, 1000) < 0 && errno == EINTR)
-			;
-		close(pfd);
-	}
-}
-
 /* Kills the subject, and under a wrapper (strace) what it runs. */
 static void kill_subject(struct run *r)
 {
 	if (r->opts->strace)
-		kill_tree(r->pid, 0);
+		wc_proc_kill_tree(r->pid);
 	else
 		(void)kill(r->pid, SIGKILL);
 }
@@ -890,7 +704,7 @@ static int loop(struct run *r)
 /*
  * Whether the subject's gate attached the counters' memfd (fd 5): the
  * reference subject maps it itself, the preload library (--subject-preload)
- * in its constructor; either writes WC_SHM_MAGIC. A stack run without the
+ * in its constructor; either writes FI_SHM_MAGIC. A stack run without the
  * preload leaves it as the harness made it, zeros, or with what it wrote
  * to fd 5 ("arm SPEC" lines meant for the preloaded gate). When the gate
  * did not attach, says so on stderr, with what fd 5 held, and returns 0.
@@ -901,7 +715,7 @@ static int gate_attached(const struct run *r)
 	char held[16 * 4 + 1];
 	size_t o = 0;
 
-	if (r->shm->magic == WC_SHM_MAGIC && r->shm->version == 1)
+	if (r->shm->magic == FI_SHM_MAGIC && r->shm->version == FI_SHM_VERSION)
 		return 1;
 	for (size_t k = 0; k < 16 && b[k]; k++)
 		o += (size_t)snprintf(held + o, sizeof(held) - o, b[k] >= 0x20 && b[k] < 0x7f
@@ -991,7 +805,8 @@ static int setup(struct run *r)
 		return -1;
 	}
 	r->events = json_array();
-	if (!r->events)
+	r->written = calloc((size_t)r->sc->connections, sizeof(*r->written));
+	if (!r->events || !r->written)
 		return fail(r, "out of memory");
 	return wc_peer_init(&r->peer, r->sc, r->opts->handoff, r->tmpdir, r->deadline_ms,
 			    r->err, r->errlen);
@@ -1025,10 +840,11 @@ static void teardown(struct run *r)
 	free(r->script);
 	free(r->subject_error);
 	free(r->protocol_error);
+	free(r->written);
 	json_decref(r->events);
 	json_decref(r->queue);
 	if (r->shm)
-		munmap(r->shm, sizeof(struct wc_shm));
+		munmap(r->shm, sizeof(struct fi_shm));
 	if (r->ctl_fd >= 0)
 		close(r->ctl_fd);
 	if (r->ev_fd >= 0)

@@ -12,8 +12,7 @@
 #define TOO_LARGE (-431)
 #define NOT_IMPLEMENTED (-501)
 
-/* RFC 9110 tchar. */
-static int is_tchar(unsigned char ch)
+int rs_http_is_tchar(unsigned char ch)
 {
 	if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
 	    (ch >= '0' && ch <= '9'))
@@ -50,8 +49,7 @@ static int lower_eq(const char *a, size_t alen, const char *lit)
 	return 1;
 }
 
-/* Whether a comma-separated value holds the token tok (any case). */
-static int list_has(const char *v, size_t len, const char *tok)
+int rs_http_list_has(const char *v, size_t len, const char *tok)
 {
 	size_t i = 0;
 
@@ -103,15 +101,36 @@ static int expect_crlf(const char *b, size_t len, size_t *pos)
 	return 1;
 }
 
+/* "HTTP/1.0" or "HTTP/1.1" at *pos. Returns 1, moves *pos past it and
+ * sets *minor, or 0 / BAD. */
+static int http_version(const char *b, size_t len, size_t *pos, int *minor)
+{
+	static const char version[] = "HTTP/1.";
+	size_t i = *pos;
+
+	for (size_t k = 0; k < sizeof(version) - 1; k++, i++) {
+		if (i == len)
+			return INCOMPLETE;
+		if (b[i] != version[k])
+			return BAD;
+	}
+	if (i == len)
+		return INCOMPLETE;
+	if (b[i] != '0' && b[i] != '1')
+		return BAD;
+	*minor = b[i] - '0';
+	*pos = i + 1;
+	return 1;
+}
+
 /* The request line. Returns 1 and moves *pos past it, or 0 / BAD. */
 static int request_line(const char *b, size_t len, size_t *pos,
 			struct rs_http_request *req)
 {
-	static const char version[] = "HTTP/1.";
 	size_t i = *pos, start = i;
 	int rc;
 
-	while (i < len && is_tchar((unsigned char)b[i]))
+	while (i < len && rs_http_is_tchar((unsigned char)b[i]))
 		i++;
 	if (i == len)
 		return INCOMPLETE;
@@ -129,18 +148,46 @@ static int request_line(const char *b, size_t len, size_t *pos,
 	req->target = b + start;
 	req->target_len = i - start;
 	i++;
-	for (size_t k = 0; k < sizeof(version) - 1; k++, i++) {
+	rc = http_version(b, len, &i, &req->minor);
+	if (rc <= 0)
+		return rc;
+	rc = expect_crlf(b, len, &i);
+	if (rc <= 0)
+		return rc;
+	*pos = i;
+	return 1;
+}
+
+/*
+ * The status line (RFC 9112 section 4): HTTP-version SP 3DIGIT SP
+ * [reason-phrase] CRLF. Returns 1 and moves *pos past it, or 0 / BAD.
+ */
+static int status_line(const char *b, size_t len, size_t *pos,
+		       struct rs_http_response *resp)
+{
+	size_t i = *pos, start;
+	int rc = http_version(b, len, &i, &resp->minor);
+
+	if (rc <= 0)
+		return rc;
+	resp->status = 0;
+	for (int k = 0; k < 5; k++, i++) {
+		int digit = k >= 1 && k <= 3;
+
 		if (i == len)
 			return INCOMPLETE;
-		if (b[i] != version[k])
+		if (digit ? b[i] < '0' || b[i] > '9' : b[i] != ' ')
 			return BAD;
+		if (digit)
+			resp->status = resp->status * 10 + (b[i] - '0');
 	}
+	start = i;
+	while (i < len && field_byte((unsigned char)b[i]))
+		i++;
 	if (i == len)
 		return INCOMPLETE;
-	if (b[i] != '0' && b[i] != '1')
-		return BAD;
-	req->minor = b[i] - '0';
-	i++;
+	resp->reason = b + start;
+	resp->reason_len = i - start;
 	rc = expect_crlf(b, len, &i);
 	if (rc <= 0)
 		return rc;
@@ -155,7 +202,7 @@ static int field_line(const char *b, size_t len, size_t *pos,
 	size_t i = *pos, start = i, vstart, vend;
 	int rc;
 
-	while (i < len && is_tchar((unsigned char)b[i]))
+	while (i < len && rs_http_is_tchar((unsigned char)b[i]))
 		i++;
 	if (i == len)
 		return INCOMPLETE;
@@ -204,8 +251,8 @@ static int interpret(struct rs_http_request *req)
 		} else if (lower_eq(f->name, f->name_len, "transfer-encoding")) {
 			have_te = 1;
 		} else if (lower_eq(f->name, f->name_len, "connection")) {
-			close |= list_has(f->value, f->value_len, "close");
-			keep |= list_has(f->value, f->value_len, "keep-alive");
+			close |= rs_http_list_has(f->value, f->value_len, "close");
+			keep |= rs_http_list_has(f->value, f->value_len, "keep-alive");
 		}
 	}
 	/* Both framings at once is the request-smuggling shape (RFC 9112
@@ -217,46 +264,118 @@ static int interpret(struct rs_http_request *req)
 	return 1;
 }
 
+/*
+ * The header fields after a start line that ended at pos, through the blank
+ * line; len is already clipped to the head's bound. Returns the head's
+ * length, INCOMPLETE, BAD or TOO_LARGE (a field past RS_HTTP_MAX_HEADERS).
+ */
+static ssize_t head_fields(const char *b, size_t len, size_t pos,
+			   struct rs_http_field *fields, size_t *nfields)
+{
+	int rc;
+
+	for (;;) {
+		if (pos < len && b[pos] == '\r') {
+			rc = expect_crlf(b, len, &pos);
+			return rc <= 0 ? rc : (ssize_t)pos;
+		}
+		if (pos == len)
+			return INCOMPLETE;
+		if (*nfields == RS_HTTP_MAX_HEADERS)
+			return TOO_LARGE;
+		rc = field_line(b, len, &pos, &fields[*nfields]);
+		if (rc <= 0)
+			return rc;
+		(*nfields)++;
+	}
+}
+
+/* Only what fits the bound is looked at: a head that is not over by then
+ * is too large, whatever the bytes after. */
+static size_t clip(size_t len, size_t max_head)
+{
+	return len > max_head ? max_head : len;
+}
+
+/* A head stopped at rc within len bytes (clipped): running out of bytes
+ * at the bound is too large, before it incomplete. */
+static ssize_t head_result(ssize_t rc, size_t len, size_t max_head)
+{
+	if (rc != INCOMPLETE)
+		return rc;
+	return len >= max_head ? TOO_LARGE : INCOMPLETE;
+}
+
+ssize_t rs_http_parse_request_head(const char *buf, size_t len,
+				   size_t max_head,
+				   struct rs_http_request *out)
+{
+	struct rs_http_request req;
+	size_t pos = 0;
+	ssize_t rc;
+
+	len = clip(len, max_head);
+	memset(&req, 0, sizeof(req));
+	rc = request_line(buf, len, &pos, &req);
+	if (rc == 1)
+		rc = head_fields(buf, len, pos, req.fields, &req.nfields);
+	if (rc <= 0)
+		return head_result(rc, len, max_head);
+	req.head_len = (size_t)rc;
+	*out = req;
+	return rc;
+}
+
 ssize_t rs_http_parse_request(const char *buf, size_t len, size_t max_head,
 			      struct rs_http_request *out)
 {
 	struct rs_http_request req;
-	size_t pos = 0;
+	ssize_t n = rs_http_parse_request_head(buf, len, max_head, &req);
 	int rc;
 
-	/* Only what fits the bound is looked at: a head that is not over by
-	 * then is too large, whatever the bytes after. */
-	int clipped = len > max_head;
-
-	if (clipped)
-		len = max_head;
-	memset(&req, 0, sizeof(req));
-	rc = request_line(buf, len, &pos, &req);
-	while (rc == 1) {
-		if (pos < len && buf[pos] == '\r') {
-			rc = expect_crlf(buf, len, &pos);
-			if (rc <= 0)
-				break;
-			rc = interpret(&req);
-			if (rc < 0)
-				return rc;
-			req.head_len = pos;
-			*out = req;
-			return (ssize_t)pos;
-		}
-		if (pos == len) {
-			rc = INCOMPLETE;
-			break;
-		}
-		if (req.nfields == RS_HTTP_MAX_HEADERS)
-			return TOO_LARGE;
-		rc = field_line(buf, len, &pos, &req.fields[req.nfields]);
-		if (rc == 1)
-			req.nfields++;
-	}
+	if (n <= 0)
+		return n;
+	rc = interpret(&req);
 	if (rc < 0)
 		return rc;
-	return clipped || len >= max_head ? TOO_LARGE : INCOMPLETE;
+	*out = req;
+	return n;
+}
+
+ssize_t rs_http_parse_response(const char *buf, size_t len, size_t max_head,
+			       struct rs_http_response *out)
+{
+	struct rs_http_response resp;
+	size_t pos = 0;
+	ssize_t rc;
+
+	len = clip(len, max_head);
+	memset(&resp, 0, sizeof(resp));
+	rc = status_line(buf, len, &pos, &resp);
+	if (rc == 1)
+		rc = head_fields(buf, len, pos, resp.fields, &resp.nfields);
+	if (rc <= 0)
+		return head_result(rc, len, max_head);
+	resp.head_len = (size_t)rc;
+	*out = resp;
+	return rc;
+}
+
+int rs_http_find_field(const struct rs_http_field *fields, size_t nfields,
+		       const char *name, const char **value, size_t *value_len)
+{
+	int found = 0;
+
+	for (size_t k = 0; k < nfields; k++) {
+		if (!lower_eq(fields[k].name, fields[k].name_len, name))
+			continue;
+		if (found)
+			return -1;
+		found = 1;
+		*value = fields[k].value;
+		*value_len = fields[k].value_len;
+	}
+	return found;
 }
 
 const char *rs_http_reason(int status)

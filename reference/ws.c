@@ -19,6 +19,7 @@
 #include "rs_internal.h"
 #include "ws_deflate.h"
 #include "ws_frame.h"
+#include "ws_handshake.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -5,6 +5,8 @@
  */
 #include "ws_deflate.h"
 
+#include "http_parse.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,15 +54,6 @@ struct ext_list {
 	const char *problem;
 };
 
-static int is_tchar(unsigned char c)
-{
-	/* RFC 7230 3.2.6: tchar. */
-	if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-	    (c >= 'A' && c <= 'Z'))
-		return 1;
-	return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
-
 static int is_ows(char c)
 {
 	return c == ' ' || c == '\t';
@@ -84,7 +77,7 @@ static struct span take_token(const char *h, size_t len, size_t *pos)
 {
 	struct span s = { h + *pos, 0 };
 
-	while (*pos < len && is_tchar((unsigned char)h[*pos])) {
+	while (*pos < len && rs_http_is_tchar((unsigned char)h[*pos])) {
 		(*pos)++;
 		s.n++;
 	}
@@ -187,7 +180,7 @@ static int take_value(const char *h, size_t len, size_t *pos, char *val,
 					return -1;
 				c = h[(*pos)++];
 			}
-			if (!is_tchar((unsigned char)c))
+			if (!rs_http_is_tchar((unsigned char)c))
 				return -1;
 			if (n < cap)
 				val[n] = c;
@@ -196,7 +189,7 @@ static int take_value(const char *h, size_t len, size_t *pos, char *val,
 		/* An empty quoted string is refused, as npm ws does. */
 		return n == 0 ? -1 : (int)(n < cap ? n : cap);
 	}
-	while (*pos < len && is_tchar((unsigned char)h[*pos])) {
+	while (*pos < len && rs_http_is_tchar((unsigned char)h[*pos])) {
 		if (n < cap)
 			val[n] = h[*pos];
 		n++;

@@ -1,6 +1,6 @@
 /*
- * ws_frame.h: the WebSocket frame codec (RFC 6455, section 5) and the
- * opening handshake's pure parts (section 4).
+ * ws_frame.h: the WebSocket frame codec (RFC 6455, section 5); the opening
+ * handshake is ws_handshake.h.
  *
  * Protocol code with no I/O, as wslay's frame layer: bytes in, events out;
  * a frame description in, bytes out into the caller's buffer, however short.
@@ -231,65 +231,5 @@ size_t rs_ws_parser_feed(struct rs_ws_parser *p, const uint8_t *in, size_t n,
  * 1007-1014, 3000-4999), else 0.
  */
 int rs_ws_close_code_valid(int code);
-
-/* ------------------------------------------------------------------------ */
-/* The opening handshake (RFC 6455, 4): no I/O, bytes in and out.           */
-
-/*
- * Sec-WebSocket-Accept for a Sec-WebSocket-Key: base64(SHA-1(key + the
- * GUID of 1.3)). Writes 28 characters and a NUL to out. Returns 0, or
- * -EIO when libcrypto fails.
- */
-int rs_ws_accept_key(const char *key, size_t len, char out[29]);
-
-/* What the server takes from an Upgrade request. Pointers point into the
- * parsed buffer. */
-struct rs_ws_request {
-	const char *path;
-	size_t path_len;
-	const char *key;         /* Sec-WebSocket-Key, 24 characters */
-	const char *extensions;  /* Sec-WebSocket-Extensions, or NULL */
-	size_t extensions_len;
-	int status;              /* on an error: the HTTP status to answer */
-	const char *problem;     /* on an error: what was wrong */
-};
-/*
- * Parses an Upgrade request head (RFC 6455 4.2.1). Returns the head's
- * length (through the blank line) when it is complete and valid, 0 when
- * more bytes are needed, -EPROTO when it is invalid (r->status 400, or
- * 426 for a version other than 13; r->problem says why), -EMSGSIZE for a
- * head over 8 KiB without its end.
- */
-int rs_ws_parse_request(const char *buf, size_t len, struct rs_ws_request *r);
-/*
- * Writes the 101 response for key (with Sec-WebSocket-Extensions when
- * extensions is not NULL) to out. Returns its length, or -ENOSPC when cap
- * is too small, -EIO when libcrypto fails.
- */
-int rs_ws_server_response(char *out, size_t cap, const char *key,
-			  const char *extensions);
-/*
- * Writes a client's Upgrade request for host and path with the key made of
- * nonce (base64 of 16 bytes, 24 characters and a NUL into key), with a
- * Sec-WebSocket-Extensions header of value extensions when it is not NULL
- * (ws_deflate.h, rs_ws_deflate_offer). Returns its length or -ENOSPC.
- */
-int rs_ws_client_request(char *out, size_t cap, const char *host,
-			 const char *path, const uint8_t nonce[16],
-			 const char *extensions, char key[25]);
-/* What the client takes from the server's answer. */
-struct rs_ws_response {
-	const char *extensions;  /* Sec-WebSocket-Extensions, or NULL */
-	size_t extensions_len;
-	const char *problem;     /* on an error: what was wrong */
-};
-/*
- * Parses the server's answer to the request of key (RFC 6455 4.1: status
- * 101, Upgrade, Connection, and Sec-WebSocket-Accept matching key).
- * Returns the head's length when complete and valid, 0 when more bytes are
- * needed, -EPROTO when invalid, -EMSGSIZE past 8 KiB.
- */
-int rs_ws_parse_response(const char *buf, size_t len, const char *key,
-			 struct rs_ws_response *r);
 
 #endif

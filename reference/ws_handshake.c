@@ -2,14 +2,16 @@
  * ws_handshake.c: the pure parts of the WebSocket opening handshake
  * (RFC 6455, 4): the Upgrade request and the 101 answer, parsed and
  * written, and Sec-WebSocket-Accept (SHA-1 and base64 from libcrypto).
- * No I/O; see ws_frame.h for the contracts.
+ * The heads are parsed by http_parse.c; this file judges their fields.
+ * No I/O; the contracts are in ws_handshake.h.
  */
-#include "ws_frame.h"
+#include "ws_handshake.h"
+
+#include "http_parse.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include <openssl/evp.h>
 #include <openssl/sha.h>
@@ -19,7 +21,7 @@ static const char ws_guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
 /* A head larger than this without its blank line is refused (npm ws takes
  * node's default of 16 KiB; an Upgrade request needs far less). */
-#define HEAD_MAX 8192
+#define HEAD_MAX RS_HTTP_MAX_HEAD
 
 int rs_ws_accept_key(const char *key, size_t len, char out[29])
 {
@@ -45,84 +47,16 @@ int rs_ws_accept_key(const char *key, size_t len, char out[29])
 /* ------------------------------------------------------------------------ */
 /* Heads.                                                                   */
 
-/* A head: the bytes through its blank line. */
-struct head {
-	const char *buf;
-	size_t len;   /* through the blank line */
-};
-
-/* Finds the end of the head. Returns its length, 0 or -EMSGSIZE. */
-static int head_end(const char *buf, size_t len)
+/* 1 when the fields have exactly one field name whose value lists token
+ * (both in lower case), as npm ws asks of Upgrade and Connection. */
+static int field_has(const struct rs_http_field *fields, size_t n,
+		     const char *name, const char *token)
 {
-	for (size_t i = 0; i + 3 < len; i++)
-		if (buf[i] == '\r' && buf[i + 1] == '\n' && buf[i + 2] == '\r' &&
-		    buf[i + 3] == '\n')
-			return i + 4 > HEAD_MAX ? -EMSGSIZE : (int)(i + 4);
-	return len >= HEAD_MAX ? -EMSGSIZE : 0;
-}
+	const char *v;
+	size_t vlen;
 
-/* Skips spaces and tabs from *p up to end. */
-static const char *skip_ows(const char *p, const char *end)
-{
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	return p;
-}
-
-/*
- * Finds header `name` in the head (after the first line). Sets *val and
- * *vlen to its value without surrounding spaces. Returns 1 if found, 0 if
- * not, -1 if it is there twice (a repeated header is refused, as npm ws
- * does for the key and the version).
- */
-static int header_value(const struct head *h, const char *name,
-			const char **val, size_t *vlen)
-{
-	size_t nlen = strlen(name);
-	const char *p = memchr(h->buf, '\n', h->len), *end = h->buf + h->len;
-	int found = 0;
-
-	while (p && ++p < end) {
-		const char *eol = memchr(p, '\r', (size_t)(end - p));
-		const char *colon;
-
-		if (!eol || eol == p)
-			break;
-		colon = memchr(p, ':', (size_t)(eol - p));
-		if (colon && (size_t)(colon - p) == nlen &&
-		    strncasecmp(p, name, nlen) == 0) {
-			const char *v = skip_ows(colon + 1, eol), *e = eol;
-
-			while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
-				e--;
-			if (found)
-				return -1;
-			found = 1;
-			*val = v;
-			*vlen = (size_t)(e - v);
-		}
-		p = eol + 1;
-	}
-	return found;
-}
-
-/* 1 when the comma-separated list [v, v+n) holds token (any case). */
-static int has_token(const char *v, size_t n, const char *token)
-{
-	size_t tlen = strlen(token);
-	const char *end = v + n;
-
-	while (v < end) {
-		const char *comma = memchr(v, ',', (size_t)(end - v));
-		const char *e = comma ? comma : end, *s = skip_ows(v, e);
-
-		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-			e--;
-		if ((size_t)(e - s) == tlen && strncasecmp(s, token, tlen) == 0)
-			return 1;
-		v = comma ? comma + 1 : end;
-	}
-	return 0;
+	return rs_http_find_field(fields, n, name, &v, &vlen) == 1 &&
+	       rs_http_list_has(v, vlen, token);
 }
 
 /* 1 when [k, k+n) is the base64 of 16 bytes (RFC 6455 4.2.1, item 5). */
@@ -152,41 +86,41 @@ static int bad_request(struct rs_ws_request *r, int status,
 
 int rs_ws_parse_request(const char *buf, size_t len, struct rs_ws_request *r)
 {
-	struct head h = { buf, 0 };
-	const char *v, *sp;
+	struct rs_http_request h;
+	const char *v;
 	size_t vlen;
-	int n = head_end(buf, len);
+	ssize_t n = rs_http_parse_request_head(buf, len, HEAD_MAX, &h);
 
 	memset(r, 0, sizeof(*r));
-	if (n <= 0) {
-		if (n < 0)
-			r->status = 431;
-		return n;
+	if (n == 0)
+		return 0;
+	if (n == -431) {
+		r->status = 431;
+		return -EMSGSIZE;
 	}
-	h.len = (size_t)n;
-	if (h.len < 4 || memcmp(buf, "GET ", 4) != 0)
+	if (n < 0)
+		return bad_request(r, 400, "not an HTTP/1.1 request head");
+	if (h.method_len != 3 || memcmp(h.method, "GET", 3) != 0)
 		return bad_request(r, 400, "not a GET request");
-	r->path = buf + 4;
-	sp = memchr(r->path, ' ', h.len - 4);
-	if (!sp || sp == r->path)
-		return bad_request(r, 400, "no request target");
-	r->path_len = (size_t)(sp - r->path);
-	if ((size_t)(buf + h.len - sp) < 11 || memcmp(sp, " HTTP/1.1\r\n", 11) != 0)
+	r->path = h.target;
+	r->path_len = h.target_len;
+	if (h.minor != 1)
 		return bad_request(r, 400, "not HTTP/1.1");
-	if (header_value(&h, "Upgrade", &v, &vlen) != 1 ||
-	    !has_token(v, vlen, "websocket"))
+	if (!field_has(h.fields, h.nfields, "upgrade", "websocket"))
 		return bad_request(r, 400, "no Upgrade: websocket");
-	if (header_value(&h, "Connection", &v, &vlen) != 1 ||
-	    !has_token(v, vlen, "upgrade"))
+	if (!field_has(h.fields, h.nfields, "connection", "upgrade"))
 		return bad_request(r, 400, "no Connection: Upgrade");
-	if (header_value(&h, "Sec-WebSocket-Version", &v, &vlen) != 1 ||
+	if (rs_http_find_field(h.fields, h.nfields, "sec-websocket-version", &v,
+			       &vlen) != 1 ||
 	    vlen != 2 || memcmp(v, "13", 2) != 0)
 		return bad_request(r, 426, "Sec-WebSocket-Version is not 13");
-	if (header_value(&h, "Sec-WebSocket-Key", &v, &vlen) != 1 ||
+	if (rs_http_find_field(h.fields, h.nfields, "sec-websocket-key", &v,
+			       &vlen) != 1 ||
 	    !key_valid(v, vlen))
 		return bad_request(r, 400, "no valid Sec-WebSocket-Key");
 	r->key = v;
-	switch (header_value(&h, "Sec-WebSocket-Extensions", &v, &vlen)) {
+	switch (rs_http_find_field(h.fields, h.nfields,
+				   "sec-websocket-extensions", &v, &vlen)) {
 	case 1:
 		r->extensions = v;
 		r->extensions_len = vlen;
@@ -196,7 +130,7 @@ int rs_ws_parse_request(const char *buf, size_t len, struct rs_ws_request *r)
 	default:
 		break;
 	}
-	return n;
+	return (int)n;
 }
 
 int rs_ws_server_response(char *out, size_t cap, const char *key,
@@ -255,30 +189,33 @@ static int bad_response(struct rs_ws_response *r, const char *problem)
 int rs_ws_parse_response(const char *buf, size_t len, const char *key,
 			 struct rs_ws_response *r)
 {
-	struct head h = { buf, 0 };
+	struct rs_http_response h;
 	char accept[29];
 	const char *v;
 	size_t vlen;
-	int n = head_end(buf, len);
+	ssize_t n = rs_http_parse_response(buf, len, HEAD_MAX, &h);
 
 	memset(r, 0, sizeof(*r));
-	if (n <= 0)
-		return n;
-	h.len = (size_t)n;
-	if (h.len < 13 || memcmp(buf, "HTTP/1.1 101 ", 13) != 0)
+	if (n == 0)
+		return 0;
+	if (n == -431)
+		return -EMSGSIZE;
+	if (n < 0)
+		return bad_response(r, "not an HTTP/1.1 response head");
+	if (h.minor != 1 || h.status != 101)
 		return bad_response(r, "the status is not 101");
-	if (header_value(&h, "Upgrade", &v, &vlen) != 1 ||
-	    !has_token(v, vlen, "websocket"))
+	if (!field_has(h.fields, h.nfields, "upgrade", "websocket"))
 		return bad_response(r, "no Upgrade: websocket");
-	if (header_value(&h, "Connection", &v, &vlen) != 1 ||
-	    !has_token(v, vlen, "upgrade"))
+	if (!field_has(h.fields, h.nfields, "connection", "upgrade"))
 		return bad_response(r, "no Connection: Upgrade");
 	if (rs_ws_accept_key(key, strlen(key), accept) < 0)
 		return bad_response(r, "libcrypto failed");
-	if (header_value(&h, "Sec-WebSocket-Accept", &v, &vlen) != 1 ||
+	if (rs_http_find_field(h.fields, h.nfields, "sec-websocket-accept", &v,
+			       &vlen) != 1 ||
 	    vlen != 28 || memcmp(v, accept, 28) != 0)
 		return bad_response(r, "Sec-WebSocket-Accept does not match");
-	switch (header_value(&h, "Sec-WebSocket-Extensions", &v, &vlen)) {
+	switch (rs_http_find_field(h.fields, h.nfields,
+				   "sec-websocket-extensions", &v, &vlen)) {
 	case 1:
 		r->extensions = v;
 		r->extensions_len = vlen;
@@ -288,5 +225,5 @@ int rs_ws_parse_response(const char *buf, size_t len, const char *key,
 	default:
 		break;
 	}
-	return n;
+	return (int)n;
 }

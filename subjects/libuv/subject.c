@@ -34,6 +34,7 @@
  */
 #include "protocol.h"
 #include "script_read.h"
+#include "script_run.h"
 #include "subject_pipe.h"
 
 #include <errno.h>
@@ -106,12 +107,10 @@ struct job {
 };
 
 static struct {
-	struct sr_script sc;      /* the script (harness/script_read.h) */
+	struct sr_script sc;      /* the script (protocol/script_read.h) */
 	struct conn *conns;
 	int connected;
-	size_t next_task;
 	size_t task_done;        /* a script task ended: take its end */
-	int checkpoints;
 	uint64_t loop_task;
 	int depth;
 	uv_loop_t *loop;
@@ -129,7 +128,7 @@ static struct {
 	struct owned_buf *owned;  /* every write-owned buffer */
 } S;
 
-/* ---- the event pipe (harness/subject_pipe.c) --------------------------- */
+/* ---- the event pipe (protocol/subject_pipe.c) --------------------------- */
 
 static void *xmalloc(size_t n)
 {
@@ -165,15 +164,6 @@ static void event(int conn, const char *fmt, ...)
 	sp_event(S.loop_task, conn, "%s", text);
 }
 
-static void sync_point(const char *point)
-{
-	static uint64_t written[1024];
-	int n = S.sc.nconns < 1024 ? S.sc.nconns : 1024;
-
-	for (int i = 0; i < n; i++)
-		written[i] = taken(&S.conns[i]);
-	sp_sync(point, written, n);
-}
 
 /* A command to the preloaded gate (faultinject/preload.c): 0 or -1. */
 static int gate_command(const char *text)
@@ -187,8 +177,6 @@ static int gate_command(const char *text)
 }
 
 /* ---- tasks ------------------------------------------------------------------ */
-
-static void post_next_task(void);
 
 static void push(struct job ***tail, void (*fn)(void *), void *arg)
 {
@@ -228,14 +216,9 @@ static void leave(void)
 	S.depth--;
 	if (S.task_done) {
 		size_t n = S.task_done;
-		char point[32];
 
 		S.task_done = 0;
-		if (S.sc.sync_task[n]) {
-			snprintf(point, sizeof(point), "task:%zu", n);
-			sync_point(point);
-		}
-		post_next_task();
+		sr_run_task_end(n);
 	}
 }
 
@@ -275,18 +258,7 @@ static void post(void (*fn)(void *), void *arg)
 
 /* ---- operations ------------------------------------------------------------- */
 
-static void run_block_from(const struct sr_block *b, int conn, size_t from);
 static void maybe_close(struct conn *c);
-
-static void run_handlers(enum sr_ev_kind ev, int conn)
-{
-	for (size_t i = 0; i < S.sc.nhandlers; i++) {
-		const struct sr_block *h = &S.sc.handlers[i];
-
-		if (h->event == ev && (h->conn < 0 || h->conn == conn))
-			run_block_from(h, conn, 0);
-	}
-}
 
 static const char *sig_name(int sig, char *buf, size_t len)
 {
@@ -326,7 +298,7 @@ static void on_write(uv_write_t *req, int status)
 	else if (w->cb && w->number)
 		event(c->index, "write#%d cb %s", w->number, status == 0 ? "ok" : uv_err_name(status));
 	if ((w->cb || w->owned) && w->number)
-		run_handlers(SR_EV_WRITE_CB, c->index);
+		sr_run_handlers(SR_EV_WRITE_CB, c->index);
 	if (status < 0 && status != UV_ECANCELED && c->open) {
 		event(c->index, "error %s write", uv_err_name(status));
 		close_conn(c, 1);
@@ -334,7 +306,7 @@ static void on_write(uv_write_t *req, int status)
 		   uv_stream_get_write_queue_size(&c->h.stream) == 0) {
 		c->need_drain = 0;
 		event(c->index, "drain");
-		run_handlers(SR_EV_DRAIN, c->index);
+		sr_run_handlers(SR_EV_DRAIN, c->index);
 	}
 	free(w->buf);
 	free(w);
@@ -495,12 +467,12 @@ static void on_shutdown(uv_shutdown_t *req, int status)
 	enter();
 	if (c->end_cb) {
 		event(c->index, "end cb %s", status == 0 ? "ok" : uv_err_name(status));
-		run_handlers(SR_EV_END_CB, c->index);
+		sr_run_handlers(SR_EV_END_CB, c->index);
 	}
 	if (status == 0 && c->open) {
 		c->finished = 1;
 		event(c->index, "finish");
-		run_handlers(SR_EV_FINISH, c->index);
+		sr_run_handlers(SR_EV_FINISH, c->index);
 		if (c->destroy_soon && c->open)
 			close_conn(c, 0);
 		else
@@ -549,7 +521,7 @@ static void on_close(uv_handle_t *h)
 	c->closed = 1;
 	event(c->index, "close had_error=%d bytes_written=%llu", c->had_error,
 	      (unsigned long long)c->written);
-	run_handlers(SR_EV_CLOSE, c->index);
+	sr_run_handlers(SR_EV_CLOSE, c->index);
 	leave();
 }
 
@@ -585,14 +557,14 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	free(buf->base);
 	if (nread > 0) {
 		event(c->index, "data %zd", nread);
-		run_handlers(SR_EV_DATA, c->index);
+		sr_run_handlers(SR_EV_DATA, c->index);
 	} else if (nread == UV_EOF) {
 		c->peer_ended = 1;
 		(void)uv_read_stop(s);
 		if (c->open && !S.sc.half_open && !c->ended && do_end(c) < 0)
 			close_conn(c, 0);
 		event(c->index, "eof"); /* the peer's FIN; "end" names end() */
-		run_handlers(SR_EV_EOF, c->index);
+		sr_run_handlers(SR_EV_EOF, c->index);
 		maybe_close(c);
 	} else if (nread < 0) {
 		event(c->index, "error %s read", uv_err_name((int)nread));
@@ -645,14 +617,6 @@ static void run_op(const struct sr_op *op, int conn_index)
 		(void)gate_command("disarm");
 		event(ci, "disarm");
 		return;
-	case SR_OP_CHECKPOINT: {
-		char point[32];
-
-		snprintf(point, sizeof(point), "checkpoint:%d", ++S.checkpoints);
-		event(ci, "checkpoint %d", S.checkpoints);
-		sync_point(point);
-		return;
-	}
 	case SR_OP_IGNORE: op_ignore(op, ci); return;
 	case SR_OP_ABORT:
 		event(ci, "abort");
@@ -697,96 +661,55 @@ static void run_op(const struct sr_op *op, int conn_index)
 	}
 }
 
-struct micro_ctx {
-	const struct sr_op *op;
-	int conn;
+/* ---- the interpreter's host (script_run.h) -------------------------------- */
+
+static int host_pending(int conn)
+{
+	struct conn *c = &S.conns[conn];
+
+	return c->open && uv_stream_get_write_queue_size(&c->h.stream) > 0;
+}
+
+static uint64_t host_written(int conn)
+{
+	return taken(&S.conns[conn]);
+}
+
+static void host_event(int conn, const char *text)
+{
+	event(conn, "%s", text);
+}
+
+static void host_post(void *job)
+{
+	post(sr_run_job, job);
+}
+
+static void host_microtask(void *job)
+{
+	push(&S.micro_tail, sr_run_job, job);
+}
+
+/* The end is taken in leave(), once the task's microtasks have run. */
+static void host_task_ran(size_t n)
+{
+	S.task_done = n;
+}
+
+static const struct sr_host host = {
+	.run_op = run_op,
+	.pending = host_pending,
+	.written = host_written,
+	.event = host_event,
+	.post = host_post,
+	.microtask = host_microtask,
+	.task_ran = host_task_ran,
 };
-
-static void micro_run(void *arg)
-{
-	struct micro_ctx *m = arg;
-
-	run_op(m->op, m->conn);
-	free(m);
-}
-
-struct resume {
-	const struct sr_block *block;
-	size_t next;
-	int conn;
-};
-
-static int is_task(const struct sr_block *b)
-{
-	return b >= S.sc.tasks && b < S.sc.tasks + S.sc.ntasks;
-}
-
-static void resume_task(void *arg)
-{
-	struct resume r = *(struct resume *)arg;
-
-	free(arg);
-	run_block_from(r.block, r.conn, r.next);
-}
-
-/* Runs a block from op `from`; a script task's end is marked when its last
- * op ran (an await-drained that waits posts the rest as a later task). */
-static void run_block_from(const struct sr_block *b, int conn, size_t from)
-{
-	for (size_t i = from; i < b->nops; i++) {
-		const struct sr_op *op = &b->ops[i];
-
-		if (op->kind == SR_OP_AWAIT_DRAINED) {
-			struct conn *c = &S.conns[op->conn >= 0 ? op->conn : conn];
-			struct resume *r;
-
-			if (!c->open || uv_stream_get_write_queue_size(&c->h.stream) == 0) {
-				event(c->index, "drained");
-				continue;
-			}
-			r = xmalloc(sizeof(*r));
-			*r = (struct resume){ b, i, conn };
-			post(resume_task, r);
-			return;
-		}
-		if (op->micro) {
-			struct micro_ctx *m = xmalloc(sizeof(*m));
-
-			m->op = op;
-			m->conn = conn;
-			push(&S.micro_tail, micro_run, m);
-			continue;
-		}
-		run_op(op, conn);
-	}
-	if (is_task(b))
-		S.task_done = (size_t)(b - S.sc.tasks) + 1;
-}
-
-static void script_task(void *arg)
-{
-	const struct sr_block *b = arg;
-
-	run_block_from(b, b->conn, 0);
-}
-
-static void post_next_task(void)
-{
-	if (S.next_task == S.sc.ntasks) {
-		S.next_task++;
-		sync_point("done");
-		return;
-	}
-	if (S.next_task > S.sc.ntasks)
-		return;
-	post(script_task, &S.sc.tasks[S.next_task++]);
-}
 
 static void all_connected(void)
 {
-	if (S.sc.sync_start)
-		sync_point("start");
-	post_next_task();
+	sr_run_start();
+	sr_run_next_task();
 }
 
 /* ---- connections ------------------------------------------------------------ */
@@ -913,12 +836,14 @@ static void open_connections(void)
 
 /* ---- reading the script ---------------------------------------------------- */
 
-/* Reads the script up to "run" with the harness's own reader
- * (harness/script_read.c), then notes each variant: they select strategies
- * of the reference stack, which libuv does not have. */
+/* Reads the script up to "run" with the protocol's reader
+ * (protocol/script_read.c) for the interpreter (script_run.c), then notes
+ * each variant: they select strategies of the reference stack, which libuv
+ * does not have. */
 static void read_script(void)
 {
 	sp_read_script(&S.sc);
+	sr_run_init(&S.sc, &host);
 	for (size_t i = 0; i < S.sc.nvariants; i++)
 		sp_line("note variant %s=%s is the reference stack's; libuv ignores it",
 			 S.sc.variants[i].name, S.sc.variants[i].value);
@@ -1053,8 +978,7 @@ int main(void)
 	rc = uv_run(S.loop, UV_RUN_DEFAULT);
 	if (rc < 0)
 		sp_fatal("uv_run: %s", uv_strerror(rc));
-	if (S.next_task <= S.sc.ntasks)
-		sp_line("note the loop ended before task %zu", S.next_task + 1);
+	sr_run_note_unfinished();
 	uv_close((uv_handle_t *)&S.check, NULL);
 	uv_close((uv_handle_t *)&S.idle, NULL);
 	(void)uv_run(S.loop, UV_RUN_DEFAULT);

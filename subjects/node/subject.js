@@ -392,7 +392,7 @@ function opBytes(op, c) {
   } else {
     let x = c.seq;
     for (let i = 0; i < op.len; i++, x++) {
-      // wc_pattern (harness/protocol.h): 0x21 + ((x * 2654435761) >> 16) % 94, in 32 bits
+      // wc_pattern (protocol/protocol.h): 0x21 + ((x * 2654435761) >> 16) % 94, in 32 bits
       const h = Math.floor(Number((BigInt(x) * 2654435761n) & 0xffffffffn) / 65536);
       b[i] = 0x21 + (h % 94);
     }

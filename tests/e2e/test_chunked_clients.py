@@ -55,7 +55,7 @@ MODES = {
 
 
 def pattern(i):
-    # wc_pattern of harness/protocol.h
+    # wc_pattern of protocol/protocol.h
     return 0x21 + ((((i & 0xFFFFFFFF) * 2654435761) & 0xFFFFFFFF) >> 16) % 94
 
 

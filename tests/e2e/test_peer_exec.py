@@ -5,7 +5,7 @@ The programs are real ones: /usr/bin/python3 scripts written by the tests
 (a client that prints what it received, a server that prints the length and
 sha256 of what it received), and curl. What they print on stdout is the
 peer's stream of the trace, so each test compares it with what the subject
-wrote, derived from the scenario (the stream pattern of harness/protocol.h
+wrote, derived from the scenario (the stream pattern of protocol/protocol.h
 for generated writes).
 """
 import hashlib

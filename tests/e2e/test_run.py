@@ -18,7 +18,7 @@ The rules the derivations use:
   calls sent, since writable events are tasks of their own.
 - `syscalls` counts every call the gate saw, minus those the *kernel*
   answered EAGAIN; a call refused by an injected errno is a call.
-- Byte x of a connection's stream is wc_pattern(x) (harness/protocol.h) unless
+- Byte x of a connection's stream is wc_pattern(x) (protocol/protocol.h) unless
   the scenario gives literal bytes.
 """
 import functools
@@ -59,7 +59,7 @@ CLEAN_EXIT = {"code": 0, "timed_out": False}
 
 @functools.lru_cache(maxsize=None)
 def pattern(n):
-    """The first n bytes of the generated stream (wc_pattern in harness/protocol.h):
+    """The first n bytes of the generated stream (wc_pattern in protocol/protocol.h):
     byte x = 0x21 + (((x * 2654435761) mod 2**32) >> 16) % 94."""
     return bytes(0x21 + ((((x & 0xFFFFFFFF) * 2654435761) & 0xFFFFFFFF) >> 16) % 94
                  for x in range(n))

@@ -36,7 +36,7 @@ def answer_101():
 
 
 def pattern(n, start=0):
-    """wc_pattern (harness/protocol.h): the generated stream's bytes."""
+    """wc_pattern (protocol/protocol.h): the generated stream's bytes."""
     return bytes(0x21 + ((((start + i) * 2654435761) & 0xffffffff) >> 16) % 94
                  for i in range(n))
 

@@ -6,7 +6,7 @@
  * reads C strings). Beyond "no crash, no sanitizer finding": a refused
  * scenario says where and why ("fuzz:LINE: ..." or "fuzz: ..."), and an
  * accepted one becomes a script (harness/script.c) that the subject's
- * reader (harness/script_read.c) accepts whole, with the same tasks, the
+ * reader (protocol/script_read.c) accepts whole, with the same tasks, the
  * same handlers and the same faults: what the harness checked is what the
  * subject runs.
  */

@@ -1,6 +1,6 @@
 /*
  * fuzz_subject_script.c: libFuzzer target for the subject's script reader
- * (harness/script_read.c, docs/subject-protocol.md "The script").
+ * (protocol/script_read.c, docs/subject-protocol.md "The script").
  *
  * The input is split at newlines and fed line by line, as refstack-subject
  * reads its control pipe. Beyond "no crash, no sanitizer finding", a script

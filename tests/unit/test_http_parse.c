@@ -1,6 +1,6 @@
 /*
- * test_http_parse.c: unit tests of the request-head parser
- * (reference/http_parse.c).
+ * test_http_parse.c: unit tests of the HTTP head parser
+ * (reference/http_parse.c): requests, responses, and the field lookups.
  *
  * Every vector is parsed whole and at every prefix (picohttpparser's
  * test.c style), each time with its last byte against a guard page, so a
@@ -58,21 +58,29 @@ static const char *against_guard(const char *src, size_t len)
 	return p;
 }
 
-static ssize_t parse(const char *src, size_t len, size_t max,
-		     struct rs_http_request *req)
+/* A request head (response 0) or a response head (1) into *out, a struct
+ * rs_http_request or rs_http_response. */
+static ssize_t parse_head(int response, const char *src, size_t len, size_t max,
+			  void *out)
 {
-	return rs_http_parse_request(against_guard(src, len), len, max, req);
+	const char *b = against_guard(src, len);
+
+	return response ? rs_http_parse_response(b, len, max, out)
+			: rs_http_parse_request(b, len, max, out);
 }
 
 /* Whole and every prefix; returns the whole's result. */
-static ssize_t parse_every_prefix(const char *src, size_t len, size_t max,
-				  struct rs_http_request *req)
+static ssize_t head_every_prefix(int response, const char *src, size_t len,
+				 size_t max, void *out)
 {
-	ssize_t whole = parse(src, len, max, req);
+	ssize_t whole = parse_head(response, src, len, max, out);
 
 	for (size_t k = 0; k < len; k++) {
-		struct rs_http_request r;
-		ssize_t rc = parse(src, k, max, &r);
+		union {
+			struct rs_http_request req;
+			struct rs_http_response resp;
+		} scratch;
+		ssize_t rc = parse_head(response, src, k, max, &scratch);
 
 		if (whole > 0 && (size_t)whole <= k) {
 			if (rc != whole)
@@ -83,7 +91,19 @@ static ssize_t parse_every_prefix(const char *src, size_t len, size_t max,
 		}
 	}
 	/* The pointers must point into the copy parsed last: parse again. */
-	return parse(src, len, max, req);
+	return parse_head(response, src, len, max, out);
+}
+
+static ssize_t parse(const char *src, size_t len, size_t max,
+		     struct rs_http_request *req)
+{
+	return parse_head(0, src, len, max, req);
+}
+
+static ssize_t parse_every_prefix(const char *src, size_t len, size_t max,
+				  struct rs_http_request *req)
+{
+	return head_every_prefix(0, src, len, max, req);
 }
 
 #define S(lit) lit, sizeof(lit) - 1
@@ -286,6 +306,114 @@ static void test_too_many_fields(void **state)
 	assert_int_equal(parse_every_prefix(buf, n, 8192, &r), -431);
 }
 
+static ssize_t parse_response(const char *src, size_t len, size_t max,
+			      struct rs_http_response *resp)
+{
+	return parse_head(1, src, len, max, resp);
+}
+
+static ssize_t response_every_prefix(const char *src, size_t len, size_t max,
+				     struct rs_http_response *resp)
+{
+	return head_every_prefix(1, src, len, max, resp);
+}
+
+/* RFC 6455 1.3's answer, and one with an empty reason phrase. */
+static void test_response(void **state)
+{
+	static const char a[] = "HTTP/1.1 101 Switching Protocols\r\n"
+				"Upgrade: websocket\r\nConnection: Upgrade\r\n"
+				"Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
+				"\r\nframes";
+	struct rs_http_response r;
+	const char *v;
+	size_t vlen;
+
+	(void)state;
+	assert_int_equal(response_every_prefix(S(a), 8192, &r), sizeof(a) - 7);
+	assert_int_equal(r.minor, 1);
+	assert_int_equal(r.status, 101);
+	assert_int_equal(r.reason_len, 19);
+	assert_memory_equal(r.reason, "Switching Protocols", 19);
+	assert_int_equal(r.nfields, 3);
+	assert_int_equal(rs_http_find_field(r.fields, r.nfields,
+					    "sec-websocket-accept", &v, &vlen), 1);
+	assert_int_equal(vlen, 28);
+	assert_int_equal(rs_http_find_field(r.fields, r.nfields, "host", &v,
+					    &vlen), 0);
+	assert_int_equal(response_every_prefix(S("HTTP/1.0 404 \r\n\r\n"),
+					       8192, &r), 17);
+	assert_int_equal(r.status, 404);
+	assert_int_equal(r.reason_len, 0);
+}
+
+static void test_bad_responses(void **state)
+{
+	static const struct { const char *resp; int want; } bad[] = {
+		{ "HTTP/1.1 101\r\n\r\n", -400 },      /* no SP after the code */
+		{ "HTTP/1.1 10 x\r\n\r\n", -400 },
+		{ "HTTP/1.1 1010 x\r\n\r\n", -400 },
+		{ "HTTP/2.0 101 x\r\n\r\n", -400 },
+		{ "http/1.1 101 x\r\n\r\n", -400 },
+		{ "HTTP/1.1 101 x\n\r\n", -400 },       /* bare LF */
+		{ "HTTP/1.1 101 x\x01\r\n\r\n", -400 },
+		{ "HTTP/1.1 101 x\r\nA b: c\r\n\r\n", -400 },
+		{ "HTTP/1.1 101 x\r\nA: b\r\n c\r\n\r\n", -400 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct rs_http_response r;
+		ssize_t rc = response_every_prefix(bad[i].resp,
+						   strlen(bad[i].resp), 8192, &r);
+
+		if (rc != bad[i].want)
+			fail_msg("vector %zu: %zd, want %d", i, rc, bad[i].want);
+	}
+	{
+		struct rs_http_response r;
+
+		assert_int_equal(parse_response(S("HTTP/1.1 101 x\r\nX: y"), 16,
+						&r), -431);
+	}
+}
+
+/* The request head alone does not read the body's framing; the fields are
+ * found in any case, once; lists match by element. */
+static void test_head_and_lookups(void **state)
+{
+	static const char req[] = "GET /chat HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+				  "Content-Length: x\r\nupgrade: WebSocket\r\n"
+				  "Connection: keep-alive,  Upgrade \r\n"
+				  "X: 1\r\nx: 2\r\n\r\n";
+	struct rs_http_request r;
+	const char *v;
+	size_t vlen;
+
+	(void)state;
+	assert_int_equal(parse(S(req), 8192, &r), -400);
+	assert_int_equal(rs_http_parse_request_head(against_guard(S(req)),
+						    sizeof(req) - 1, 8192, &r),
+			 (ssize_t)sizeof(req) - 1);
+	assert_int_equal(r.keep_alive, 0);
+	assert_int_equal(r.content_length, 0);
+	assert_int_equal(rs_http_find_field(r.fields, r.nfields, "upgrade", &v,
+					    &vlen), 1);
+	assert_true(rs_http_list_has(v, vlen, "websocket"));
+	assert_int_equal(rs_http_find_field(r.fields, r.nfields, "connection",
+					    &v, &vlen), 1);
+	assert_true(rs_http_list_has(v, vlen, "upgrade"));
+	assert_true(rs_http_list_has(v, vlen, "keep-alive"));
+	assert_false(rs_http_list_has(v, vlen, "close"));
+	assert_false(rs_http_list_has(S(",, ,"), "upgrade"));
+	assert_int_equal(rs_http_find_field(r.fields, r.nfields, "x", &v,
+					    &vlen), -1);
+	assert_true(rs_http_is_tchar('~'));
+	assert_false(rs_http_is_tchar(':'));
+	assert_false(rs_http_is_tchar(0));
+	assert_false(rs_http_is_tchar(0x80));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +426,9 @@ int main(void)
 		cmocka_unit_test(test_fuzz_found),
 		cmocka_unit_test(test_oversized_head),
 		cmocka_unit_test(test_too_many_fields),
+		cmocka_unit_test(test_response),
+		cmocka_unit_test(test_bad_responses),
+		cmocka_unit_test(test_head_and_lookups),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

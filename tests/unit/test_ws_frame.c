@@ -24,6 +24,7 @@
 #include <valgrind/valgrind.h>
 
 #include "ws_frame.h"
+#include "ws_handshake.h"
 
 /* ------------------------------------------------------------------------ */
 /* Helpers.                                                                 */
@@ -669,6 +670,11 @@ static const struct bad_request bad_requests[] = {
 		    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
 		    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
 		    "Sec-WebSocket-Version: 13\r\n\r\n", 400 },
+	/* Heads that are not HTTP (http_parse.h), refused before their end. */
+	{ __LINE__, "GET /\x80 HTTP/1.1\r\n", 400 },
+	{ __LINE__, "GET / HTTP/1.1\r\nUpgrade : websocket\r\n", 400 },
+	{ __LINE__, "GET / HTTP/1.1\r\nUpgrade: websocket\r\n folded\r\n", 400 },
+	{ __LINE__, "GET / HTTP/1.1\nUpgrade: websocket\r\n\r\n", 400 },
 };
 
 static void test_bad_requests(void **state)
@@ -698,6 +704,7 @@ static void test_request_too_large(void **state)
 	assert_non_null(big);
 	memset(big, 'a', 9000);
 	assert_int_equal(rs_ws_parse_request(big, 9000, &r), -EMSGSIZE);
+	assert_int_equal(r.status, 431);
 	free(big);
 }
 
@@ -726,6 +733,11 @@ static void test_client_and_server_heads(void **state)
 	assert_null(a.extensions);
 	resp[strstr(resp, "s3pP") - resp] = 'x';
 	assert_int_equal(rs_ws_parse_response(resp, (size_t)m, key, &a), -EPROTO);
+	assert_int_equal(rs_ws_parse_response("HTTP/1.1 101\r\n", 14, key, &a),
+			 -EPROTO);
+	assert_int_equal(rs_ws_parse_response("HTTP/1.1 200 OK\r\n\r\n", 19,
+					      key, &a), -EPROTO);
+	assert_string_equal(a.problem, "the status is not 101");
 	assert_int_equal(rs_ws_server_response(resp, 20, r.key, NULL), -ENOSPC);
 }
 

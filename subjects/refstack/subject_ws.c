@@ -51,7 +51,7 @@ static void ws_data_text(const uint8_t *p, size_t n, char *out, size_t cap)
 static void ws_settled(void)
 {
 	if (++W.open == subj_nconns() && W.started)
-		subj_post_next_task();
+		sr_run_next_task();
 }
 
 static void ws_ev_open(rs_ws *ws, void *arg)

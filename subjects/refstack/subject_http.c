@@ -159,7 +159,7 @@ static void on_res_writable(rs_http_res *res, uint64_t offset, void *arg)
 		return;
 	}
 	subj_event(c->index, "writable offset=%llu", (unsigned long long)offset);
-	subj_run_handlers(SR_EV_WRITABLE, c->index);
+	sr_run_handlers(SR_EV_WRITABLE, c->index);
 }
 
 static void on_request(rs_http_conn *hc, rs_http_res *res,
@@ -175,7 +175,7 @@ static void on_request(rs_http_conn *hc, rs_http_res *res,
 	rs_http_res_on_writable(res, on_res_writable, c);
 	subj_event(c->index, "request %.*s %.*s body=%zu", (int)req->method_len,
 	      req->method, (int)req->target_len, req->target, body_len);
-	subj_run_handlers(SR_EV_REQUEST, c->index);
+	sr_run_handlers(SR_EV_REQUEST, c->index);
 }
 
 int subj_http_attach(struct conn *c, rs_socket *s, const struct rs_socket_events *events)

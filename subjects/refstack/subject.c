@@ -2,14 +2,16 @@
  * subject.c: refstack-subject, the reference stack as a wirecheck subject.
  *
  * It reads the script from the control pipe (docs/subject-protocol.md), opens
- * the connections, runs the tasks in order on the stack's loop, runs the
- * handlers on socket events, and reports every event on the event pipe as it
- * happens, with write(2) and no buffering, so that a crash loses none.
+ * the connections, runs the tasks in order on the stack's loop and the
+ * handlers on socket events (protocol/script_run.c, the interpreter; the
+ * ops on the stack are here), and reports every event on the event pipe as
+ * it happens, with write(2) and no buffering, so that a crash loses none.
  * HTTP responses are in subject_http.c, WebSocket connections in
  * subject_ws.c; subject.h is what the three share.
  */
 #include "fi.h"
 #include "protocol.h"
+#include "script_run.h"
 #include "subject.h"
 #include "subject_pipe.h"
 
@@ -19,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 
@@ -44,20 +45,12 @@ static struct {
 	int nconns;
 	struct rs_socket_options opts;
 	struct sr_script script;  /* owns tasks, handlers and sync_task */
-	struct sr_block *tasks;
-	size_t ntasks;
-	struct sr_block *handlers;
-	size_t nhandlers;
-	int sync_start;
-	unsigned char *sync_task; /* [ntasks + 1]: announce the end of task i */
 	struct conn *conns;
 	int connected;
-	size_t next_task;         /* index of the script task to post next */
 	uint64_t script_loop_task;
 	size_t running_task;      /* 1-based script task running, or 0 */
 	rs_loop *loop;
 	rs_listener *listener;
-	int checkpoints;          /* checkpoints passed so far */
 	int http;                 /* serve HTTP on accepted connections */
 	struct owned_buf *owned;  /* every write-owned buffer */
 	int deferred;             /* the running script task awaits a drain */
@@ -81,19 +74,14 @@ void subj_event(int conn, const char *fmt, ...)
 	sp_event(rs_loop_task(S.loop), conn, "%s", text);
 }
 
-static void sync_point(const char *point)
+/* The bytes the kernel took on conn, kept once its socket is gone. */
+static uint64_t host_written(int conn)
 {
-	static uint64_t written[1024];
-	int n = S.nconns < 1024 ? S.nconns : 1024;
+	struct conn *c = &S.conns[conn];
 
-	for (int i = 0; i < n; i++) {
-		struct conn *c = &S.conns[i];
-
-		if (c->sock)
-			c->written = rs_socket_bytes_written(c->sock);
-		written[i] = c->written;
-	}
-	sp_sync(point, written, n);
+	if (c->sock)
+		c->written = rs_socket_bytes_written(c->sock);
+	return c->written;
 }
 
 /* ---- operations --------------------------------------------------------- */
@@ -122,7 +110,7 @@ void subj_on_write_done(rs_socket *s, int status, void *arg)
 	else
 		subj_event(conn, "%send cb %s", ctx_http ? "res-" : "",
 		      status == 0 ? "ok" : subj_errname(status));
-	subj_run_handlers(number ? SR_EV_WRITE_CB : SR_EV_END_CB, conn);
+	sr_run_handlers(number ? SR_EV_WRITE_CB : SR_EV_END_CB, conn);
 }
 
 unsigned char *subj_op_bytes_at(const struct sr_op *op, uint64_t at)
@@ -217,7 +205,7 @@ static void on_release(rs_socket *s, int status, void *arg)
 	(void)s;
 	free(ctx);
 	subj_event(conn, "write#%d released %s", number, status == 0 ? "ok" : subj_errname(status));
-	subj_run_handlers(SR_EV_WRITE_CB, conn);
+	sr_run_handlers(SR_EV_WRITE_CB, conn);
 }
 
 /* write-owned: rs_socket_write_owned of a buffer that stays the
@@ -342,14 +330,6 @@ static void run_op(const struct sr_op *op, int conn_index)
 		fi_disarm_all();
 		subj_event(ci, "disarm");
 		return;
-	case SR_OP_CHECKPOINT: {
-		char point[32];
-
-		snprintf(point, sizeof(point), "checkpoint:%d", ++S.checkpoints);
-		subj_event(ci, "checkpoint %d", S.checkpoints);
-		sync_point(point);
-		return;
-	}
 	case SR_OP_IGNORE:
 		op_ignore(op, ci);
 		return;
@@ -389,116 +369,14 @@ static void run_op(const struct sr_op *op, int conn_index)
 	}
 }
 
-struct micro_ctx {
-	const struct sr_op *op;
-	int conn;
-};
-
-static void micro_run(rs_loop *loop, void *arg)
-{
-	struct micro_ctx *m = arg;
-
-	(void)loop;
-	run_op(m->op, m->conn);
-	free(m);
-}
-
-struct resume {
-	const struct sr_block *block;
-	size_t next;
-	int conn;
-};
-
-static void run_block_from(const struct sr_block *b, int conn, size_t from);
-
-static void resume_task(rs_loop *loop, void *arg)
-{
-	struct resume r = *(struct resume *)arg;
-
-	free(arg);
-	/* A script task that waited ends with its last part: this task's END
-	 * is the one that syncs and posts the next script task. */
-	if (r.block >= S.tasks && r.block < S.tasks + S.ntasks) {
-		S.script_loop_task = rs_loop_task(loop);
-		S.running_task = (size_t)(r.block - S.tasks) + 1;
-	}
-	run_block_from(r.block, r.conn, r.next);
-}
-
-/* await-drained: while the connection still has bytes the kernel has not
- * taken, the rest of the block goes to a later task (posted, so I/O runs in
- * between). Tasks that only wait report nothing, so they take no number. */
-static int await_drained(const struct sr_block *b, size_t i, int conn)
-{
-	struct conn *c = &S.conns[b->ops[i].conn >= 0 ? b->ops[i].conn : conn];
-	struct resume *r;
-
-	if (!c->sock || rs_socket_writable_length(c->sock) == 0) {
-		subj_event(c->index, "drained");
-		return 0;
-	}
-	r = malloc(sizeof(*r));
-	if (!r || rs_loop_post(S.loop, resume_task, r) < 0)
-		sp_fatal("out of memory");
-	*r = (struct resume){ b, i, conn };
-	if (b >= S.tasks && b < S.tasks + S.ntasks)
-		S.deferred = 1;
-	return 1;
-}
-
-static void run_block_from(const struct sr_block *b, int conn, size_t from)
-{
-	for (size_t i = from; i < b->nops; i++) {
-		const struct sr_op *op = &b->ops[i];
-
-		if (op->kind == SR_OP_AWAIT_DRAINED) {
-			if (await_drained(b, i, conn))
-				return;
-			continue;
-		}
-		if (op->micro) {
-			struct micro_ctx *m = malloc(sizeof(*m));
-
-			if (!m || rs_microtask(S.loop, micro_run, m) < 0)
-				sp_fatal("out of memory");
-			m->op = op;
-			m->conn = conn;
-			continue;
-		}
-		run_op(op, conn);
-	}
-}
-
-static void run_block(const struct sr_block *b, int conn)
-{
-	run_block_from(b, conn, 0);
-}
-
-void subj_run_handlers(enum sr_ev_kind ev, int conn)
-{
-	for (size_t i = 0; i < S.nhandlers; i++) {
-		const struct sr_block *h = &S.handlers[i];
-
-		if (h->event == ev && (h->conn < 0 || h->conn == conn))
-			run_block(h, conn);
-	}
-}
-
 /* ---- the script's tasks --------------------------------------------------- */
 
-static void script_task(rs_loop *loop, void *arg)
-{
-	const struct sr_block *b = arg;
-
-	S.script_loop_task = rs_loop_task(loop);
-	S.running_task = (size_t)(b - S.tasks) + 1;
-	run_block(b, b->conn);
-}
-
+/* A script task's END, after its microtasks and batches: its sync point
+ * and the next task, unless it waits in await-drained (then the END of
+ * the task that runs its last op is). */
 static void task_hook(rs_loop *loop, uint64_t task, enum rs_task_phase phase,
 		      void *arg)
 {
-	char point[32];
 	size_t n = S.running_task;
 
 	(void)loop;
@@ -510,35 +388,77 @@ static void task_hook(rs_loop *loop, uint64_t task, enum rs_task_phase phase,
 		return;
 	}
 	S.running_task = 0;
-	if (S.sync_task[n]) {
-		snprintf(point, sizeof(point), "task:%zu", n);
-		sync_point(point);
-	}
-	subj_post_next_task();
+	sr_run_task_end(n);
 }
 
-void subj_post_next_task(void)
+/* ---- the interpreter's host (script_run.h) -------------------------------- */
+
+static void host_run_op(const struct sr_op *op, int conn)
 {
-	if (S.next_task == S.ntasks) {
-		S.next_task++;
-		sync_point("done");
-		return;
-	}
-	if (S.next_task > S.ntasks)
-		return;
-	if (rs_loop_post(S.loop, script_task, &S.tasks[S.next_task++]) < 0)
+	run_op(op, conn);
+}
+
+static int host_pending(int conn)
+{
+	struct conn *c = &S.conns[conn];
+
+	return c->sock && rs_socket_writable_length(c->sock) > 0;
+}
+
+static void host_event(int conn, const char *text)
+{
+	subj_event(conn, "%s", text);
+}
+
+static void run_job(rs_loop *loop, void *job)
+{
+	(void)loop;
+	sr_run_job(job);
+}
+
+static void host_post(void *job)
+{
+	if (rs_loop_post(S.loop, run_job, job) < 0)
 		sp_fatal("out of memory");
 }
 
+static void host_microtask(void *job)
+{
+	if (rs_microtask(S.loop, run_job, job) < 0)
+		sp_fatal("out of memory");
+}
+
+static void host_task_runs(size_t n)
+{
+	S.script_loop_task = rs_loop_task(S.loop);
+	S.running_task = n;
+}
+
+static void host_task_waits(size_t n)
+{
+	(void)n;
+	S.deferred = 1;
+}
+
+static const struct sr_host host = {
+	.run_op = host_run_op,
+	.pending = host_pending,
+	.written = host_written,
+	.event = host_event,
+	.post = host_post,
+	.microtask = host_microtask,
+	.task_runs = host_task_runs,
+	.task_waits = host_task_waits,
+};
+
 static void all_connected(void)
 {
-	if (S.sync_start)
-		sync_point("start");
+	sr_run_start();
 	/* WebSocket connections: the tasks start once every handshake is
 	 * done (the peer may send the Upgrade, or the 101, at start). */
 	if (subj_ws_enabled() && !subj_ws_may_start())
 		return;
-	subj_post_next_task();
+	sr_run_next_task();
 }
 
 /* ---- socket events ------------------------------------------------------ */
@@ -567,7 +487,7 @@ static void on_data(rs_socket *s, const char *data, size_t len, void *arg)
 	(void)s;
 	(void)data;
 	subj_event(c->index, "data %zu", len);
-	subj_run_handlers(SR_EV_DATA, c->index);
+	sr_run_handlers(SR_EV_DATA, c->index);
 }
 
 static void on_end(rs_socket *s, void *arg)
@@ -577,7 +497,7 @@ static void on_end(rs_socket *s, void *arg)
 	(void)s;
 	/* "eof", not "end": end names the end() call in the trace. */
 	subj_event(c->index, "eof");
-	subj_run_handlers(SR_EV_EOF, c->index);
+	sr_run_handlers(SR_EV_EOF, c->index);
 }
 
 static void on_drain(rs_socket *s, void *arg)
@@ -586,7 +506,7 @@ static void on_drain(rs_socket *s, void *arg)
 
 	(void)s;
 	subj_event(c->index, "drain");
-	subj_run_handlers(SR_EV_DRAIN, c->index);
+	sr_run_handlers(SR_EV_DRAIN, c->index);
 }
 
 static void on_finish(rs_socket *s, void *arg)
@@ -595,7 +515,7 @@ static void on_finish(rs_socket *s, void *arg)
 
 	(void)s;
 	subj_event(c->index, "finish");
-	subj_run_handlers(SR_EV_FINISH, c->index);
+	sr_run_handlers(SR_EV_FINISH, c->index);
 }
 
 static void on_error(rs_socket *s, int code, const char *syscall, void *arg)
@@ -615,7 +535,7 @@ static void on_close(rs_socket *s, int had_error, void *arg)
 	      (unsigned long long)c->written);
 	c->sock = NULL;
 	subj_http_forget(c);
-	subj_run_handlers(SR_EV_CLOSE, c->index);
+	sr_run_handlers(SR_EV_CLOSE, c->index);
 }
 
 static const struct rs_socket_events socket_events = {
@@ -688,26 +608,15 @@ static void read_script(void)
 		subj_ws_configure(S.script.ws_seed, S.script.ws_max_message);
 		subj_ws_deflate(S.script.ws_deflate);
 	}
-	S.tasks = S.script.tasks;
-	S.ntasks = S.script.ntasks;
-	S.handlers = S.script.handlers;
-	S.nhandlers = S.script.nhandlers;
-	S.sync_start = S.script.sync_start;
-	S.sync_task = S.script.sync_task;
+	sr_run_init(&S.script, &host);
 }
 
 /* ---- main ---------------------------------------------------------------- */
 
 static void attach_counters(void)
 {
-	struct wc_shm *shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE,
-				  MAP_SHARED, WC_FD_SHM, 0);
-
-	if (shm == MAP_FAILED)
-		return; /* run by hand: counters stay private */
-	shm->magic = WC_SHM_MAGIC;
-	shm->version = 1;
-	fi_counters_attach(&shm->counters);
+	/* Run by hand, fd 5 is no memfd: the counters stay private. */
+	(void)fi_shm_attach(WC_FD_SHM);
 }
 
 static void open_connections(void)
@@ -770,8 +679,7 @@ int main(void)
 	rc = rs_loop_run(S.loop);
 	if (rc < 0)
 		sp_fatal("loop: %s", strerror(-rc));
-	if (S.next_task <= S.ntasks)
-		sp_line("note the loop ended before task %zu", S.next_task + 1);
+	sr_run_note_unfinished();
 	sp_line("stats bytes_moved=%llu allocations=%llu bytes_copied=%llu",
 		 (unsigned long long)rs_stats.bytes_moved,
 		 (unsigned long long)rs_stats.allocations,

@@ -1,6 +1,6 @@
 /*
  * subject_pipe.h: a subject's side of the two pipes (docs/subject-protocol.md),
- * shared by refstack-subject (harness/subject.c) and libuv-subject
+ * shared by refstack-subject (subjects/refstack/subject.c) and libuv-subject
  * (subjects/libuv/subject.c): the script read from the control pipe, event
  * lines, syncs and "fatal" written to the event pipe.
  *

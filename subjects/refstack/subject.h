@@ -10,6 +10,7 @@
 
 #include "rs.h"
 #include "script_read.h"
+#include "script_run.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -76,12 +77,6 @@ struct cb_ctx *subj_op_ctx(const struct sr_op *op, struct conn *c, int number);
 /* A write or end callback: reports "[res-]write#N cb STATUS" or
  * "[res-]end cb STATUS", frees the context, runs the matching handlers. */
 void subj_on_write_done(rs_socket *s, int status, void *arg);
-
-/* Runs the script's handlers for event `ev` on connection `conn`. */
-void subj_run_handlers(enum sr_ev_kind ev, int conn);
-
-/* Posts the script's next task, or syncs "done" after the last. */
-void subj_post_next_task(void);
 
 /* How many connections the script opens. */
 int subj_nconns(void);

@@ -1,0 +1,74 @@
+/*
+ * script_run.h: a subject's interpreter of the script (docs/subject-protocol.md,
+ * "The script"), shared by every subject written in C: the tasks posted one
+ * after another, the blocks run op by op (an op in a microtask, the rest of
+ * a block after await-drained in a later task), the handlers, checkpoints
+ * and the sync points with each connection's bytes written. What an op does
+ * to a socket, and what a task and a microtask are, is the subject's own
+ * stack: it hands them in as a struct sr_host.
+ *
+ * One interpreter per process, as one subject per process (subject_pipe.h).
+ */
+#ifndef WIRECHECK_SCRIPT_RUN_H
+#define WIRECHECK_SCRIPT_RUN_H
+
+#include "script_read.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What the subject's stack does for the interpreter. The pointers that
+ * can be NULL say so. */
+struct sr_host {
+	/* Runs one op that is not the interpreter's (not await-drained, not
+	 * checkpoint); conn is the block's connection (op->conn, when >= 0,
+	 * names another). */
+	void (*run_op)(const struct sr_op *op, int conn);
+	/* 1 while connection conn holds bytes the kernel has not taken. */
+	int (*pending)(int conn);
+	/* The bytes the kernel took on conn so far, for a sync line. */
+	uint64_t (*written)(int conn);
+	/* Reports an event of conn (sp_event with the stack's task). */
+	void (*event)(int conn, const char *text);
+	/* Calls sr_run_job(job) in a later task of the loop, or as a
+	 * microtask of this one; a subject that cannot ends through
+	 * sp_fatal. */
+	void (*post)(void *job);
+	void (*microtask)(void *job);
+	/* A script task (1-based n) starts or goes on after a wait; waits
+	 * (its rest is posted); or has run its last op. NULL: nothing. */
+	void (*task_runs)(size_t n);
+	void (*task_waits)(size_t n);
+	void (*task_ran)(size_t n);
+};
+
+/* Starts the interpreter on sc (read by sp_read_script, kept by the
+ * caller) with the stack's host; both must outlive it. */
+void sr_run_init(const struct sr_script *sc, const struct sr_host *host);
+
+/* Runs a job the host was handed (post, microtask), and frees it. */
+void sr_run_job(void *job);
+
+/* The connections are ready: "sync start" when the script asks for it.
+ * The first task is then sr_run_next_task's to post. */
+void sr_run_start(void);
+
+/* Posts the next script task; after the last one, syncs "done" (once). */
+void sr_run_next_task(void);
+
+/* Script task n (1-based) has ended, with its microtasks: its sync point
+ * when the script asks for one, then the next task is posted. */
+void sr_run_task_end(size_t n);
+
+/* Runs the handlers of event ev on conn, in script order. */
+void sr_run_handlers(enum sr_ev_kind ev, int conn);
+
+/* Reports a sync POINT with each connection's bytes written (host
+ * written), then waits for the harness's "go". */
+void sr_run_sync(const char *point);
+
+/* Says on the event pipe ("note ...") when the loop ended before the
+ * script's last task was posted. */
+void sr_run_note_unfinished(void);
+
+#endif
