@@ -23,7 +23,8 @@ from .fmt import rel
 from .markdown import render_markdown
 from .pr import render_summary
 from .sections import fuzz as fuzz_section
-from .plots import _plt, plot_jobs, run_plots
+from .figure import pyplot as _plt
+from .plots import plot_jobs, run_plots
 from .sections import explore as explore_section
 from .sections import sweep as sweep_section
 

@@ -12,37 +12,13 @@ from typing import Sequence
 
 from .derive import WRITE_KINDS, batching_series, fixed_variant_label, key_comparison
 from .fmt import MODE_TITLES, byte_unit, exit_short, fmt_int, iec, safe_name
-from .sections import behaviour_section
+from .sections import behaviour_section, bench_chunked, bench_ws
 from .sections import sweep as sweep_section
 
-FIXED_COLOR = "#1f77b4"
-LEGACY_COLOR = "#d95f02"
-
-
-def _plt():
-    try:
-        import matplotlib
-    except ImportError as e:  # pragma: no cover - depends on the machine
-        raise SystemExit("wirecheck.report: matplotlib is missing "
-                         "(apt-get install -y python3-matplotlib)") from e
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    plt.rcParams.update({
-        "svg.fonttype": "none",       # text stays text: searchable, small
-        "svg.hashsalt": "wirecheck",  # stable ids: the same data, the same file
-        "font.family": "DejaVu Sans",
-        "font.size": 9,
-        "axes.titlesize": 10,
-        "axes.spines.top": False,
-        "axes.spines.right": False,
-    })
-    return plt
-
-
-def _save(fig, path: Path, extra_formats: Sequence[str] = ()) -> None:
-    fig.savefig(path, format="svg", metadata={"Date": None}, bbox_inches="tight")
-    for fmt in extra_formats:
-        fig.savefig(path.with_suffix("." + fmt), format=fmt, dpi=110, bbox_inches="tight")
+from .figure import FIXED_COLOR, LEGACY_COLOR
+from .figure import log2_payload_axis as _log2_payload_axis
+from .figure import pyplot as _plt
+from .figure import save as _save
 
 
 def _iec_formatter():
@@ -147,16 +123,6 @@ def plot_profile(entry: dict, p: dict, path: Path, extra_formats=()) -> None:
     fig.tight_layout()
     _save(fig, path, extra_formats)
     plt.close(fig)
-
-
-def _log2_payload_axis(ax, payloads):
-    from matplotlib.ticker import FixedLocator, NullLocator
-    ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_locator(FixedLocator(sorted(set(payloads))))
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xticklabels([iec(p) for p in sorted(set(payloads))])
-    lo, hi = min(payloads), max(payloads)
-    ax.set_xlim(lo / 1.25, hi * 1.25)
 
 
 def plot_bytes_moved_scaling(series: list[dict], path: Path, extra_formats=()) -> None:
@@ -398,7 +364,6 @@ def plot_jobs(report: dict, out: Path, extra: Sequence[str]) -> tuple[list[tuple
         jobs.append((plot_batching, (report["bench"]["batching"], out / "batching.svg", extra)))
         files.append("batching.svg")
     # Issue 10: chunked responses (sections/bench_chunked.py draws it).
-    from .sections import bench_chunked
     if bench_chunked.has_plot(report):
         jobs.append((bench_chunked.plot, (report["bench"][bench_chunked.NAME],
                                           out / bench_chunked.PLOT, extra)))
@@ -408,7 +373,6 @@ def plot_jobs(report: dict, out: Path, extra: Sequence[str]) -> tuple[list[tuple
     jobs += sweep_jobs
     files += sweep_files
     # Issue 11: the WebSocket servers (sections/bench_ws.py draws it).
-    from .sections import bench_ws
     if bench_ws._cpu_rows(report["bench"].get("ws") or {}):
         jobs.append((bench_ws.plot_ws, (report["bench"]["ws"], out / bench_ws.PLOT, extra)))
         files.append(bench_ws.PLOT)

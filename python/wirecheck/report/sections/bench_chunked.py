@@ -381,7 +381,7 @@ def has_plot(report: dict) -> bool:
 def plot(ch: dict, path: Path, extra_formats: Sequence[str] = ()) -> None:
     """Two panels against payload (log 2): wrk's requests per second
     (median, min-max bars; log), and syscalls per response."""
-    from ..plots import _log2_payload_axis, _plt, _save  # plots imports sections
+    from ..figure import log2_payload_axis as _log2_payload_axis, pyplot as _plt, save as _save
     plt = _plt()
     sides = _sides(ch)
     sizes = _sizes(ch)

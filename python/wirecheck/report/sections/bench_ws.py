@@ -184,7 +184,7 @@ def syscalls_markdown(report: dict) -> list[str]:
 def plot_ws(ws: dict, path: Path, extra_formats: Sequence[str] = ()) -> None:
     """Server CPU per message, reference against node + ws, one pair of
     bars per row (median, with min-max whiskers), on a log scale."""
-    from ..plots import _plt, _save
+    from ..figure import pyplot as _plt, save as _save
 
     plt = _plt()
     rows = _cpu_rows(ws)

@@ -116,7 +116,7 @@ def plot_scenario(path: str, sweeps: list[dict], out: Path, extra_formats=()) ->
     scenario declares (docs/sweeps.md), red when it broke one, grey when the strategy
     had no such cell; a label when the subject did not exit 0 (TERM: it
     died of the sweep's SIGTERM, t/o: the run's timeout)."""
-    from ..plots import _plt, _save
+    from ..figure import pyplot as _plt, save as _save
     plt = _plt()
     from matplotlib.patches import Patch
     faults, cols, cells = grid(sweeps)

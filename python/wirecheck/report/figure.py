@@ -1,0 +1,50 @@
+"""What every plot of the report shares: matplotlib set up for stable SVG
+(text as text, fixed ids, no date, so the same figures give the same
+bytes), saving, the strategies' colours and the payload axis. The plots
+(plots.py) and the sections that draw their own figures (sections/) both
+use it, so neither imports the other."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from .fmt import iec
+
+FIXED_COLOR = "#1f77b4"
+LEGACY_COLOR = "#d95f02"
+
+
+def pyplot():
+    try:
+        import matplotlib
+    except ImportError as e:  # pragma: no cover - depends on the machine
+        raise SystemExit("wirecheck.report: matplotlib is missing "
+                         "(apt-get install -y python3-matplotlib)") from e
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plt.rcParams.update({
+        "svg.fonttype": "none",       # text stays text: searchable, small
+        "svg.hashsalt": "wirecheck",  # stable ids: the same data, the same file
+        "font.family": "DejaVu Sans",
+        "font.size": 9,
+        "axes.titlesize": 10,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+    })
+    return plt
+
+
+def save(fig, path: Path, extra_formats: Sequence[str] = ()) -> None:
+    fig.savefig(path, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    for fmt in extra_formats:
+        fig.savefig(path.with_suffix("." + fmt), format=fmt, dpi=110, bbox_inches="tight")
+
+
+def log2_payload_axis(ax, payloads):
+    from matplotlib.ticker import FixedLocator, NullLocator
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(FixedLocator(sorted(set(payloads))))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticklabels([iec(p) for p in sorted(set(payloads))])
+    lo, hi = min(payloads), max(payloads)
+    ax.set_xlim(lo / 1.25, hi * 1.25)
