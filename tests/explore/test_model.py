@@ -235,3 +235,18 @@ def test_pipelined_responses_are_judged_one_after_the_other():
            "t3 c0 close had_error=0 bytes_written=%d" % (len(want) // 2)]
     assert any("1 of the 2 requests" in p
                for p in model.judge(c, trace(one, want[:len(want) // 2])))
+
+
+def test_a_write_after_destroy_soon_finished_may_be_ebadf_but_no_other_error():
+    """Found by the long run (batching, seed 108): destroy-soon() ends,
+    then destroys once finished, so a microtask's write after the finish
+    is EBADF, not EPIPE. An EBADF before any destroy is still an error."""
+    c = stream_case(Op("write", 1), Op("write", 1, opts=("cb",)),
+                    Op("write", 1, microtask=True), Op("destroy-soon"))
+    evs = ["t2 c0 write#1 1 -> true", "t2 c0 write#2 1 -> true", "t2 c0 destroy-soon",
+           "t2 c0 write#2 cb ok", "t2 c0 finish", "t2 c0 write#3 1 -> EBADF",
+           "t2 c0 close had_error=0 bytes_written=2"]
+    assert model.judge(c, trace(evs, P(0, 2))) == []
+    early = ["t2 c0 write#1 1 -> true", "t2 c0 write#2 1 -> EBADF", "t2 c0 destroy-soon",
+             "t2 c0 finish", "t2 c0 close had_error=0 bytes_written=1"]
+    assert any("surfaced as an error" in p for p in model.judge(c, trace(early, P(0, 1))))

@@ -276,7 +276,8 @@ def _epipe_allowed(case: Case, evs: list[str]) -> set[str]:
         if ((e.startswith("end ") and e.endswith("-> ok")) or e == "destroy-soon"
                 or (e == "eof" and not half_open)):
             closed_for_writes = True
-        elif e == "destroy":
+        elif e == "destroy" or (e == "finish" and "destroy-soon" in evs):
+            # destroy-soon() destroys once finished: later calls get EBADF.
             destroyed = True
         elif closed_for_writes and "EPIPE" in e:
             # A write after end() fails the socket as an error does
