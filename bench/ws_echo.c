@@ -169,22 +169,14 @@ static void srv_connection(rs_listener *l, rs_socket *s, void *arg)
 	S.conns[S.n++] = ws;
 }
 
+static int serve_ref(int chat, const char *path);
+
 static pid_t start_ref(int chat, const char *path)
 {
 	pid_t pid = bc_fork();
 
-	if (pid == 0) {
-		rs_loop *loop = bc_loop_new();
-		rs_listener *l;
-
-		S.chat = chat;
-		if (chat == CHAT_PUBLISH && rs_ws_group_new(loop, &S.group) < 0)
-			bc_die("rs_ws_group_new: out of memory");
-		if (rs_listen_unix(loop, path, NULL, srv_connection, NULL, &l) < 0)
-			bc_die("rs_listen_unix %s failed", path);
-		bc_loop_run_free(loop);
-		_exit(0);
-	}
+	if (pid == 0)
+		_exit(serve_ref(chat, path));
 	return pid;
 }
 
