@@ -13,7 +13,8 @@ packages=(build-essential cmake pkg-config libfiu-dev fiu-utils libjansson-dev
           nodejs libuv1-dev
           curl python3-h11 wrk util-linux
           python3-websockets python3-wsproto
-          zlib1g-dev)
+          zlib1g-dev
+          python3-pip python3-setuptools dpkg-dev man-db)
 # npm installs npm ws, the WebSocket judge (tests/e2e/test_ws_wire.py):
 # Debian's npm, unless the installed nodejs brought its own.
 command -v npm >/dev/null 2>&1 || packages+=(npm)
