@@ -13,7 +13,7 @@ quick=${1:-}
 max=32; calls=100000
 [ "$quick" = "--quick" ] && { max=8; calls=20000; }
 
-echo "== Bytes moved by end(P) at clamp C (oven-sh/bun "socket: drain node:net's pending-write queue with a cursor"'s model)"
+echo "== Bytes moved by end(P) at clamp C (oven-sh/bun \"socket: drain node:net's pending-write queue with a cursor\"'s model)"
 echo "   command: build/bin/bytes_moved --max-mib $max"
 build/bin/bytes_moved --max-mib "$max"
 
