@@ -12,6 +12,18 @@ _PYTHON = str(Path(__file__).resolve().parent / "python")
 if _PYTHON not in sys.path:
     sys.path.insert(0, _PYTHON)
 
+# An installed wirecheck (pip, the .deb) registers the plugin through its
+# pytest11 entry point before this file is read, and would be what these
+# tests test. The entry point is named wirecheck.plugin, so the line below
+# does not register it twice; but the code would not be this checkout's.
+_LOADED = sys.modules.get("wirecheck")
+if _LOADED is not None and not str(Path(_LOADED.__file__).resolve()).startswith(_PYTHON + "/"):
+    raise RuntimeError(
+        f"this checkout's tests would run the installed wirecheck package "
+        f"({Path(_LOADED.__file__).parent}), which pytest loaded by its pytest11 entry "
+        f"point, instead of {_PYTHON}/wirecheck: run them with a python3 that does not "
+        f"have it installed (uninstall it, or leave the venv)")
+
 # pytester is for tests/plugin. It is declared here and not in
 # tests/plugin/conftest.py because pytest refuses `pytest_plugins` in a
 # conftest below the rootdir whenever that conftest is loaded late (as it is

@@ -13,7 +13,7 @@ quick=${1:-}
 max=32; calls=100000
 [ "$quick" = "--quick" ] && { max=8; calls=20000; }
 
-echo "== Bytes moved by end(P) at clamp C (oven-sh/bun "socket: drain node:net's pending-write queue with a cursor"'s model)"
+echo "== Bytes moved by end(P) at clamp C (oven-sh/bun \"socket: drain node:net's pending-write queue with a cursor\"'s model)"
 echo "   command: build/bin/bytes_moved --max-mib $max"
 build/bin/bytes_moved --max-mib "$max"
 
@@ -81,3 +81,12 @@ echo
 echo "== WebSocket: server syscalls per echoed message, reference against node + npm ws (preload gate)"
 echo "   command: bench/ws_syscalls.py $q"
 /usr/bin/python3 bench/ws_syscalls.py $q
+
+echo
+echo "== The report with the benchmarks (reports/out/), and their figures in"
+echo "   reports/out/bench.json, which scripts/setup.sh's report takes from now on"
+echo "   command: PYTHONPATH=python python3 -m wirecheck.report $q"
+PYTHONPATH=python /usr/bin/python3 -m wirecheck.report -q $q || echo "   (the report found errors: reports/out/report.md)"
+/usr/bin/python3 -c 'import json, sys
+report = json.load(open("reports/out/report.json"))
+json.dump(report["bench"], open("reports/out/bench.json", "w"), indent=1, sort_keys=True)'

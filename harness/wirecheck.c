@@ -204,25 +204,78 @@ static int check_fiu_ctrl(const char *prefix)
 }
 
 /* NAME in the directory of this program (found through /proc/self/exe),
- * or NAME itself when that cannot be read. */
+ * or NAME itself when that cannot be read. NAME may climb (../lib/...). */
 static char *beside_self(const char *name)
 {
 	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 64);
-	char *slash;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self));
+	char *slash, *path;
 
-	if (n <= 0 || strlen(name) >= 64)
+	if (n <= 0 || n >= (ssize_t)sizeof(self))
 		return strdup(name);
 	self[n] = '\0';
 	slash = strrchr(self, '/');
-	strcpy(slash ? slash + 1 : self, name);
-	return strdup(self);
+	if (slash)
+		slash[1] = '\0';
+	else
+		self[0] = '\0';
+	if (asprintf(&path, "%s%s", self, name) < 0)
+		return NULL;
+	return path;
+}
+
+/*
+ * The directories the binaries find each other by, relative to this
+ * program's own (cmake/Install.cmake sets them from the install layout, and
+ * the build tree has the same shape): the subjects, the preload library and
+ * the wirecheck Python package. Never the source tree (docs/cli.md, "How
+ * wirecheck finds its parts").
+ */
+#ifndef WC_LIBEXEC_FROM_BIN
+#define WC_LIBEXEC_FROM_BIN "../libexec/wirecheck"
+#endif
+#ifndef WC_LIB_FROM_BIN
+#define WC_LIB_FROM_BIN "../lib"
+#endif
+#ifndef WC_PYTHON_FROM_BIN
+#define WC_PYTHON_FROM_BIN "../lib/python3/dist-packages"
+#endif
+
+/*
+ * A program of wirecheck's (a subject) by its NAME: in the installed
+ * layout's libexec directory, else beside this program (a build tree's
+ * bin/). The first that exists; the libexec path when neither does, for
+ * the caller's message. NULL without memory.
+ */
+static char *locate(const char *name)
+{
+	char *rel = NULL, *path;
+
+	if (asprintf(&rel, "%s/%s", WC_LIBEXEC_FROM_BIN, name) < 0)
+		return NULL;
+	path = beside_self(rel);
+	free(rel);
+	if (path == NULL || access(path, F_OK) == 0)
+		return path;
+	rel = beside_self(name);
+	if (rel != NULL && access(rel, F_OK) == 0) {
+		free(path);
+		return rel;
+	}
+	free(rel);
+	return path;
+}
+
+/* The preload library, in the lib directory of this program's layout. */
+static char *preload_library(void)
+{
+	return beside_self(WC_LIB_FROM_BIN "/libwirecheck-preload.so");
 }
 
 /* The subject beside this program. */
 static char *default_subject(void)
 {
-	return beside_self("refstack-subject");
+	return locate("refstack-subject");
 }
 
 /*
@@ -246,7 +299,7 @@ static int named_subject(const char *given, char **subject, int *preload)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (strcmp(given, names[i].name) != 0)
 			continue;
-		*subject = beside_self(names[i].program);
+		*subject = locate(names[i].program);
 		*preload |= names[i].preload;
 		return *subject ? 0 : 3;
 	}
@@ -263,7 +316,7 @@ static int named_subject(const char *given, char **subject, int *preload)
  */
 static int preload_subject(void)
 {
-	char *lib = beside_self("../lib/libwirecheck-preload.so");
+	char *lib = preload_library();
 	char *real = lib ? realpath(lib, NULL) : NULL;
 	const char *old = getenv("LD_PRELOAD");
 	char *value;
@@ -933,7 +986,7 @@ static int cmd_exec(int argc, char **argv)
 	if (rc == 0) {
 		specs = calloc(sc.nfaults + 1, sizeof(*specs));
 		if (eo.preload == NULL)
-			eo.preload = preload = beside_self("../lib/libwirecheck-preload.so");
+			eo.preload = preload = preload_library();
 		if (specs == NULL || eo.preload == NULL) {
 			fprintf(stderr, "wirecheck exec: out of memory\n");
 			rc = 3;
@@ -955,25 +1008,35 @@ static int cmd_exec(int argc, char **argv)
 }
 
 /*
- * wirecheck sweep and wirecheck explore are Python (python/wirecheck/sweep.py,
- * python/wirecheck/explore/): this execs `python3 -m MODULE --wirecheck-bin
- * SELF ARGS` with the repository's python/ (../../python from this program)
- * first on PYTHONPATH. WIRECHECK_PYTHON names another interpreter. Returns
- * 3 only when the exec failed.
+ * A subcommand written in Python (wirecheck sweep, wirecheck explore): execs
+ * `python3 -m MODULE --wirecheck-bin SELF ARGS` with the wirecheck package's
+ * directory of this program's layout (WC_PYTHON_FROM_BIN: the installed
+ * dist-packages, or the build tree's link to python/) first on PYTHONPATH.
+ * WIRECHECK_PYTHON names another interpreter. Returns 3 only when the
+ * package is missing or the exec failed.
  */
-static int cmd_python(const char *cmd, const char *module, int argc, char **argv)
+static int run_python_tool(const char *command, const char *module, int argc, char **argv)
 {
 	const char *python = getenv("WIRECHECK_PYTHON");
 	const char *old = getenv("PYTHONPATH");
-	char *dir = beside_self("../../python"), *self = beside_self("wirecheck");
+	char *dir = beside_self(WC_PYTHON_FROM_BIN), *self = beside_self("wirecheck");
 	char **args = calloc((size_t)argc + 6, sizeof(*args));
-	char *path = NULL;
+	char *path = NULL, *init = NULL;
 
 	if (!python || !*python)
 		python = "/usr/bin/python3";
-	if (dir && self && args &&
-	    asprintf(&path, "%s%s%s", dir, old && *old ? ":" : "", old && *old ? old : "") >= 0 &&
-	    setenv("PYTHONPATH", path, 1) == 0) {
+	if (!dir || !self || !args || asprintf(&init, "%s/wirecheck/__init__.py", dir) < 0) {
+		fprintf(stderr, "wirecheck %s: out of memory\n", command);
+	} else if (access(init, R_OK) != 0) {
+		fprintf(stderr, "wirecheck %s: the wirecheck Python package is not where this "
+			"program's layout puts it (%s: %s); install wirecheck "
+			"(cmake --install) or run the wirecheck of a build folder\n",
+			command, init, strerror(errno));
+	} else if (asprintf(&path, "%s%s%s", dir, old && *old ? ":" : "",
+			    old && *old ? old : "") < 0 ||
+		   setenv("PYTHONPATH", path, 1) != 0) {
+		fprintf(stderr, "wirecheck %s: out of memory\n", command);
+	} else {
 		args[0] = (char *)python;
 		args[1] = "-m";
 		args[2] = (char *)module;
@@ -982,10 +1045,10 @@ static int cmd_python(const char *cmd, const char *module, int argc, char **argv
 		for (int i = 0; i < argc; i++)
 			args[5 + i] = argv[i];
 		execv(python, args);
-		fprintf(stderr, "wirecheck %s: cannot run %s: %s\n", cmd, python, strerror(errno));
-	} else {
-		fprintf(stderr, "wirecheck %s: out of memory\n", cmd);
+		fprintf(stderr, "wirecheck %s: cannot run %s: %s\n", command, python,
+			strerror(errno));
 	}
+	free(init);
 	free(path);
 	free(args);
 	free(self);
@@ -1017,9 +1080,9 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "per-connection") == 0)
 		return cmd_per_connection(argc - 2, argv + 2);
 	if (strcmp(argv[1], "sweep") == 0)
-		return cmd_python("sweep", "wirecheck.sweep", argc - 2, argv + 2);
+		return run_python_tool("sweep", "wirecheck.sweep", argc - 2, argv + 2);
 	if (strcmp(argv[1], "explore") == 0)
-		return cmd_python("explore", "wirecheck.explore", argc - 2, argv + 2);
+		return run_python_tool("explore", "wirecheck.explore", argc - 2, argv + 2);
 	fprintf(stderr, "wirecheck: unknown command '%s'\n%s", argv[1], usage_main);
 	return 2;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs what is missing (Debian packages, as root), builds everything, and
-# runs the bundled queue scenarios on the reference stack.
-#   scripts/setup.sh            install + build + run the bundled scenarios
+# Installs what is missing (Debian packages, as root), builds everything, runs
+# the bundled scenarios on the reference stack and writes their report.
+#   scripts/setup.sh            install + build + the bundled scenarios + report
 #   scripts/setup.sh --no-run   install + build only (used by scripts/test.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +13,8 @@ packages=(build-essential cmake pkg-config libfiu-dev fiu-utils libjansson-dev
           nodejs libuv1-dev
           curl python3-h11 wrk util-linux
           python3-websockets python3-wsproto
-          zlib1g-dev)
+          zlib1g-dev
+          python3-pip python3-setuptools dpkg-dev man-db)
 # npm installs npm ws, the WebSocket judge (tests/e2e/test_ws_wire.py):
 # Debian's npm, unless the installed nodejs brought its own.
 command -v npm >/dev/null 2>&1 || packages+=(npm)
@@ -58,13 +59,22 @@ cmake --build --preset default -j"$(nproc)"
 
 [ "${1:-}" = "--no-run" ] && exit 0
 
-# The main job: every bundled scenario (queue, batching, half-open), each
-# under every profile of its matrix and both strategies, against its golden;
-# then the report (Markdown, JSON, SVG) of the scenarios and benchmarks.
+# The main job: every bundled scenario (queue, batching, half-open, chunked,
+# ws, rules), each under every profile of its matrix and both strategies,
+# against its golden; then the report (Markdown, JSON, SVG) of the suite.
+# The benchmarks are bench/run.sh's (minutes): it leaves their figures in
+# reports/out/bench.json, which the report takes when it is there.
 echo "setup: the scenario suite against its goldens"
 status=0
 /usr/bin/python3 -m pytest -n 2 -q scenarios || status=1
-echo "setup: the report (reports/out/report.md)"
-PYTHONPATH=python /usr/bin/python3 -m wirecheck.report -q || status=1
+bench_json=reports/out/bench.json
+if [ -f "$bench_json" ]; then
+  echo "setup: the report (reports/out/report.md), with the benchmarks of $bench_json (bench/run.sh)"
+  bench=(--bench-json "$bench_json")
+else
+  echo "setup: the report (reports/out/report.md), without benchmarks (bench/run.sh runs them)"
+  bench=(--no-bench)
+fi
+PYTHONPATH=python /usr/bin/python3 -m wirecheck.report -q "${bench[@]}" || status=1
 [ -f reports/out/report.md ] && sed -n '1,25p' reports/out/report.md
 exit $status

@@ -11,6 +11,11 @@ ctest --preset default --output-junit "$PWD/build/test-results/ctest.xml" || sta
 # report's tests.
 /usr/bin/python3 -m pytest -n 2 -q tests/e2e tests/plugin tests/report tests/property tests/explore \
   --junitxml=build/test-results/python.xml || status=1
+# The installed tool, outside the checkout (tests/install): cmake --install
+# into a temporary prefix, the package pip-installed into a venv, then run,
+# sweep, pytest, a C program built with pkg-config and the bundled
+# scenarios on node, with nothing of the checkout on any path.
+/usr/bin/python3 -m pytest -q tests/install --junitxml=build/test-results/install.xml || status=1
 # The gate: every scenario against its goldens, then a determinism check
 # (20 runs each, compared by the harness) on a subset.
 /usr/bin/python3 -m pytest -n 2 -q scenarios --junitxml=build/test-results/scenarios.xml || status=1

@@ -1,8 +1,10 @@
 """pytest plugin: every *.wcs scenario is a set of test items checked against
 goldens beside it. See docs/pytest-plugin.md.
 
-Load it with `-p wirecheck.plugin` (PYTHONPATH=<wirecheck>/python), or
-`pytest_plugins = ["wirecheck.plugin"]` in a root conftest.py.
+Installed (`pip install ./python`, or the .deb), pytest loads it by itself
+through its pytest11 entry point. From a checkout: `-p wirecheck.plugin`
+(PYTHONPATH=<wirecheck>/python), or `pytest_plugins = ["wirecheck.plugin"]`
+in a root conftest.py.
 
 A scenario collects as one item per matrix profile and variant:
 
@@ -53,8 +55,11 @@ def regenerate_command(nodeid: str) -> str:
 
 
 def _package_outside(config) -> bool:
-    """True when the wirecheck package is not under the rootdir (another
-    project's suite): python3 finds it only through PYTHONPATH."""
+    """True when the wirecheck package is a checkout's python/ folder that
+    is not under the rootdir (another project's suite): python3 finds it
+    only through PYTHONPATH. An installed package needs nothing."""
+    if _PACKAGE_DIR.name in ("site-packages", "dist-packages"):
+        return False
     root = Path(str(config.rootpath)).resolve()
     return not _PACKAGE_DIR.is_relative_to(root)
 
@@ -172,7 +177,7 @@ def pytest_addoption(parser):
                          "legacy ones); refused when CI=true")
     group.addoption("--wirecheck-bin", metavar="PATH", default=None,
                     help="the wirecheck binary (default: $WIRECHECK_BIN, else "
-                         "<repo>/build/bin/wirecheck)")
+                         "<repo>/build/bin/wirecheck in a checkout, else wirecheck on PATH)")
     group.addoption("--wirecheck-subject", metavar="NAME|PATH", default=None,
                     help="the subject (wirecheck run --subject): refstack (the default), "
                          "node, libuv, bun, node-upgrade, bun-upgrade (each connection handed "

@@ -4,6 +4,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,9 +45,10 @@ class NotATrace(WirecheckError):
 
 def find_binary(explicit: str | os.PathLike | None = None) -> Path:
     """The wirecheck binary: explicit, else $WIRECHECK_BIN, else the
-    repository's build/bin/wirecheck."""
+    checkout's build/bin/wirecheck (this package in a checkout's python/),
+    else `wirecheck` on PATH (an installed wirecheck)."""
     for candidate in (explicit, os.environ.get("WIRECHECK_BIN"),
-                      REPO / "build" / "bin" / "wirecheck"):
+                      REPO / "build" / "bin" / "wirecheck", shutil.which("wirecheck")):
         if candidate:
             path = Path(candidate)
             if path.is_file() and os.access(path, os.X_OK):
@@ -54,7 +56,8 @@ def find_binary(explicit: str | os.PathLike | None = None) -> Path:
             if explicit is not None or candidate == os.environ.get("WIRECHECK_BIN"):
                 raise FileNotFoundError(f"wirecheck binary not found or not executable: {path}")
     raise FileNotFoundError(
-        "wirecheck binary not found: build it (scripts/setup.sh --no-run), "
+        "wirecheck binary not found: not on PATH (install it: README, \"Installing\"; "
+        "or build it: scripts/setup.sh --no-run), "
         "or pass --wirecheck-bin / set WIRECHECK_BIN")
 
 

@@ -4,6 +4,7 @@ per-connection count, the environment. What it returns goes into
 report.json; derive computes the figures from it."""
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -91,7 +92,8 @@ def run_scenarios(paths: Sequence[Path], binary: Path, log) -> list[dict]:
             if entry["legacy"]:
                 jobs.append((entry, p, "legacy", path))
     total = len(jobs)
-    for i, (entry, p, side, path) in enumerate(jobs, 1):
+
+    def one(i: int, entry: dict, p: dict, side: str, path: Path) -> None:
         label = f"{Path(entry['path']).with_suffix('')} {p['id'] or '(no matrix)'} {side}"
         log(f"[{i}/{total}] {label}")
         variants = [entry["legacy"]["variant"]] if side == "legacy" else []
@@ -103,8 +105,16 @@ def run_scenarios(paths: Sequence[Path], binary: Path, log) -> list[dict]:
         except (WirecheckError, OSError, ValueError, subprocess.TimeoutExpired) as e:
             p["errors"][side] = str(e)
             log(f"[{i}/{total}] {label}: FAILED: {e}")
-            continue
+            return
         p[side] = summarize_trace(trace, time.monotonic() - start)
+
+    # One run per core at a time (each is a wirecheck process that waits on
+    # its subject): the suite's runs took most of set-up's report. Each
+    # writes only its own profile's side, so the result does not depend on
+    # the order they end in.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for f in [pool.submit(one, i, *job) for i, job in enumerate(jobs, 1)]:
+            f.result()
     derive_profiles(scenarios)
     return scenarios
 
