@@ -354,7 +354,7 @@ function event(conn, text) {
 // sample holds too (else the failed bytes would count as taken).
 function taken(c) {
   const sock = c.sock;
-  if (!sock || (!BUN && !sock._handle) || c.failed || sock.destroyed || (BUN && sock.errored)) return c.written;
+  if (!sock || (!BUN && !sock._handle) || c.failed || sock.destroyed || sock.errored) return c.written;
   c.written = Math.max(0, c.accepted - held(sock));
   return c.written;
 }
