@@ -87,6 +87,54 @@ def test_epipe_after_end_is_the_rule():
     assert model.judge(c, trace(evs, P(0, 1))) == []
 
 
+def test_a_write_after_end_may_fail_with_the_stacks_own_error():
+    """node:net's write-after-end: the call returns false, its callback
+    and the error event carry ERR_STREAM_WRITE_AFTER_END, and end()'s
+    pending callback gets it too (scenarios/subjects/node.differences)."""
+    c = stream_case(Op("end", 1, opts=("cb",)), Op("end", 1, opts=("cb",)))
+    evs = ["t2 c0 end 1 -> ok", "t2 c0 end 1 -> ok",
+           "t2 c0 end cb ERR_STREAM_WRITE_AFTER_END", "t2 c0 error ERR_STREAM_WRITE_AFTER_END -",
+           "t2 c0 end cb ERR_STREAM_WRITE_AFTER_END", "t3 c0 close had_error=1 bytes_written=1"]
+    assert model.judge(c, trace(evs, P(0, 1))) == []
+
+
+def test_an_end_after_finish_may_fail_its_callback():
+    """Without allow-half-open the peer's FIN ends our side; node's end()
+    after that finish calls back with ERR_STREAM_ALREADY_FINISHED."""
+    c = Case("half_open", ("allow-half-open no", "peer shutdown at start"),
+             (Block("task", ()), Block("task", (Op("end", opts=("cb",)),))))
+    evs = ["t1 c0 connect", "t2 c0 eof", "t3 c0 finish", "t4 c0 end 0 -> ok",
+           "t4 c0 end cb ERR_STREAM_ALREADY_FINISHED", "t5 c0 close had_error=0 bytes_written=0"]
+    assert model.judge(c, trace(evs, b"")) == []
+
+
+def test_an_error_of_a_write_made_before_end_still_fails():
+    """The allowance is for calls made after the side ended: a write
+    accepted before end() whose callback fails under a clamp alone is a
+    short send surfacing, whatever the error's name."""
+    c = stream_case(Op("write", 3, opts=("cb",)), Op("end", 2), Op("write", 1),
+                    faults=Faults(clamp=1))
+    evs = ["t2 c0 write#1 3 -> true", "t2 c0 end 2 -> ok", "t2 c0 write#2 1 -> false",
+           "t2 c0 write#2 cb ERR_STREAM_WRITE_AFTER_END",
+           "t3 c0 write#1 cb ERR_SOCKET_CLOSED", "t3 c0 error EAGAIN write",
+           "t3 c0 close had_error=1 bytes_written=1"]
+    probs = model.judge(c, trace(evs, P(0, 1)))
+    assert any("surfaced as an error" in p and "write#1 cb ERR_SOCKET_CLOSED" in p
+               and "error EAGAIN write" in p and "write#2" not in p for p in probs), probs
+
+
+def test_ecanceled_by_name_after_destroy():
+    """libuv names errno 125 (uv_err_name), the reference stack prints E125;
+    a refusal that cancels nothing is still an error."""
+    c = stream_case(Op("write", 1, opts=("cb",)), Op("destroy"),
+                    faults=Faults(refuse="EAGAIN@1x1"))
+    evs = ["t1 c0 connect", "t2 c0 write#1 1 -> true", "t2 c0 destroy",
+           "t3 c0 write#1 cb ECANCELED", "t4 c0 close had_error=0 bytes_written=0"]
+    assert model.judge(c, trace(evs, b"")) == []
+    evs[3] = "t3 c0 write#1 cb EAGAIN"
+    assert any("surfaced as an error" in p for p in model.judge(c, trace(evs, b"")))
+
+
 def test_a_hang_and_a_crash_fail():
     assert "timed out" in model.judge(CASE, trace(GOOD, P(0, 5), {"timed_out": True}))[0]
     assert "SIGSEGV" in model.judge(CASE, trace(GOOD, P(0, 5),

@@ -232,7 +232,7 @@ def _stream_problems(case: Case, evs: list[str], got: Received, conn: int) -> li
     if after_close:
         probs.append(f"c{conn}: events after close: {after_close}")
     if transient_only:
-        allowed = _epipe_allowed(case, evs)
+        allowed = _epipe_allowed(case, evs) | _after_end_errors(case, evs)
         bad = [e for e in errors if e not in allowed]
         if bad:
             probs.append(f"c{conn}: a short send or transient refusal "
@@ -281,11 +281,66 @@ def _epipe_allowed(case: Case, evs: list[str]) -> set[str]:
             # (node's write-after-end): what follows is a destroy's.
             out.add(e)
             destroyed = True
-        elif destroyed and (e.endswith(" E125") or "EBADF" in e):
+        elif destroyed and (e.endswith((" E125", " ECANCELED")) or "EBADF" in e):
+            # (ECANCELED is errno 125: the reference stack prints the
+            # number, libuv's uv_err_name the name.)
             # destroy(): callbacks not run yet get ECANCELED, even for
             # bytes the kernel has (docs/scenario-language.md,
             # "Operations"); later calls EBADF.
             out.add(e)
+    return out
+
+
+# A write or end() made once the writable side has ended -- the
+# application's end() was accepted, destroy-soon(), `finish`, or the peer's
+# FIN without allow-half-open -- fails (docs/scenario-language.md, "The
+# trace's events": `write#K N -> ERR`, EPIPE after end()). The rule every
+# stack keeps is that it fails and its callback and error event say so;
+# the error's name is the stack's: EPIPE on the reference stack, node:net's
+# ERR_STREAM_WRITE_AFTER_END, or ERR_STREAM_ALREADY_FINISHED for an end()
+# after finish (node's documented writable.end() errors; the
+# `write-after-end` reasons in scenarios/subjects/*.differences). The
+# call's own result, its callback, and any callback or error event with
+# the same error after it (node fails the pending callbacks with it) are
+# allowed; a transient errno never is, nor an error of a call made before
+# the side ended.
+_LATE_CALL = re.compile(r"(write#\d+|end) \d+(?: owned)? -> (\S+)")
+_LATE_CB = re.compile(r"(write#\d+ (?:cb|released)|end cb) (\S+)")
+_ERROR_EV = re.compile(r"error (\S+) \S+")
+
+
+def _after_end_errors(case: Case, evs: list[str]) -> set[str]:
+    half_open = case.setting("allow-half-open") == "yes"
+    out: set[str] = set()
+    ended = False
+    late: set[str] = set()       # "write#K" or "end": calls made after the end
+    codes: set[str] = set()      # the errors those calls failed with
+    for e in evs:
+        m = _LATE_CALL.fullmatch(e)
+        if m:
+            if ended:
+                late.add(m.group(1))
+                r = m.group(2)
+                if r not in ("true", "false", "ok") and r not in TRANSIENT:
+                    out.add(e)
+                    codes.add(r)
+            if m.group(1) == "end" and m.group(2) == "ok":
+                ended = True
+            continue
+        m = _LATE_CB.fullmatch(e)
+        if m:
+            who = "end" if m.group(1) == "end cb" else m.group(1).split()[0]
+            r = m.group(2)
+            if r != "ok" and r not in TRANSIENT and (who in late or r in codes):
+                out.add(e)
+                codes.add(r)
+            continue
+        m = _ERROR_EV.fullmatch(e)
+        if m and m.group(1) in codes:
+            out.add(e)
+            continue
+        if e in ("destroy-soon", "finish") or (e == "eof" and not half_open):
+            ended = True
     return out
 
 
