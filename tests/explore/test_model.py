@@ -258,3 +258,32 @@ def test_a_reproducer_reads_back_as_the_same_case():
 def test_a_file_without_behaviour_is_refused_with_its_name():
     with pytest.raises(ValueError, match="x.wcs: no 'behaviour' line"):
         parse("task\n  write 1\n", "x.wcs")
+
+
+def test_a_subjects_count_may_lag_the_peer_on_a_failed_connection():
+    """subjects.py: Bun's count holds a write whole (count-whole-write), so
+    its bytes_written is a lower bound once the connection failed; exact on
+    a clean one, never above the peer's, and exact for every other subject."""
+    c = stream_case(Op("write", 3), Op("destroy"))
+    evs = ["t2 c0 write#1 3 -> true", "t2 c0 destroy", "t3 c0 close had_error=0 bytes_written=0"]
+    t = trace(evs, P(0, 2))
+    assert model.judge(c, t, "bun") == []
+    assert model.judge(c, t, "node") == []
+    assert any("bytes_written=0, the peer got 2" in p for p in model.judge(c, t))
+    over = trace(evs[:-1] + ["t3 c0 close had_error=0 bytes_written=3"], P(0, 2))
+    assert any("bytes_written=3" in p for p in model.judge(c, over, "bun"))
+    clean = trace(GOOD[:-1] + ["t4 c0 close had_error=0 bytes_written=3"], P(0, 5))
+    assert any("bytes_written=3" in p for p in model.judge(CASE, clean, "bun"))
+
+
+def test_a_write_after_end_that_returned_false_may_fail_in_its_error_event():
+    """node: a microtask's write after end() returns false; the error event
+    comes a tick later. With no call after end(), the same event fails."""
+    c = Case("batching", (), (Block("task", (Op("write", 1, microtask=True), Op("end"))),))
+    evs = ["t1 c0 connect", "t2 c0 end 0 -> ok", "t2 c0 write#1 1 -> false",
+           "t2 c0 error ERR_STREAM_WRITE_AFTER_END -", "t3 c0 close had_error=1 bytes_written=0"]
+    assert model.judge(c, trace(evs, b"")) == []
+    c2 = stream_case(Op("write", 1), Op("end"))
+    evs2 = ["t1 c0 connect", "t2 c0 write#1 1 -> true", "t2 c0 end 0 -> ok",
+            "t2 c0 error ERR_STREAM_WRITE_AFTER_END -", "t3 c0 close had_error=1 bytes_written=0"]
+    assert any("surfaced as an error" in p for p in model.judge(c2, trace(evs2, b"")))
