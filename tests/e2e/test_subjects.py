@@ -325,6 +325,21 @@ def test_node_bytes_refused_in_the_call_are_not_counted_taken(node, wc, tmp_path
     assert t["events"][-1].endswith("close had_error=1 bytes_written=0"), t["events"]
 
 
+def test_node_a_call_on_a_destroyed_socket_is_refused_as_closed(node, wc, tmp_path):
+    # Found by `wirecheck explore half_open --subject bun --seed 0` (node
+    # does the same): once both sides ended node:net destroys the socket,
+    # and its 'close' comes a tick later; end(1 byte) in between was
+    # reported `-> ok` and the byte never left (node passes
+    # ERR_STREAM_DESTROYED to the callback alone).
+    p = tmp_path / "end-after-both.wcs"
+    p.write_text("behaviour half_open\nallow-half-open yes\npeer shutdown at start\n"
+                 "task\ntask\n  end 1\non eof\n  end\n")
+    t = run_trace(wc, p, "--subject", "node", "--timeout", "10")
+    ev = [e.split(" ", 2)[2] for e in t["events"]]
+    assert "end 1 -> EBADF (closed)" in ev, ev
+    assert t["peer"]["bytes"] == 0
+
+
 # ------------------------------------------------------------- the gate
 
 
