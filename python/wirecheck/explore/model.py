@@ -228,6 +228,10 @@ def _stream_problems(case: Case, evs: list[str], got: Received, conn: int,
     # (rs.h; node's order too). Any other event after close is a bug.
     refused = {e.split(" ", 1)[0] for e in evs
                if re.fullmatch(r"(write#\d+|end) \d+( owned)? -> E\w+", e)}
+    # So is a call made after the writable side ended, whatever it
+    # returned: end() has no result to refuse with (node:net returns the
+    # stream), and its error reaches the callback the same way.
+    refused |= _late_calls(case, evs)
     after_close = [e for e in after_close
                    if not (e.split(" ", 1)[0] in refused
                            and re.fullmatch(r"\S+ (cb|released) E\w+", e))]
@@ -313,6 +317,15 @@ _ERROR_EV = re.compile(r"error (\S+) \S+")
 
 
 def _after_end_errors(case: Case, evs: list[str]) -> set[str]:
+    return _after_end(case, evs)[0]
+
+
+def _late_calls(case: Case, evs: list[str]) -> set[str]:
+    """The calls ("write#K", "end") made after the writable side ended."""
+    return _after_end(case, evs)[1]
+
+
+def _after_end(case: Case, evs: list[str]) -> tuple[set[str], set[str]]:
     half_open = case.setting("allow-half-open") == "yes"
     out: set[str] = set()
     ended = False
@@ -334,7 +347,11 @@ def _after_end_errors(case: Case, evs: list[str]) -> set[str]:
         if m:
             who = "end" if m.group(1) == "end cb" else m.group(1).split()[0]
             r = m.group(2)
-            if r != "ok" and r not in TRANSIENT and (who in late or r in codes):
+            # A late call fails the socket as an error does: callbacks
+            # still pending then fail too, with the stack's error (the
+            # reference stack's E125, node:net's ERR_SOCKET_CLOSED or the
+            # late call's own error; bun.differences write-after-end-destroys).
+            if r != "ok" and r not in TRANSIENT and (who in late or r in codes or late):
                 out.add(e)
                 codes.add(r)
             continue
@@ -346,7 +363,7 @@ def _after_end_errors(case: Case, evs: list[str]) -> set[str]:
             continue
         if e in ("destroy-soon", "finish") or (e == "eof" and not half_open):
             ended = True
-    return out
+    return out, late
 
 
 def _cb_numbers(case: Case) -> set[int]:
