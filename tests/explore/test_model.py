@@ -318,3 +318,23 @@ def test_a_late_calls_error_may_cancel_what_is_pending_and_follow_close():
     assert model.judge(h, trace(evs, b"")) == []
     assert any("events after close" in p
                for p in model.judge(h, trace(evs + ["t4 c0 drain"], b"")))
+
+
+def test_what_a_late_call_cancels_inside_it_comes_before_its_line():
+    """Bun destroys the socket inside the write after end(): write#1's
+    callback fails before `write#2 1 -> false` is reported. The same
+    callback error with no late call after it still fails."""
+    c = Case("batching", (), (Block("task", (
+        Op("write", 2, opts=("cb",)), Op("write", 1, microtask=True), Op("end"))),),
+        Faults(clamp=1))
+    evs = ["t1 c0 connect", "t2 c0 write#1 2 -> true", "t2 c0 end 0 -> ok",
+           "t2 c0 write#1 cb ERR_SOCKET_CLOSED", "t2 c0 write#2 1 -> false",
+           "t2 c0 error ERR_STREAM_WRITE_AFTER_END -", "t3 c0 close had_error=1 bytes_written=0"]
+    assert model.judge(c, trace(evs, P(0, 1)), "bun") == []
+    evs[3], evs[4] = evs[4], evs[3]
+    assert model.judge(c, trace(evs, P(0, 1)), "bun") == []
+    early = ["t1 c0 connect", "t2 c0 write#1 2 -> true", "t2 c0 write#1 cb ERR_SOCKET_CLOSED",
+             "t2 c0 end 0 -> ok", "t2 c0 write#2 1 -> false",
+             "t3 c0 close had_error=1 bytes_written=0"]
+    assert any("surfaced as an error" in p
+               for p in model.judge(c, trace(early, P(0, 1)), "bun"))

@@ -331,7 +331,23 @@ def _after_end(case: Case, evs: list[str]) -> tuple[set[str], set[str]]:
     ended = False
     late: set[str] = set()       # "write#K" or "end": calls made after the end
     codes: set[str] = set()      # the errors those calls failed with
+    # Whether the next call after each event is a late one: the subject
+    # reports a call once it returned, so what the call did inside it
+    # (Bun destroys the socket in the write after end(), failing pending
+    # callbacks: bun.differences write-after-end-destroys) comes first.
+    late_next, nxt, was_ended = [False] * len(evs), False, False
+    marks = []
     for e in evs:
+        m = _LATE_CALL.fullmatch(e)
+        marks.append(bool(m) and was_ended)
+        if (m and m.group(1) == "end" and m.group(2) == "ok") or e in (
+                "destroy-soon", "finish") or (e == "eof" and not half_open):
+            was_ended = True
+    for i in range(len(evs) - 1, -1, -1):
+        late_next[i] = nxt
+        if _LATE_CALL.fullmatch(evs[i]):
+            nxt = marks[i]
+    for i, e in enumerate(evs):
         m = _LATE_CALL.fullmatch(e)
         if m:
             if ended:
@@ -351,7 +367,8 @@ def _after_end(case: Case, evs: list[str]) -> tuple[set[str], set[str]]:
             # still pending then fail too, with the stack's error (the
             # reference stack's E125, node:net's ERR_SOCKET_CLOSED or the
             # late call's own error; bun.differences write-after-end-destroys).
-            if r != "ok" and r not in TRANSIENT and (who in late or r in codes or late):
+            if r != "ok" and r not in TRANSIENT and (who in late or r in codes or late
+                                                     or late_next[i]):
                 out.add(e)
                 codes.add(r)
             continue
