@@ -500,6 +500,15 @@ static void op_end(const struct sr_op *op, struct conn *c)
 		event(c->index, "end %zu -> EBADF (closed)", op->len);
 		return;
 	}
+	if (c->ended && op->len > 0) {
+		/* Bytes after end() are a write after end: refused in the call
+		 * (UV_EPIPE, as uv_write after uv_shutdown), and the stream fails
+		 * as for op_write's. Reported "ok", they were dropped unsent. */
+		c->seq += op->len;
+		event(c->index, "end %zu -> %s", op->len, uv_err_name(UV_EPIPE));
+		write_failed(c, UV_EPIPE);
+		return;
+	}
 	if (c->ended) {
 		event(c->index, "end %zu -> ok", op->len);
 		return;
@@ -511,6 +520,10 @@ static void op_end(const struct sr_op *op, struct conn *c)
 	if (rc == 0)
 		rc = do_end(c);
 	event(c->index, "end %zu -> %s", op->len, rc < 0 ? uv_err_name(rc) : "ok");
+	/* end()'s bytes refused in the call (uv_try_write's EPIPE) fail the
+	 * stream as a write's do: left open, nothing would ever end it. */
+	if (rc < 0)
+		write_failed(c, rc);
 }
 
 static void on_close(uv_handle_t *h)

@@ -354,7 +354,7 @@ function event(conn, text) {
 // sample holds too (else the failed bytes would count as taken).
 function taken(c) {
   const sock = c.sock;
-  if (!sock || (!BUN && !sock._handle) || c.failed || sock.destroyed || (BUN && sock.errored)) return c.written;
+  if (!sock || (!BUN && !sock._handle) || c.failed || sock.destroyed || sock.errored) return c.written;
   c.written = Math.max(0, c.accepted - held(sock));
   return c.written;
 }
@@ -404,9 +404,18 @@ function sigName(sig) {
   return SIGNAL_NAMES.get(sig) || null;
 }
 
+// A socket destroy() has run on (ours, or node's own once both sides
+// ended) has no fd any more, though its 'close' comes a tick later: a call
+// then is refused as on a closed one. node:net would take it as a no-op
+// whose ERR_STREAM_DESTROYED reaches only its callback (no 'error' after
+// destroy), so `-> ok` would claim bytes that never leave.
+function gone(c) {
+  return c.closed || c.sock.destroyed;
+}
+
 function opWrite(op, c) {
   const number = ++c.writes;
-  if (c.closed) {
+  if (gone(c)) {
     event(c.index, `write#${number} ${op.len} -> EBADF (closed)`);
     return;
   }
@@ -435,7 +444,7 @@ function keepLast(c, bytes, number) {
 // takes after an overwrite is the overwritten bytes.
 function opWriteOwned(op, c) {
   const number = ++c.writes;
-  if (c.closed) {
+  if (gone(c)) {
     event(c.index, `write#${number} ${op.len} owned -> EBADF (closed)`);
     return;
   }
@@ -461,7 +470,7 @@ function opOverwrite(op, c) {
 }
 
 function opEnd(op, c) {
-  if (c.closed) {
+  if (gone(c)) {
     event(c.index, `end ${op.len} -> EBADF (closed)`);
     return;
   }

@@ -285,6 +285,61 @@ def test_libuv_a_write_after_end_fails_the_stream(wc):
     assert t["syscalls"]["write"] < 10
 
 
+def test_libuv_end_refused_in_its_call_fails_the_stream(wc, tmp_path):
+    if not subject_path("libuv").exists():
+        pytest.skip("libuv-subject is not built")
+    # Found by `wirecheck explore queue --subject libuv --seed 0` (docs/
+    # findings.md): end()'s byte refused with EPIPE by uv_try_write was
+    # reported, but the stream stayed open and the run hung until the timeout.
+    p = tmp_path / "end-epipe.wcs"
+    p.write_text("behaviour queue\nfault write:errno=EPIPE,byte=0\ntask\n  end 1\n")
+    t = run_trace(wc, p, "--subject", "libuv", "--timeout", "10")
+    assert t["exit"] == {"code": 0, "timed_out": False}
+    ev = [e.split(" ", 2)[2] for e in t["events"]]
+    assert ev[1:] == ["end 1 -> EPIPE", "error EPIPE write",
+                      "close had_error=1 bytes_written=0"], ev
+
+
+def test_libuv_bytes_of_a_second_end_are_a_write_after_end(wc, tmp_path):
+    if not subject_path("libuv").exists():
+        pytest.skip("libuv-subject is not built")
+    # Found by `wirecheck explore half_open --subject libuv --seed 0`: the
+    # second end()'s byte was reported `-> ok` and never sent.
+    p = tmp_path / "end-end.wcs"
+    p.write_text("behaviour queue\ntask\n  end 1\n  end 1\n")
+    t = run_trace(wc, p, "--subject", "libuv", "--timeout", "10")
+    ev = [e.split(" ", 2)[2] for e in t["events"]]
+    assert ev[1:4] == ["end 1 -> ok", "end 1 -> EPIPE", "error EPIPE write"], ev
+    assert t["peer"]["bytes"] == 1
+
+
+def test_node_bytes_refused_in_the_call_are_not_counted_taken(node, wc, tmp_path):
+    # Found by `wirecheck explore queue --subject node --seed 0`: end()'s
+    # byte, refused with EPIPE in its write(2), was counted as taken
+    # (close ... bytes_written=1, the peer got 0): the sample at `end 1 ->
+    # ok` came before node's error event, with the stream already errored.
+    p = tmp_path / "end-epipe.wcs"
+    p.write_text("behaviour queue\nfault write:errno=EPIPE,byte=0\ntask\n  end 1\n")
+    t = run_trace(wc, p, "--subject", "node", "--timeout", "10")
+    assert t["peer"]["bytes"] == 0
+    assert t["events"][-1].endswith("close had_error=1 bytes_written=0"), t["events"]
+
+
+def test_node_a_call_on_a_destroyed_socket_is_refused_as_closed(node, wc, tmp_path):
+    # Found by `wirecheck explore half_open --subject bun --seed 0` (node
+    # does the same): once both sides ended node:net destroys the socket,
+    # and its 'close' comes a tick later; end(1 byte) in between was
+    # reported `-> ok` and the byte never left (node passes
+    # ERR_STREAM_DESTROYED to the callback alone).
+    p = tmp_path / "end-after-both.wcs"
+    p.write_text("behaviour half_open\nallow-half-open yes\npeer shutdown at start\n"
+                 "task\ntask\n  end 1\non eof\n  end\n")
+    t = run_trace(wc, p, "--subject", "node", "--timeout", "10")
+    ev = [e.split(" ", 2)[2] for e in t["events"]]
+    assert "end 1 -> EBADF (closed)" in ev, ev
+    assert t["peer"]["bytes"] == 0
+
+
 # ------------------------------------------------------------- the gate
 
 

@@ -87,6 +87,60 @@ def test_epipe_after_end_is_the_rule():
     assert model.judge(c, trace(evs, P(0, 1))) == []
 
 
+def test_a_write_after_end_may_fail_with_the_stacks_own_error():
+    """node:net's write-after-end: the call returns false, its callback
+    and the error event carry ERR_STREAM_WRITE_AFTER_END, and end()'s
+    pending callback gets it too (scenarios/subjects/node.differences)."""
+    c = stream_case(Op("end", 1, opts=("cb",)), Op("end", 1, opts=("cb",)))
+    evs = ["t2 c0 end 1 -> ok", "t2 c0 end 1 -> ok",
+           "t2 c0 end cb ERR_STREAM_WRITE_AFTER_END", "t2 c0 error ERR_STREAM_WRITE_AFTER_END -",
+           "t2 c0 end cb ERR_STREAM_WRITE_AFTER_END", "t3 c0 close had_error=1 bytes_written=1"]
+    assert model.judge(c, trace(evs, P(0, 1))) == []
+
+
+def test_an_end_after_finish_may_fail_its_callback():
+    """Without allow-half-open the peer's FIN ends our side; node's end()
+    after that finish calls back with ERR_STREAM_ALREADY_FINISHED."""
+    c = Case("half_open", ("allow-half-open no", "peer shutdown at start"),
+             (Block("task", ()), Block("task", (Op("end", opts=("cb",)),))))
+    evs = ["t1 c0 connect", "t2 c0 eof", "t3 c0 finish", "t4 c0 end 0 -> ok",
+           "t4 c0 end cb ERR_STREAM_ALREADY_FINISHED", "t5 c0 close had_error=0 bytes_written=0"]
+    assert model.judge(c, trace(evs, b"")) == []
+
+
+def test_an_error_of_a_write_made_before_end_still_fails():
+    """The allowance is for calls made after the side ended and what their
+    failure cancels: a transient errno is a short send surfacing whatever
+    came before it, and with no late call an earlier write's callback error
+    under a clamp alone is one too, whatever the error's name."""
+    c = stream_case(Op("write", 3, opts=("cb",)), Op("end", 2), Op("write", 1),
+                    faults=Faults(clamp=1))
+    evs = ["t2 c0 write#1 3 -> true", "t2 c0 end 2 -> ok", "t2 c0 write#2 1 -> false",
+           "t2 c0 write#2 cb ERR_STREAM_WRITE_AFTER_END",
+           "t3 c0 write#1 cb ERR_SOCKET_CLOSED", "t3 c0 error EAGAIN write",
+           "t3 c0 close had_error=1 bytes_written=1"]
+    probs = model.judge(c, trace(evs, P(0, 1)))
+    assert any("surfaced as an error" in p and "error EAGAIN write" in p
+               and "write#2" not in p for p in probs), probs
+    c1 = stream_case(Op("write", 3, opts=("cb",)), Op("end", 2), faults=Faults(clamp=1))
+    evs1 = [e for e in evs if "write#2" not in e and "EAGAIN" not in e]
+    probs = model.judge(c1, trace(evs1, P(0, 1)))
+    assert any("surfaced as an error" in p and "write#1 cb ERR_SOCKET_CLOSED" in p
+               for p in probs), probs
+
+
+def test_ecanceled_by_name_after_destroy():
+    """libuv names errno 125 (uv_err_name), the reference stack prints E125;
+    a refusal that cancels nothing is still an error."""
+    c = stream_case(Op("write", 1, opts=("cb",)), Op("destroy"),
+                    faults=Faults(refuse="EAGAIN@1x1"))
+    evs = ["t1 c0 connect", "t2 c0 write#1 1 -> true", "t2 c0 destroy",
+           "t3 c0 write#1 cb ECANCELED", "t4 c0 close had_error=0 bytes_written=0"]
+    assert model.judge(c, trace(evs, b"")) == []
+    evs[3] = "t3 c0 write#1 cb EAGAIN"
+    assert any("surfaced as an error" in p for p in model.judge(c, trace(evs, b"")))
+
+
 def test_a_hang_and_a_crash_fail():
     assert "timed out" in model.judge(CASE, trace(GOOD, P(0, 5), {"timed_out": True}))[0]
     assert "SIGSEGV" in model.judge(CASE, trace(GOOD, P(0, 5),
@@ -250,3 +304,76 @@ def test_a_write_after_destroy_soon_finished_may_be_ebadf_but_no_other_error():
     early = ["t2 c0 write#1 1 -> true", "t2 c0 write#2 1 -> EBADF", "t2 c0 destroy-soon",
              "t2 c0 finish", "t2 c0 close had_error=0 bytes_written=1"]
     assert any("surfaced as an error" in p for p in model.judge(c, trace(early, P(0, 1))))
+
+def test_a_subjects_count_may_lag_the_peer_on_a_failed_connection():
+    """subjects.py: Bun's count holds a write whole (count-whole-write), so
+    its bytes_written is a lower bound once the connection failed; exact on
+    a clean one, never above the peer's, and exact for every other subject."""
+    c = stream_case(Op("write", 3), Op("destroy"))
+    evs = ["t2 c0 write#1 3 -> true", "t2 c0 destroy", "t3 c0 close had_error=0 bytes_written=0"]
+    t = trace(evs, P(0, 2))
+    assert model.judge(c, t, "bun") == []
+    assert model.judge(c, t, "node") == []
+    assert any("bytes_written=0, the peer got 2" in p for p in model.judge(c, t))
+    over = trace(evs[:-1] + ["t3 c0 close had_error=0 bytes_written=3"], P(0, 2))
+    assert any("bytes_written=3" in p for p in model.judge(c, over, "bun"))
+    clean = trace(GOOD[:-1] + ["t4 c0 close had_error=0 bytes_written=3"], P(0, 5))
+    assert any("bytes_written=3" in p for p in model.judge(CASE, clean, "bun"))
+
+
+def test_a_write_after_end_that_returned_false_may_fail_in_its_error_event():
+    """node: a microtask's write after end() returns false; the error event
+    comes a tick later. With no call after end(), the same event fails."""
+    c = Case("batching", (), (Block("task", (Op("write", 1, microtask=True), Op("end"))),))
+    evs = ["t1 c0 connect", "t2 c0 end 0 -> ok", "t2 c0 write#1 1 -> false",
+           "t2 c0 error ERR_STREAM_WRITE_AFTER_END -", "t3 c0 close had_error=1 bytes_written=0"]
+    assert model.judge(c, trace(evs, b"")) == []
+    c2 = stream_case(Op("write", 1), Op("end"))
+    evs2 = ["t1 c0 connect", "t2 c0 write#1 1 -> true", "t2 c0 end 0 -> ok",
+            "t2 c0 error ERR_STREAM_WRITE_AFTER_END -", "t3 c0 close had_error=1 bytes_written=0"]
+    assert any("surfaced as an error" in p for p in model.judge(c2, trace(evs2, b"")))
+
+
+def test_a_late_calls_error_may_cancel_what_is_pending_and_follow_close():
+    """bun-upgrade: the write after end() fails write#1's callback, still
+    pending under a clamp, with its error; an end() after finish gets its
+    callback's error after a close already on its way. Without the late
+    call the same callback error fails, and so does any event after close."""
+    c = Case("batching", ("clamp-send 1",), (Block("task", (
+        Op("write", 2, opts=("cb",)), Op("write", 1, microtask=True), Op("end"))),),
+        Faults(clamp=1))
+    evs = ["t1 c0 connect", "t2 c0 write#1 2 -> true", "t2 c0 end 0 -> ok",
+           "t2 c0 write#2 1 -> false", "t3 c0 write#1 cb ERR_STREAM_WRITE_AFTER_END",
+           "t3 c0 error ERR_STREAM_WRITE_AFTER_END -", "t3 c0 close had_error=0 bytes_written=0"]
+    assert model.judge(c, trace(evs, P(0, 1)), "bun-upgrade") == []
+    no_late = [e for e in evs if "write#2" not in e]
+    assert any("surfaced as an error" in p
+               for p in model.judge(c, trace(no_late, P(0, 1)), "bun-upgrade"))
+    h = Case("half_open", ("allow-half-open yes", "peer shutdown at start"),
+             (Block("task", (Op("end"),)), Block("on eof", (Op("end", 1, opts=("cb",)),))))
+    evs = ["t1 c0 connect", "t2 c0 end 0 -> ok", "t2 c0 finish", "t3 c0 eof",
+           "t3 c0 end 1 -> ok", "t3 c0 error ERR_STREAM_WRITE_AFTER_END -",
+           "t3 c0 close had_error=0 bytes_written=0", "t3 c0 end cb ERR_STREAM_WRITE_AFTER_END"]
+    assert model.judge(h, trace(evs, b"")) == []
+    assert any("events after close" in p
+               for p in model.judge(h, trace(evs + ["t4 c0 drain"], b"")))
+
+
+def test_what_a_late_call_cancels_inside_it_comes_before_its_line():
+    """Bun destroys the socket inside the write after end(): write#1's
+    callback fails before `write#2 1 -> false` is reported. The same
+    callback error with no late call after it still fails."""
+    c = Case("batching", (), (Block("task", (
+        Op("write", 2, opts=("cb",)), Op("write", 1, microtask=True), Op("end"))),),
+        Faults(clamp=1))
+    evs = ["t1 c0 connect", "t2 c0 write#1 2 -> true", "t2 c0 end 0 -> ok",
+           "t2 c0 write#1 cb ERR_SOCKET_CLOSED", "t2 c0 write#2 1 -> false",
+           "t2 c0 error ERR_STREAM_WRITE_AFTER_END -", "t3 c0 close had_error=1 bytes_written=0"]
+    assert model.judge(c, trace(evs, P(0, 1)), "bun") == []
+    evs[3], evs[4] = evs[4], evs[3]
+    assert model.judge(c, trace(evs, P(0, 1)), "bun") == []
+    early = ["t1 c0 connect", "t2 c0 write#1 2 -> true", "t2 c0 write#1 cb ERR_SOCKET_CLOSED",
+             "t2 c0 end 0 -> ok", "t2 c0 write#2 1 -> false",
+             "t3 c0 close had_error=1 bytes_written=0"]
+    assert any("surfaced as an error" in p
+               for p in model.judge(c, trace(early, P(0, 1)), "bun"))

@@ -93,7 +93,7 @@ def _check(a) -> int:
     except runner.WirecheckError as e:
         print(f"wirecheck explore: {e.stderr.strip() or e}", file=sys.stderr)
         return 2
-    problems = model.judge(case, trace)
+    problems = model.judge(case, trace, a.subject)
     for p in problems:
         print(f"{path}: {p}")
     print(f"{path}: {'FAIL' if problems else 'ok'} ({len(problems)} problems)")

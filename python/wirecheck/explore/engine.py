@@ -133,7 +133,7 @@ def run_batch(behaviour: str, batch_seed: int, per_batch: int, rn: Runner,
                 # for (docs/subjects.md): not a finding, not an example.
                 res.unsupported += 1
                 reject()
-            problems = model.judge(case, trace)
+            problems = model.judge(case, trace, rn.subject)
         if problems:
             last["case"], last["problems"] = case, problems
             raise AssertionError("\n".join(problems))
