@@ -438,6 +438,20 @@ class _Response:
         self.failed = False              # a call failed: the wire is an upper bound
         self.probs: list[str] = []
 
+    def _call(self, e: str, r: str, n: int, rest: bool) -> Optional[bytes]:
+        """The bytes of a call (its rest's for a *-rest call, else the next n
+        of the body pattern); None when the call was refused (judged by
+        refused()). A call accepted after the response ended is a problem."""
+        data = self.rest if rest else pattern(self.x, n)
+        if not rest:
+            self.x += n
+        if r.startswith("E"):
+            self.refused(e, data)
+            return None
+        if self.ended:
+            self.probs.append(f"`{e}`: accepted after the response ended")
+        return data
+
     def refused(self, e: str, data: bytes):
         """A call that failed. After the response ended, EPIPE is the rule
         (rs.h). Before, only a fault that fails calls for good may make it
@@ -466,14 +480,9 @@ class _Response:
         if m:
             op, n, r = m.group(1), int(m.group(2)), m.group(3)
             rest_op = op in ("write-rest", "end-rest")
-            data = self.rest if rest_op else pattern(self.x, n)
-            if not rest_op:
-                self.x += n
-            if r.startswith("E"):
-                self.refused(e, data)
+            data = self._call(e, r, n, rest_op)
+            if data is None:
                 return
-            if self.ended:
-                self.probs.append(f"`{e}`: accepted after the response ended")
             if rest_op:
                 self.body += data          # the same chunk, no second header
                 self.rest = b""
@@ -486,14 +495,9 @@ class _Response:
         if m:
             n, final, r, off = int(m.group(1)), bool(m.group(2)), m.group(3), int(m.group(4))
             is_rest = e.startswith("try-write-rest")
-            data = self.rest if is_rest else pattern(self.x, n)
-            if not is_rest:
-                self.x += n
-            if r.startswith("E"):
-                self.refused(e, data)
+            data = self._call(e, r, n, is_rest)
+            if data is None:
                 return
-            if self.ended:
-                self.probs.append(f"`{e}`: accepted after the response ended")
             before = len(self.body)
             if r == "true":
                 if off != before + n:
