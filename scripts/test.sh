@@ -71,10 +71,10 @@ ctest --preset fuzz --output-junit "$PWD/build/test-results/ctest-fuzz.xml" || s
 /usr/bin/python3 -m pytest -n 2 -q scenarios/queue/epipe-prefix.wcs scenarios/batching/several-writes.wcs \
   --wirecheck-sweep --wirecheck-sweep-k 2 --wirecheck-sweep-bytes 2 \
   --junitxml=build/test-results/sweep.xml || status=1
-# A bounded exploration (docs/explore.md): generated cases of every
+# A bounded exploration (docs/explore.md): 500 generated cases of every
 # behaviour under random faults, fixed and legacy, judged by the model and
 # real peers. A fixed seed: a failure here is the same on any machine, and
 # its shrunk reproducer is in build/explore-out.
-build/bin/wirecheck explore all --examples 120 --per-batch 40 \
+build/bin/wirecheck explore all --examples 500 --per-batch 100 \
   --seed 1 -j 2 --report build/test-results/explore.json --out build/explore-out -q || status=1
 exit $status
