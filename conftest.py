@@ -31,5 +31,7 @@ if _LOADED is not None and not str(Path(_LOADED.__file__).resolve()).startswith(
 pytest_plugins = ["wirecheck.plugin", "pytester"]
 
 # The end-to-end tests' own scenarios are inputs of tests/e2e/test_run.py,
-# not suite scenarios: they have no goldens and some crash on purpose.
-collect_ignore_glob = ["tests/e2e/scenarios/*", "build-*"]
+# not suite scenarios: they have no goldens and some crash on purpose. The
+# explorer's reproducers (reports/explore, explore-out) are not suite
+# scenarios either: `wirecheck explore --check` judges them.
+collect_ignore_glob = ["tests/e2e/scenarios/*", "build-*", "reports/*", "explore-out/*"]
