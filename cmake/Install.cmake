@@ -151,8 +151,10 @@ set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 # The shared libraries the binaries link (libjansson, libfiu, libssl...)
 # come from dpkg-shlibdeps; the rest is what the programs run.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# wirecheck explore draws its cases with hypothesis and judges them with
+# real peers (h11, wsproto, websockets' frame parser).
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "python3 (>= 3.9), python3-pytest, libfiu-dev, pkg-config")
+    "python3 (>= 3.9), python3-pytest, python3-hypothesis, python3-h11, python3-wsproto, python3-websockets, libfiu-dev, pkg-config")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
     "python3-pytest-xdist, python3-matplotlib, nodejs, fiu-utils, valgrind, strace")
 set(CPACK_GENERATOR DEB)

@@ -15,9 +15,16 @@ import sys
 import time
 from pathlib import Path
 
-from .. import runner
-from . import engine, gen, model
-from .case import parse
+from .names import missing_modules
+
+_MISSING = missing_modules()
+if _MISSING:  # before the imports that would fail with a traceback
+    sys.exit("wirecheck explore: needs " + ", ".join(_MISSING)
+             + f" (apt-get install {' '.join(_MISSING)})")
+
+from .. import runner  # noqa: E402
+from . import engine, gen, model  # noqa: E402
+from .case import parse  # noqa: E402
 
 
 def _args(argv):

@@ -18,22 +18,10 @@ from .. import behaviours as registry
 from .case import (Block, Case, Faults, HTTP_KEEP_ALIVE, HTTP_REQUEST, Op, WS_PEER_CLOSE,
                    WS_REQUEST, peer_send)
 
-# The behaviours with a generator, by their names in the suite's registry
-# (wirecheck.behaviours, which also gives each one's legacy variant), and
-# the short names the command line takes too.
-BEHAVIOURS = ("queue", "batching", "half_open", "chunked", "websocket")
-ALIASES = {"half-open": "half_open", "ws": "websocket"}
+from .names import ALIASES, BEHAVIOURS, canonical  # noqa: F401 (the generators' names)
+
 LEGACY = {b: registry.get(b).legacy for b in BEHAVIOURS}
 
-
-def canonical(name: str) -> str:
-    """The registry's name of a behaviour given by either name; ValueError
-    for one with no generator."""
-    name = ALIASES.get(name, name)
-    if name not in BEHAVIOURS:
-        raise ValueError(f"unknown behaviour {name!r}: one of {', '.join(BEHAVIOURS)} "
-                         f"(or {', '.join(ALIASES)}), or all")
-    return name
 
 KiB = 1024
 STREAM_SIZES = (1, 0, 2, 7, 8, 4095, 4096, 16 * KiB - 1, 16 * KiB, 16 * KiB + 1,

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from . import engine, gen
+from . import names
 
 
 def add_options(group) -> None:
     group.addoption("--wirecheck-explore", metavar="BEHAVIOURS", default=None,
                     help="instead of the scenarios, explore: generated cases of each "
-                         f"behaviour ({', '.join(gen.BEHAVIOURS)}; a comma list, or all) "
+                         f"behaviour ({', '.join(names.BEHAVIOURS)}; a comma list, or all) "
                          "judged by a model and real peers (docs/explore.md)")
     group.addoption("--wirecheck-explore-examples", metavar="N", type=int, default=200,
                     help="--wirecheck-explore: examples per behaviour (default 200)")
@@ -27,9 +27,9 @@ def add_options(group) -> None:
 
 
 def behaviours(value: str) -> list[str]:
-    names = list(gen.BEHAVIOURS) if value == "all" else [v for v in value.split(",") if v]
+    wanted = list(names.BEHAVIOURS) if value == "all" else [v for v in value.split(",") if v]
     try:
-        return list(dict.fromkeys(gen.canonical(b) for b in names))
+        return list(dict.fromkeys(names.canonical(b) for b in wanted))
     except ValueError as e:
         raise pytest.UsageError(f"--wirecheck-explore: {e}") from None
 
@@ -39,7 +39,7 @@ class ExploreFailure(Exception):
 
 
 class ExploreItem(pytest.Item):
-    def __init__(self, *, behaviour: str, seed: int, examples: int, runner_: engine.Runner,
+    def __init__(self, *, behaviour: str, seed: int, examples: int, runner_: "engine.Runner",
                  out: str, **kw):
         super().__init__(**kw)
         self.behaviour, self.seed, self.examples = behaviour, seed, examples
@@ -47,6 +47,7 @@ class ExploreItem(pytest.Item):
         self.add_marker(getattr(pytest.mark, behaviour))
 
     def runtest(self):
+        from . import engine
         r = engine.run_batch(self.behaviour, self.seed, self.examples, self.runner_)
         self.user_properties.append(("examples", r.examples))
         if r.failure:
@@ -68,7 +69,12 @@ class ExploreItem(pytest.Item):
 
 
 def items(session, config, binary, subject, preload) -> list:
-    names = behaviours(config.getoption("wirecheck_explore"))
+    missing = names.missing_modules()
+    if missing:
+        raise pytest.UsageError("--wirecheck-explore needs " + ", ".join(missing)
+                                + f" (apt-get install {' '.join(missing)})")
+    from . import engine
+    wanted = behaviours(config.getoption("wirecheck_explore"))
     total = config.getoption("wirecheck_explore_examples")
     per = config.getoption("wirecheck_explore_per_batch")
     if total < 1 or per < 1:
@@ -76,7 +82,7 @@ def items(session, config, binary, subject, preload) -> list:
     seed0 = config.getoption("wirecheck_explore_seed")
     rn = engine.Runner(binary, subject, preload)
     out = []
-    for b in names:
+    for b in wanted:
         for i in range(-(-total // per)):
             n = min(per, total - i * per)
             out.append(ExploreItem.from_parent(
