@@ -111,10 +111,21 @@ file(WRITE "${_distinfo}/top_level.txt" "wirecheck\n")
 file(WRITE "${_distinfo}/INSTALLER" "cmake\n")
 install(DIRECTORY "${_distinfo}" DESTINATION "${WIRECHECK_INSTALL_PYTHONDIR}")
 file(RELATIVE_PATH _py_from_bin "/p/${CMAKE_INSTALL_BINDIR}" "/p/${WIRECHECK_INSTALL_PYTHONDIR}")
-foreach(_tool report:wirecheck.report.cli sweep:wirecheck.sweep explore:wirecheck.explore)
-  string(REPLACE ":" ";" _pair "${_tool}")
-  list(GET _pair 0 WC_TOOL)
-  list(GET _pair 1 WC_TOOL_MODULE)
+# The console scripts are python/pyproject.toml's [project.scripts], read
+# from there so that the pip-installed and the cmake-installed tool name the
+# same functions (a second list here once named a module with no main).
+file(STRINGS "${PROJECT_SOURCE_DIR}/python/pyproject.toml" _wc_scripts
+     REGEX "^wirecheck-[a-z]+ = \"[a-z_.]+:[a-z_]+\"$")
+if(NOT _wc_scripts)
+  message(FATAL_ERROR "python/pyproject.toml: no [project.scripts] line of the form wirecheck-NAME = \"module:function\"")
+endif()
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+             "${PROJECT_SOURCE_DIR}/python/pyproject.toml")
+foreach(_line IN LISTS _wc_scripts)
+  string(REGEX REPLACE "^wirecheck-([a-z]+) = \"([a-z_.]+):([a-z_]+)\"$" "\\1;\\2;\\3" _parts "${_line}")
+  list(GET _parts 0 WC_TOOL)
+  list(GET _parts 1 WC_TOOL_MODULE)
+  list(GET _parts 2 WC_TOOL_FUNCTION)
   configure_file("${CMAKE_CURRENT_LIST_DIR}/console_script.in"
                  "${CMAKE_BINARY_DIR}/console-scripts/wirecheck-${WC_TOOL}" @ONLY)
   install(PROGRAMS "${CMAKE_BINARY_DIR}/console-scripts/wirecheck-${WC_TOOL}"
@@ -156,6 +167,6 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "python3 (>= 3.9), python3-pytest, python3-hypothesis, python3-h11, python3-wsproto, python3-websockets, libfiu-dev, pkg-config")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
-    "python3-pytest-xdist, python3-matplotlib, nodejs, fiu-utils, valgrind, strace")
+    "python3-pytest-xdist, python3-matplotlib, nodejs, curl, fiu-utils, valgrind, strace")
 set(CPACK_GENERATOR DEB)
 include(CPack)
