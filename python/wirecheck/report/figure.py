@@ -34,10 +34,15 @@ def pyplot():
     return plt
 
 
-def save(fig, path: Path, extra_formats: Sequence[str] = ()) -> None:
-    fig.savefig(path, format="svg", metadata={"Date": None}, bbox_inches="tight")
+def save(fig, path: Path, extra_formats: Sequence[str] = (), tight: bool = True) -> None:
+    """Writes fig as SVG (and each extra format). tight=True crops to what
+    was drawn, which draws the figure twice; a figure whose every artist
+    lies inside it after tight_layout (nothing anchored outside the axes)
+    passes False, which costs about a third less per plot."""
+    bbox = "tight" if tight else None
+    fig.savefig(path, format="svg", metadata={"Date": None}, bbox_inches=bbox)
     for fmt in extra_formats:
-        fig.savefig(path.with_suffix("." + fmt), format=fmt, dpi=110, bbox_inches="tight")
+        fig.savefig(path.with_suffix("." + fmt), format=fmt, dpi=110, bbox_inches=bbox)
 
 
 def log2_payload_axis(ax, payloads):

@@ -120,8 +120,10 @@ def plot_profile(entry: dict, p: dict, path: Path, extra_formats=()) -> None:
              "; subject ended: " + ", ".join(f"{side} {e}" for (side, _, _), e in zip(sides, exits)))
     fig.suptitle(f"{Path(entry['path']).with_suffix('')}  [{prof}]: "
                  f"fixed vs legacy, one run each{ended}", fontsize=11, x=0.01, ha="left")
+    # Legends inside their axes: tight_layout places everything, so the
+    # save need not crop (the report's most numerous plot).
     fig.tight_layout()
-    _save(fig, path, extra_formats)
+    _save(fig, path, extra_formats, tight=False)
     plt.close(fig)
 
 
