@@ -209,6 +209,21 @@ def test_pytest_collects_a_folder_of_scenarios_with_no_options(installed):
     assert "3 passed" in again.stdout
 
 
+def test_the_report_of_a_folder_of_scenarios_is_written_there(installed):
+    """wirecheck-report with no options, in a folder of the user's: its
+    scenarios, and reports/out in that folder (it once took the bundled
+    suite's paths relative to the installed package, and wrote there)."""
+    prefix, work = installed[0], installed[3] / "report"
+    work.mkdir()
+    for f in (prefix / "share/wirecheck/scenarios/queue").glob("epipe-prefix.*"):
+        shutil.copy(f, work / f.name)
+    before = sorted(p for p in prefix.rglob("*"))
+    run(installed, ["wirecheck-report", "-q", "--no-bench"], cwd=work)
+    report = (work / "reports" / "out" / "report.md").read_text()
+    assert "epipe-prefix" in report
+    assert sorted(p for p in prefix.rglob("*")) == before
+
+
 def test_a_program_built_against_the_gate_runs_clamped(installed):
     work = installed[3] / "cprog"
     work.mkdir()

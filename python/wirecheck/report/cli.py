@@ -29,8 +29,12 @@ from .sections import explore as explore_section
 from .sections import sweep as sweep_section
 
 SCHEMA = 1
-DEFAULT_OUT = REPO / "reports" / "out"
-DEFAULT_PATHS = [REPO / "scenarios"]
+# In the checkout, the bundled suite and reports/out beside it; installed
+# (the package under lib/python3/...), the folder it is run in and
+# reports/out there: never a folder of the installation.
+IN_CHECKOUT = all((REPO / p).exists() for p in ("CMakeLists.txt", "scenarios", "python/wirecheck"))
+DEFAULT_OUT = (REPO if IN_CHECKOUT else Path(".")) / "reports" / "out"
+DEFAULT_PATHS = [REPO / "scenarios"] if IN_CHECKOUT else [Path(".")]
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -39,9 +43,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         description="Run the scenario suite (fixed and legacy) and the benchmarks; "
                     "write report.md, report.json and SVG plots.")
     ap.add_argument("--out", default=str(DEFAULT_OUT),
-                    help="output folder (default: reports/out)")
+                    help="output folder (default: reports/out, in the checkout when run "
+                         "from one, else in the current folder)")
     ap.add_argument("--paths", nargs="+", default=[str(p) for p in DEFAULT_PATHS],
-                    metavar="PATH", help="scenario files or folders (default: scenarios/)")
+                    metavar="PATH", help="scenario files or folders (default: the checkout's "
+                                         "scenarios/ when run from one, else the current folder)")
     speed = ap.add_mutually_exclusive_group()
     speed.add_argument("--quick", action="store_true",
                        help="sender_cpu --quick, sizes 2,4,8 MiB (the default)")
@@ -179,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     # The committed sweep result is the bundled suite's: a report of other
     # scenarios takes one only when --sweep-json names it.
-    default_suite = opts.paths == [str(p) for p in DEFAULT_PATHS]
+    default_suite = IN_CHECKOUT and opts.paths == [str(p) for p in DEFAULT_PATHS]
     try:
         sweep_data = (sweep_section.load(opts.sweep_json) if opts.sweep_json or default_suite
                       else None)
@@ -196,8 +202,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     scenarios = run_scenarios(paths, binary, log)
     compared = run_compare(paths, base_bin, binary, log) if base_bin else None
-    per_connection = (None if opts.no_per_connection else
-                      run_per_connection(binary, PER_CONNECTION_SCENARIO, log))
+    # The half-open figure is the bundled suite's (its per-connection.wcs):
+    # a report of other scenarios runs it only from the checkout.
+    per_connection = (None if opts.no_per_connection or not PER_CONNECTION_SCENARIO.is_file()
+                      else run_per_connection(binary, PER_CONNECTION_SCENARIO, log))
 
     if opts.bench_json:
         try:
