@@ -116,8 +116,15 @@ def test_per_connection_refuses_a_trace_path_before_the_runs(wc, tmp_path):
     refused(proc, "--trace", tmp_path, "Is a directory", marker)
 
 
+# A scenario made for per-connection (every connection ends): SCENARIO
+# leaves the second connection open, so its run at 2 connections lasts
+# until the 30 s timeout.
+PER_CONNECTION = os.path.join(os.path.dirname(__file__), "..", "..", "scenarios", "half-open",
+                              "per-connection.wcs")
+
+
 def test_per_connection_says_the_real_errno_when_the_write_fails(wc, tmp_path):
-    proc = wc("per-connection", SCENARIO, "--from", 1, "--to", 2, "--trace", "/dev/full")
+    proc = wc("per-connection", PER_CONNECTION, "--from", 1, "--to", 2, "--trace", "/dev/full")
     assert proc.returncode == 3, proc.stderr
     assert "cannot write the result to /dev/full: No space left on device" in proc.stderr
 
