@@ -103,7 +103,8 @@ def build_other_tree(dst: Path) -> Path:
     (wirecheck and the reference subject only); its wirecheck."""
     src = dst / "src"
     shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(
-        ".git", "build", "build-*", "reports", "__pycache__", "*.golden"))
+        ".git", "build", "build-*", "reports", "__pycache__", "*.golden", "third_party",
+        ".hypothesis", "explore-out"))
     rs_h = src / "reference" / "rs.h"
     text, n = re.subn(r"#define RS_HTTP_COPY_MAX \d+", "#define RS_HTTP_COPY_MAX 64",
                       rs_h.read_text())
