@@ -81,6 +81,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                          "(the output folder as published, e.g. a raw GitHub URL), so that "
                          "they render when summary.md is pasted into a pull request "
                          "(default: relative to the output folder)")
+    ap.add_argument("--from-record", metavar="DIR",
+                    help="take each scenario run from DIR, the record of a pytest run "
+                         "with --wirecheck-record DIR (scripts/setup.sh does so), and run "
+                         "only what it lacks")
     ap.add_argument("--from-json", metavar="REPORT_JSON",
                     help="run nothing: re-render report.md and the plots from a report.json")
     ap.add_argument("--sweep-json", metavar="FILE",
@@ -200,7 +204,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wirecheck.report: --explore-json: {e}", file=sys.stderr)
         return 2
 
-    scenarios = run_scenarios(paths, binary, log)
+    if opts.from_record and not Path(opts.from_record).is_dir():
+        print(f"wirecheck.report: --from-record {opts.from_record}: no such folder "
+              "(pytest --wirecheck-record DIR makes it)", file=sys.stderr)
+        return 2
+    scenarios = run_scenarios(paths, binary, log,
+                              Path(opts.from_record) if opts.from_record else None)
     compared = run_compare(paths, base_bin, binary, log) if base_bin else None
     # The half-open figure is the bundled suite's (its per-connection.wcs):
     # a report of other scenarios runs it only from the checkout.

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from .. import record
 from ..runner import REPO, WirecheckError, check, profiles, run
 from .derive import (PER_CONNECTION_SIDES, derive_profiles, parse_gate_cost,
                      per_connection_rows, scenario_stem, summarize_trace)
@@ -60,8 +61,11 @@ def find_scenarios(paths: Iterable[str | os.PathLike]) -> list[Path]:
     return out
 
 
-def run_scenarios(paths: Sequence[Path], binary: Path, log) -> list[dict]:
-    """Checks every scenario, then runs each profile fixed and legacy."""
+def run_scenarios(paths: Sequence[Path], binary: Path, log,
+                  from_record: Path | None = None) -> list[dict]:
+    """Checks every scenario, then runs each profile fixed and legacy, or
+    takes the run from from_record (wirecheck.record: the runs of a pytest
+    session with --wirecheck-record) when it has it."""
     scenarios: list[dict] = []
     jobs: list[tuple[dict, dict, str, Path]] = []
     stems: set = set()
@@ -97,6 +101,15 @@ def run_scenarios(paths: Sequence[Path], binary: Path, log) -> list[dict]:
         label = f"{Path(entry['path']).with_suffix('')} {p['id'] or '(no matrix)'} {side}"
         log(f"[{i}/{total}] {label}")
         variants = [entry["legacy"]["variant"]] if side == "legacy" else []
+        try:
+            recorded = (record.read(from_record, path, p["id"], side, p["flags"])
+                        if from_record else None)
+        except ValueError as e:
+            log(f"[{i}/{total}] {label}: {e}; running it")
+            recorded = None
+        if recorded is not None:
+            p[side] = summarize_trace(recorded[1], recorded[0])
+            return
         start = time.monotonic()
         try:
             # The path as given (relative to the working folder), not the
