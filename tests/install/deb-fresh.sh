@@ -3,8 +3,9 @@
 #
 # Builds wirecheck_*.deb (cpack -G DEB) from a build folder of its own,
 # makes a minimal Debian root with debootstrap (bookworm, the release this
-# project builds on) in ROOT (default build-deb/root; kept between runs, a
-# new one costs a few minutes), then, chrooted into it:
+# project builds on) in ROOT (default $TMPDIR/wirecheck-deb-fresh/root,
+# outside the checkout, whose tools would walk its 2 GB; kept between runs,
+# a new one costs a few minutes), then, chrooted into it:
 #   apt-get install ./wirecheck_*.deb     (its declared dependencies come
 #                                           from Debian, nothing else)
 #   the installed-tool test (tests/install/test_installed.py) with
@@ -18,7 +19,7 @@
 # run it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-root=${1:-$PWD/build-deb/root}
+root=${1:-${TMPDIR:-/tmp}/wirecheck-deb-fresh/root}
 build=$PWD/build-deb/build
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 [ "$(id -u)" -eq 0 ] || { echo "deb-fresh: run as root (debootstrap, chroot)" >&2; exit 2; }
