@@ -2,12 +2,15 @@
  * ws_send.c: user-space instructions of the WebSocket socket's hot paths,
  * for callgrind (deterministic, unlike time on 2 shared cores).
  *
- * usage: ws_send send|echo [N]
+ * usage: ws_send send|echo|recv [N]
  *   send  a server socket (reference/ws.c) sends N 16-byte text messages,
  *         64 per task, through measured_send() (after 4,096 warm-up sends
  *         through warm_send()), to a peer that reads all the time;
  *   echo  the peer sends 4,096 + N masked 16-byte text messages and the
- *         server echoes each one from its on_message, through echo().
+ *         server echoes each one from its on_message, through echo();
+ *   recv  the same messages, and the server's on_message only counts
+ *         them: the receive path alone (read, frame decode, unmask, UTF-8
+ *         check, dispatch to the handler).
  * The peer is `cat` (exec'd, so callgrind does not follow it) on the other
  * end of a unix socket; the Upgrade request is written before it starts.
  * bench/ws_instructions.sh runs it under callgrind with --toggle-collect
@@ -40,7 +43,8 @@ static struct {
 	rs_loop *loop;
 	rs_listener *listener;
 	rs_ws *ws;
-	int echo;
+	int echo;  /* echo or recv: the peer sends the messages */
+	int recv;  /* recv: the handler does not answer */
 	long n;
 	long sent;
 	long received;
@@ -107,6 +111,16 @@ static void on_message(rs_ws *ws, const struct rs_ws_message *m, void *arg)
 		rs_socket_destroy(rs_ws_socket(ws), 0);
 }
 
+/* recv's handler: counts the message, answers nothing. */
+static void on_message_recv(rs_ws *ws, const struct rs_ws_message *m,
+			    void *arg)
+{
+	(void)m;
+	(void)arg;
+	if (++B.received == WARM + B.n)
+		rs_socket_destroy(rs_ws_socket(ws), 0);
+}
+
 static void on_open(rs_ws *ws, void *arg)
 {
 	(void)arg;
@@ -117,6 +131,8 @@ static void on_open(rs_ws *ws, void *arg)
 
 static const struct rs_ws_events events = { .on_open = on_open,
 					    .on_message = on_message };
+static const struct rs_ws_events recv_events = {
+	.on_open = on_open, .on_message = on_message_recv };
 
 static void on_connection(rs_listener *l, rs_socket *s, void *arg)
 {
@@ -125,7 +141,7 @@ static void on_connection(rs_listener *l, rs_socket *s, void *arg)
 
 	(void)arg;
 	rs_listener_close(l);
-	if (rs_ws_attach(s, &o, &events, NULL, &ws) < 0)
+	if (rs_ws_attach(s, &o, B.recv ? &recv_events : &events, NULL, &ws) < 0)
 		bc_die("rs_ws_attach failed");
 }
 
@@ -176,11 +192,13 @@ int main(int argc, char **argv)
 	int fd;
 
 	bc_set_prog("ws_send");
-	if (argc < 2 || (strcmp(argv[1], "send") && strcmp(argv[1], "echo"))) {
-		fprintf(stderr, "usage: ws_send send|echo [N]\n");
+	if (argc < 2 || (strcmp(argv[1], "send") && strcmp(argv[1], "echo") &&
+			 strcmp(argv[1], "recv"))) {
+		fprintf(stderr, "usage: ws_send send|echo|recv [N]\n");
 		return 2;
 	}
-	B.echo = strcmp(argv[1], "echo") == 0;
+	B.recv = strcmp(argv[1], "recv") == 0;
+	B.echo = B.recv || strcmp(argv[1], "echo") == 0;
 	B.n = argc > 2 ? atol(argv[2]) : 20000;
 	dir = bc_socket_dir("/tmp/ws_send.XXXXXX");
 	snprintf(B.path, sizeof(B.path), "%s", dir);

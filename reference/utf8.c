@@ -47,8 +47,9 @@ static int ascii8(const uint8_t *p)
 
 /*
  * From a character boundary at i: skips ASCII and whole well-formed
- * sequences while 4 bytes are left, in locals, without the state of the
- * byte-by-byte path. Returns where it stopped: fewer than 4 bytes left, or
+ * sequences while 4 bytes are left (and an ASCII tail of the buffer), in
+ * locals, without the state of the byte-by-byte path. Returns where it
+ * stopped: the end, fewer than 4 bytes left, or
  * a byte that does not begin a well-formed sequence there (the byte-by-byte
  * path then finds what it is). The ranges are Table 3-7's, as lead_of's:
  * C2..DF 80..BF; E0 A0..BF, E1..EC 80..BF, ED 80..9F, EE..EF 80..BF, then
@@ -63,6 +64,11 @@ static size_t whole_run(const uint8_t *p, size_t i, size_t n)
 			i++;
 			while (i + 8 <= n && ascii8(p + i))
 				i += 8;
+			/* Fewer than 8 bytes left: when the buffer's last 8
+			 * are ASCII, so are they (the bytes before i that
+			 * this word reads again were checked already). */
+			if (i + 8 > n && n >= 8 && ascii8(p + n - 8))
+				return n;
 		} else if (b >= 0xc2 && b <= 0xdf) {
 			if ((c1 & 0xc0) != 0x80)
 				break;

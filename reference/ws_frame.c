@@ -42,30 +42,52 @@ void rs_ws_rng_bytes(struct rs_ws_rng *r, uint8_t *out, size_t n)
 	}
 }
 
+/*
+ * XORs n bytes of src with k (the key as it stands at src's first byte)
+ * into dst, 8 bytes at a time, then 4, then one; returns the OR of every
+ * byte written, whose top bits say whether any of them was not ASCII.
+ * The words go through memcpy: no alignment asked of either pointer. A
+ * word of the key is its 4 bytes twice, the same bytes in memory on
+ * either byte order.
+ */
+static inline uint64_t mask_words(uint8_t *dst, const uint8_t *src, size_t n,
+				  const uint8_t k[4])
+{
+	uint64_t acc = 0, w, kw;
+	uint32_t k32, v;
+	size_t i = 0;
+
+	memcpy(&k32, k, 4);
+	kw = (uint64_t)k32 << 32 | k32;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, src + i, 8);
+		w ^= kw;
+		memcpy(dst + i, &w, 8);
+		acc |= w;
+	}
+	if (i + 4 <= n) {
+		memcpy(&v, src + i, 4);
+		v ^= k32;
+		memcpy(dst + i, &v, 4);
+		acc |= v;
+		i += 4;
+	}
+	/* i is a multiple of 4 here: the key starts again at k[0]. */
+	for (; i < n; i++) {
+		dst[i] = src[i] ^ k[i & 3];
+		acc |= dst[i];
+	}
+	return acc;
+}
+
 void rs_ws_mask(uint8_t *dst, const uint8_t *src, size_t n,
 		const uint8_t key[4], uint64_t at)
 {
-	size_t i = 0;
 	unsigned s = (unsigned)(at & 3);
+	const uint8_t k[4] = { key[s], key[(s + 1) & 3], key[(s + 2) & 3],
+			       key[(s + 3) & 3] };
 
-	/* Whole words with the key rotated to the offset, then the tail. */
-	if (n >= 8) {
-		uint8_t k8[8];
-		uint64_t kw;
-
-		for (unsigned j = 0; j < 8; j++)
-			k8[j] = key[(s + j) & 3];
-		memcpy(&kw, k8, 8);
-		for (; i + 8 <= n; i += 8) {
-			uint64_t w;
-
-			memcpy(&w, src + i, 8);
-			w ^= kw;
-			memcpy(dst + i, &w, 8);
-		}
-	}
-	for (; i < n; i++)
-		dst[i] = src[i] ^ key[(s + i) & 3];
+	(void)mask_words(dst, src, n, k);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -515,21 +537,82 @@ static void end_frame(struct rs_ws_parser *p, struct rs_ws_event *ev)
 	p->msg_opcode = 0;
 }
 
-size_t rs_ws_parser_feed(struct rs_ws_parser *p, const uint8_t *in, size_t n,
-			 struct rs_ws_event *ev)
+/*
+ * The common frame taken whole: a message of one frame (FIN, text or
+ * binary, no RSV bit, no message open) of at most 125 bytes, masked as
+ * this side requires, all of it in[0, n), within the maximum, and, text,
+ * well-formed UTF-8. It is unmasked straight into the message buffer and
+ * its text checked in the same pass (non-ASCII text then by
+ * rs_utf8_valid), with no per-byte state machine. The event, the offsets
+ * and the state after it are those of the byte-by-byte path (the fields
+ * that path would leave and that a later frame reads before it sets them
+ * again). Returns the bytes used, or 0 for any other frame, a short input
+ * or a failure: the byte-by-byte path then reads the frame from its
+ * first byte and reports what is wrong with it.
+ */
+static size_t whole_frame(struct rs_ws_parser *p, const uint8_t *in, size_t n,
+			  struct rs_ws_event *ev)
+{
+	static const uint8_t no_key[4];
+	uint8_t b0, b1;
+	size_t len, h;
+	uint64_t acc;
+
+	if (n < 2)
+		return 0;
+	b0 = in[0];
+	b1 = in[1];
+	len = b1 & 0x7f;
+	h = b1 & 0x80 ? 6 : 2;
+	/* b0 81 or 82: FIN, no RSV bit, text or binary. b1 with the mask
+	 * bit this side wants cleared: the 7-bit length, at most 125. */
+	if ((unsigned)(b0 - 0x81) > 1 ||
+	    (unsigned)(b1 ^ (p->opt.server ? 0x80 : 0)) > RS_WS_MAX_CONTROL ||
+	    p->msg_opcode != 0 || n < h + len ||
+	    (p->opt.max_message && len > p->opt.max_message))
+		return 0;
+	if (len > p->msg_cap) {
+		p->msg_len = 0;  /* no message is open: nothing to keep */
+		if (msg_reserve(p, len) < 0)
+			return 0;
+	}
+	acc = mask_words(p->msg, in + h, len, h == 6 ? in + 2 : no_key);
+	if ((b0 & 0x0f) == RS_WS_OP_TEXT &&
+	    (acc & UINT64_C(0x8080808080808080)) != 0 &&
+	    !rs_utf8_valid(p->msg, len))
+		return 0;
+	p->opcode = b0 & 0x0f;
+	p->fin = 1;
+	p->rsv1 = 0;
+	p->masked = (uint8_t)(b1 >> 7);
+	p->plen = len;
+	p->pmark = len;
+	p->msg_len = len;
+	p->msg_frames = 1;
+	p->msg_compressed = 0;
+	p->utf8 = (struct rs_utf8)RS_UTF8_INIT;
+	p->frame_start = p->offset;
+	p->offset += h + len;
+	ev->kind = RS_WS_EV_MESSAGE;
+	ev->opcode = p->opcode;
+	ev->frames = 1;
+	ev->data = p->msg;
+	ev->len = len;
+	ev->offset = p->frame_start;
+	return h + len;
+}
+
+/*
+ * The byte-by-byte path: the header a byte at a time, the payload in the
+ * pieces the input holds. Out of line, so that a whole frame taken by
+ * whole_frame saves no registers for it.
+ */
+__attribute__((noinline)) static size_t feed_bytes(struct rs_ws_parser *p,
+						   const uint8_t *in, size_t n,
+						   struct rs_ws_event *ev)
 {
 	size_t used = 0;
 
-	memset(ev, 0, sizeof(*ev));
-	if (p->state == ST_ERROR) {
-		ev->kind = RS_WS_EV_ERROR;
-		ev->code = p->error_code;
-		ev->problem = p->problem;
-		ev->offset = p->frame_start;
-		return 0;
-	}
-	if (p->state == ST_CLOSED)
-		return 0;
 	while (used < n) {
 		size_t k;
 
@@ -551,4 +634,25 @@ size_t rs_ws_parser_feed(struct rs_ws_parser *p, const uint8_t *in, size_t n,
 		}
 	}
 	return used;
+}
+
+size_t rs_ws_parser_feed(struct rs_ws_parser *p, const uint8_t *in, size_t n,
+			 struct rs_ws_event *ev)
+{
+	size_t used;
+
+	memset(ev, 0, sizeof(*ev));
+	if (p->state == ST_ERROR) {
+		ev->kind = RS_WS_EV_ERROR;
+		ev->code = p->error_code;
+		ev->problem = p->problem;
+		ev->offset = p->frame_start;
+		return 0;
+	}
+	if (p->state == ST_CLOSED)
+		return 0;
+	if (p->state == ST_HEAD && p->hmark == 0 &&
+	    (used = whole_frame(p, in, n, ev)) > 0)
+		return used;
+	return feed_bytes(p, in, n, ev);
 }

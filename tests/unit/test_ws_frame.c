@@ -569,6 +569,171 @@ static void test_max_message_edge(void **state)
 			  "off=0 error 1009 (a message over the maximum size)\n");
 }
 
+/* ------------------------------------------------------------------------ */
+/* Whole small frames (ws_frame.c's whole_frame) against the byte-by-byte  */
+/* path: every vector runs whole (the frames then go the whole-frame way),  */
+/* at every split and byte by byte (the byte-by-byte way).                  */
+
+/*
+ * Appends one frame to out at *n: the header, then the payload masked
+ * here byte by byte (RFC 6455 5.3), not by rs_ws_mask, when masked; the
+ * key differs from frame to frame.
+ */
+static void put_frame(uint8_t *out, size_t *n, int fin, int opcode,
+		      const uint8_t *payload, size_t len, int masked)
+{
+	uint8_t key[4] = { (uint8_t)(0x11 * (*n % 15 + 1)), 0x80, 0x35,
+			   (uint8_t)(*n | 0x81) };
+	size_t h = rs_ws_header(out + *n, fin, 0, opcode, len,
+				masked ? key : NULL);
+
+	for (size_t i = 0; i < len; i++)
+		out[*n + h + i] = payload[i] ^ (masked ? key[i % 4] : 0);
+	*n += h + len;
+}
+
+/* Appends the log line of a message that began at off. */
+static void want_message(char *log, uint64_t off, int opcode, uint32_t frames,
+			 const uint8_t *p, size_t len)
+{
+	char d[64];
+	size_t at = strlen(log);
+
+	data_text(p, len, d);
+	snprintf(log + at, LOG_CAP - at,
+		 "off=%llu message %s frames=%u len=%zu %s\n",
+		 (unsigned long long)off, opcode == RS_WS_OP_TEXT ? "text" : "binary",
+		 frames, len, d);
+}
+
+/*
+ * Text, binary and non-ASCII text frames of every length from 0 to 33 and
+ * at 124 to 127 (the 7-bit length's edge), on both sides: the payloads
+ * start at every alignment, and the lengths give the unmask every tail
+ * after its 8-byte words (0 to 7 bytes) and the ASCII check every place
+ * for the non-ASCII byte. Binary bytes of 80..FF are never checked as
+ * UTF-8.
+ */
+static void test_small_frames_every_length(void **state)
+{
+	static const size_t lens[] = { 124, 125, 126, 127 };
+	uint8_t ascii[128], high[128], accent[128], in[3 * (128 + 14)];
+	char *want = malloc(LOG_CAP);
+
+	(void)state;
+	assert_non_null(want);
+	for (size_t i = 0; i < sizeof(ascii); i++) {
+		ascii[i] = (uint8_t)(' ' + i % 95);
+		high[i] = (uint8_t)(0x80 + i);
+	}
+	for (size_t k = 0; k < 34 + sizeof(lens) / sizeof(lens[0]); k++) {
+		size_t len = k < 34 ? k : lens[k - 34];
+
+		memcpy(accent, ascii, len);
+		if (len >= 2) {  /* é at the end: in the tail, after the words */
+			accent[len - 2] = 0xc3;
+			accent[len - 1] = 0xa9;
+		}
+		for (int server = 0; server <= 1; server++) {
+			struct rs_ws_parser_options opt = { server, 0, 0 };
+			size_t n = 0, off[3];
+
+			want[0] = 0;
+			off[0] = n;
+			put_frame(in, &n, 1, RS_WS_OP_TEXT, ascii, len, server);
+			off[1] = n;
+			put_frame(in, &n, 1, RS_WS_OP_BINARY, high, len, server);
+			off[2] = n;
+			put_frame(in, &n, 1, RS_WS_OP_TEXT, accent, len, server);
+			want_message(want, off[0], RS_WS_OP_TEXT, 1, ascii, len);
+			want_message(want, off[1], RS_WS_OP_BINARY, 1, high, len);
+			want_message(want, off[2], RS_WS_OP_TEXT, 1, accent, len);
+			check_every_split((int)len, &opt, in, n, want);
+		}
+	}
+	free(want);
+}
+
+/*
+ * A text message of 1 to 20 bytes with one byte at every position that
+ * breaks UTF-8 (FF; or C3 as the last byte, a sequence cut by the end of
+ * the message), behind a good message: 1007 at the second frame, however
+ * the input is split. And the same message good (é at every position).
+ */
+static void test_utf8_every_position(void **state)
+{
+	uint8_t text[24], in[128];
+	char want[LOG_CAP];
+
+	(void)state;
+	for (size_t len = 1; len <= 20; len++) {
+		for (size_t pos = 0; pos < len; pos++) {
+			struct rs_ws_parser_options opt = { 1, 0, 0 };
+			size_t n = 0, second;
+
+			memset(text, 'x', len);
+			text[pos] = pos + 1 == len ? 0xc3 : 0xff;
+			put_frame(in, &n, 1, RS_WS_OP_TEXT, (const uint8_t *)"ok", 2, 1);
+			second = n;
+			put_frame(in, &n, 1, RS_WS_OP_TEXT, text, len, 1);
+			want[0] = 0;
+			want_message(want, 0, RS_WS_OP_TEXT, 1, (const uint8_t *)"ok", 2);
+			snprintf(want + strlen(want), LOG_CAP - strlen(want),
+				 "off=%zu error 1007 (%s)\n", second,
+				 pos + 1 == len ? "text that ends inside a UTF-8 sequence"
+						: "text that is not UTF-8");
+			check_every_split((int)(len * 100 + pos), &opt, in, n, want);
+			if (pos + 1 == len)
+				continue;
+			text[pos] = 0xc3;
+			text[pos + 1] = 0xa9;
+			n = 0;
+			put_frame(in, &n, 1, RS_WS_OP_TEXT, text, len, 1);
+			want[0] = 0;
+			want_message(want, 0, RS_WS_OP_TEXT, 1, text, len);
+			check_every_split((int)(len * 100 + pos), &opt, in, n, want);
+		}
+	}
+}
+
+/*
+ * A text message of 3 to 12 bytes with € (E2 82 AC) at every position,
+ * in two fragments cut at every byte and a ping between them: the
+ * character split across fragments, a control frame between them, and
+ * the whole-frame way taking neither fragment (no FIN on the first, a
+ * continuation the second). Then a small message, whole again.
+ */
+static void test_utf8_across_fragments(void **state)
+{
+	uint8_t text[16], in[128];
+	char want[LOG_CAP];
+
+	(void)state;
+	for (size_t len = 3; len <= 12; len++) {
+		for (size_t pos = 0; pos + 3 <= len; pos++) {
+			memset(text, 'y', len);
+			memcpy(text + pos, "\xe2\x82\xac", 3);
+			for (size_t cut = 0; cut <= len; cut++) {
+				struct rs_ws_parser_options opt = { 1, 0, 0 };
+				size_t n = 0, ping, second, last;
+
+				put_frame(in, &n, 0, RS_WS_OP_TEXT, text, cut, 1);
+				ping = n;
+				put_frame(in, &n, 1, RS_WS_OP_PING, (const uint8_t *)"p", 1, 1);
+				second = n;
+				put_frame(in, &n, 1, RS_WS_OP_CONT, text + cut, len - cut, 1);
+				last = n;
+				put_frame(in, &n, 1, RS_WS_OP_TEXT, text, len, 1);
+				snprintf(want, sizeof(want), "off=%zu ping len=1 [70]\n", ping);
+				want_message(want, second, RS_WS_OP_TEXT, 2, text, len);
+				want_message(want, last, RS_WS_OP_TEXT, 1, text, len);
+				check_every_split((int)(len * 10000 + pos * 100 + cut),
+						  &opt, in, n, want);
+			}
+		}
+	}
+}
+
 static void test_mask_generator_is_seeded(void **state)
 {
 	struct rs_ws_rng a, b, c;
@@ -754,6 +919,9 @@ int main(void)
 		cmocka_unit_test(test_length_65535),
 		cmocka_unit_test(test_length_65536),
 		cmocka_unit_test(test_max_message_edge),
+		cmocka_unit_test(test_small_frames_every_length),
+		cmocka_unit_test(test_utf8_every_position),
+		cmocka_unit_test(test_utf8_across_fragments),
 		cmocka_unit_test(test_mask_generator_is_seeded),
 		cmocka_unit_test(test_mask_offsets),
 		cmocka_unit_test(test_accept_key),
