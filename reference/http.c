@@ -1,5 +1,5 @@
 /*
- * http.c: HTTP/1.1 on a stream socket, with chunked responses (issue 10;
+ * http.c: HTTP/1.1 on a stream socket, with chunked responses (after the
  * uNetworking/uWebSockets pull request "Optimize chunked write path and
  * add tryWrite"). Requests are parsed by http_parse.c, bodies framed by
  * chunk.c; this file does no framing and no syscall of its own: bytes go

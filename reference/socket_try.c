@@ -1,6 +1,6 @@
 /*
  * socket_try.c: the stream socket's optional writes, for chunked HTTP
- * responses (http.c's try_write, issue 10): a send that never queues, a
+ * responses (http.c's try_write): a send that never queues, a
  * queue that never tries the kernel, and the writable hook that tells the
  * caller when to try again. A file of its own since socket.c passed 1,200
  * lines; they share the socket's accounting (seq, written, the write
