@@ -51,7 +51,7 @@ rm -rf "$mutants_scratch"
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j"$(nproc)" >/dev/null
 ctest --preset asan --output-junit "$PWD/build/test-results/ctest-asan.xml" || status=1
-/usr/bin/python3 -m pytest -n 2 -q scenarios --wirecheck-bin build-asan/bin/wirecheck \
+/usr/bin/python3 -m pytest -n 2 -q scenarios --wirecheck-bin=build-asan/bin/wirecheck \
   --junitxml=build/test-results/scenarios-asan.xml || status=1
 # Memcheck: the unit tests (valgrind preset) and every scenario's subject
 # (--valgrind: any error or definite leak fails the item).
