@@ -76,7 +76,7 @@ step "ASan + UBSan build" build_preset asan
 step "C unit tests under ASan + UBSan" \
   ctest --preset asan --output-junit "$PWD/build/test-results/ctest-asan.xml"
 step "every scenario under ASan + UBSan" \
-  /usr/bin/python3 -m pytest -n 2 -q scenarios --wirecheck-bin build-asan/bin/wirecheck \
+  /usr/bin/python3 -m pytest -n 2 -q scenarios --wirecheck-bin=build-asan/bin/wirecheck \
   --junitxml=build/test-results/scenarios-asan.xml
 # Memcheck: the unit tests (valgrind preset) and every scenario's subject
 # (--valgrind: any error or definite leak fails the item).

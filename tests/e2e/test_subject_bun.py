@@ -185,7 +185,7 @@ BUNDLED = ["scenarios/batching/several-writes.wcs", "scenarios/batching/clamp7-e
 def test_bundled_scenarios_pass_with_the_reviewed_differences(name, wirecheck, tmp_path):
     if name.startswith("bun") and bun_binary() is None:
         pytest.skip(f"bun is not installed ({PINNED_BUN}; scripts/setup.sh installs it)")
-    proc = pytest_run(tmp_path, "--rootdir", REPO, "--wirecheck-subject", name,
+    proc = pytest_run(tmp_path, "--rootdir", REPO, f"--wirecheck-subject={name}",
                       *[REPO / s for s in BUNDLED])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "4 passed" in proc.stdout, proc.stdout

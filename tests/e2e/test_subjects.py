@@ -86,7 +86,7 @@ BUNDLED = ["scenarios/batching/several-writes.wcs", "scenarios/queue/epipe-prefi
 
 
 def test_bundled_scenarios_pass_with_the_reviewed_differences(subject, tmp_path):
-    proc = pytest_run(tmp_path, "--rootdir", REPO, "--wirecheck-subject", subject,
+    proc = pytest_run(tmp_path, "--rootdir", REPO, f"--wirecheck-subject={subject}",
                       *[REPO / s for s in BUNDLED])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # end-large has 4 profiles: 7 fixed items pass; the legacy items are skipped
@@ -127,7 +127,7 @@ def test_a_new_difference_fails_until_it_is_explained(node, tmp_path):
     d = own_suite(tmp_path)
     # No differences file: every difference is new, and the failure prints
     # the lines to add (scenario, field, fingerprint).
-    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    proc = pytest_run(tmp_path, d / "writes.wcs", f"--wirecheck-subject={node}")
     assert proc.returncode == 1, proc.stdout
     assert "does not explain" in proc.stdout
     lines = unexplained_lines(proc.stdout)
@@ -137,32 +137,32 @@ def test_a_new_difference_fails_until_it_is_explained(node, tmp_path):
     assert fields == ["events", "peer", "queue", "syscalls"], proc.stdout
     # Explained: the item passes, and says which fields differ.
     write_differences(d / "subjects" / "node.differences", "".join(l.replace(" REASON", " why") + "\n" for l in lines))
-    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node, "-rA")
+    proc = pytest_run(tmp_path, d / "writes.wcs", f"--wirecheck-subject={node}", "-rA")
     assert proc.returncode == 0, proc.stdout
     assert "1 passed" in proc.stdout
     # All but one explained: exactly that one fails.
     keep = [l for l in lines if " peer " not in l]
     write_differences(d / "subjects" / "node.differences", "".join(l.replace(" REASON", " why") + "\n" for l in keep))
-    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    proc = pytest_run(tmp_path, d / "writes.wcs", f"--wirecheck-subject={node}")
     assert proc.returncode == 1
     assert [l.split()[1] for l in unexplained_lines(proc.stdout)] == ["peer"], proc.stdout
 
 
 def test_a_changed_difference_and_a_stale_entry_fail(node, tmp_path):
     d = own_suite(tmp_path)
-    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    proc = pytest_run(tmp_path, d / "writes.wcs", f"--wirecheck-subject={node}")
     lines = [l.replace(" REASON", " why") for l in unexplained_lines(proc.stdout)]
     # The peer's value is pinned by its fingerprint: another value is a new
     # difference.
     changed = [l if " peer " not in l else " ".join(l.split()[:2] + ["0" * 12, "why"])
                for l in lines]
     write_differences(d / "subjects" / "node.differences", "\n".join(changed) + "\n")
-    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    proc = pytest_run(tmp_path, d / "writes.wcs", f"--wirecheck-subject={node}")
     assert proc.returncode == 1
     assert "does not explain" in proc.stdout and "no longer shows" in proc.stdout, proc.stdout
     # An entry for a field that does not differ is stale.
     write_differences(d / "subjects" / "node.differences", "\n".join(lines + ["writes exit 000000000000 why"]) + "\n")
-    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    proc = pytest_run(tmp_path, d / "writes.wcs", f"--wirecheck-subject={node}")
     assert proc.returncode == 1
     assert "no longer shows" in proc.stdout and "writes exit 000000000000" in proc.stdout
 
@@ -171,28 +171,28 @@ def test_an_entry_marked_sometimes_may_be_absent_but_still_pins_its_value(node, 
     # bun-upgrade's broadcast: its ready order is the golden's in some runs
     # and c2 first in others; an entry marked ? accepts both and nothing else.
     d = own_suite(tmp_path)
-    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    proc = pytest_run(tmp_path, d / "writes.wcs", f"--wirecheck-subject={node}")
     lines = [l.replace(" REASON", " why") for l in unexplained_lines(proc.stdout)]
     diff_file = d / "subjects" / "node.differences"
     # A field that does not differ in this run: not stale when marked ?.
     write_differences(diff_file, "\n".join(lines + ["writes exit 000000000000? why"]) + "\n")
-    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    proc = pytest_run(tmp_path, d / "writes.wcs", f"--wirecheck-subject={node}")
     assert proc.returncode == 0, proc.stdout
     # A difference the run does show, marked ?: still explained by its value...
     marked = [" ".join(l.split()[:2] + [l.split()[2] + "?", "why"]) for l in lines]
     write_differences(diff_file, "\n".join(marked) + "\n")
-    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    proc = pytest_run(tmp_path, d / "writes.wcs", f"--wirecheck-subject={node}")
     assert proc.returncode == 0, proc.stdout
     # ...and only by its value: another fingerprint marked ? explains nothing.
     changed = [l if " peer " not in l else " ".join(l.split()[:2] + ["0" * 12 + "?", "why"])
                for l in marked]
     write_differences(diff_file, "\n".join(changed) + "\n")
-    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    proc = pytest_run(tmp_path, d / "writes.wcs", f"--wirecheck-subject={node}")
     assert proc.returncode == 1
     assert "does not explain" in proc.stdout and "no longer shows" not in proc.stdout, proc.stdout
     # A ? anywhere but after the fingerprint is a malformed line.
     diff_file.write_text("writes exit 0000?0000000 why\n")
-    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    proc = pytest_run(tmp_path, d / "writes.wcs", f"--wirecheck-subject={node}")
     assert proc.returncode == 1
     assert "node.differences:1: fingerprint '0000?0000000'" in proc.stdout, proc.stdout
 
@@ -202,28 +202,28 @@ def test_a_differences_file_kept_elsewhere_is_used_with_the_same_keys(node, tmp_
     scenarios on their stack and keeps the reviewed file in their own
     repository. Fails on the code before (an unknown option)."""
     d = own_suite(tmp_path)
-    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    proc = pytest_run(tmp_path, d / "writes.wcs", f"--wirecheck-subject={node}")
     lines = [l.replace(" REASON", " why") for l in unexplained_lines(proc.stdout)]
     mine = tmp_path / "my-repo" / "node.differences"
     mine.parent.mkdir()
     write_differences(mine, "".join(l + "\n" for l in lines))
-    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node,
-                      "--wirecheck-differences", mine)
+    proc = pytest_run(tmp_path, d / "writes.wcs", f"--wirecheck-subject={node}",
+                      f"--wirecheck-differences={mine}")
     assert proc.returncode == 0, proc.stdout
     # Without the option the suite's own folder is read, and has no file.
-    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    proc = pytest_run(tmp_path, d / "writes.wcs", f"--wirecheck-subject={node}")
     assert proc.returncode == 1 and "does not explain" in proc.stdout, proc.stdout
     # The given file is the one named in a failure, and its entries are
     # checked against the scenarios below the suite's folder.
     write_differences(mine, "".join(l + "\n" for l in lines) + "write events 000000000000 why\n")
-    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node,
-                      "--wirecheck-differences", mine)
+    proc = pytest_run(tmp_path, d / "writes.wcs", f"--wirecheck-subject={node}",
+                      f"--wirecheck-differences={mine}")
     assert proc.returncode == 1
     assert f"{mine}:{len(lines) + 2}: no scenario 'write'" in proc.stdout, proc.stdout
     # Bad uses are usage errors.
-    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-differences", mine)
+    proc = pytest_run(tmp_path, d / "writes.wcs", f"--wirecheck-differences={mine}")
     assert proc.returncode == 4 and "goes with --wirecheck-subject" in proc.stderr, proc.stderr
-    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node,
+    proc = pytest_run(tmp_path, d / "writes.wcs", f"--wirecheck-subject={node}",
                       "--wirecheck-differences", tmp_path / "nowhere" / "x.differences")
     assert proc.returncode == 4 and "no directory" in proc.stderr, proc.stderr
 
@@ -231,7 +231,7 @@ def test_a_differences_file_kept_elsewhere_is_used_with_the_same_keys(node, tmp_
 def test_a_malformed_differences_file_is_reported_with_its_line(node, tmp_path):
     d = own_suite(tmp_path)
     (d / "subjects" / "node.differences").write_text("# ok\nwrites speed 123 why\n")
-    proc = pytest_run(tmp_path, d / "writes.wcs", "--wirecheck-subject", node)
+    proc = pytest_run(tmp_path, d / "writes.wcs", f"--wirecheck-subject={node}")
     assert proc.returncode == 1
     assert "node.differences:2: unknown field 'speed'" in proc.stdout, proc.stdout
 
@@ -242,7 +242,7 @@ UNSUPPORTED = {"node": ("end-execve", "unsupported execve"),
 
 def test_an_unsupported_operation_is_skipped_with_its_reason(subject, tmp_path):
     scenario, reason = UNSUPPORTED[subject]
-    proc = pytest_run(tmp_path, "--rootdir", REPO, "--wirecheck-subject", subject, "-rs",
+    proc = pytest_run(tmp_path, "--rootdir", REPO, f"--wirecheck-subject={subject}", "-rs",
                       REPO / f"scenarios/batching/{scenario}.wcs")
     assert proc.returncode == 0, proc.stdout
     # the fixed item for the operation, the legacy item for being the

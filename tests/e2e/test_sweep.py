@@ -247,7 +247,7 @@ def _pytest(tmp_path, wirecheck, *args):
     env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         "-p", "wirecheck.plugin", "--wirecheck-bin", str(wirecheck),
+         "-p", "wirecheck.plugin", f"--wirecheck-bin={wirecheck}",
          "two-writes.wcs", "--wirecheck-sweep", "--wirecheck-sweep-k", "1",
          "--wirecheck-sweep-bytes", "1", *args],
         cwd=tmp_path, capture_output=True, text=True, env=env, timeout=SAFETY_TIMEOUT)

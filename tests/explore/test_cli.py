@@ -69,7 +69,7 @@ def test_a_fixed_seed_reproduces_the_run_whatever_the_jobs(tmp_path):
 def test_the_pytest_items_run_under_xdist(tmp_path):
     r = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "wirecheck.plugin", "-p", "no:cacheprovider",
-         "-n", "2", "-q", "--rootdir", tmp_path, "--wirecheck-bin", REPO / "build/bin/wirecheck",
+         "-n", "2", "-q", "--rootdir", tmp_path, f"--wirecheck-bin={REPO / 'build/bin/wirecheck'}",
          "--wirecheck-explore", "chunked,half-open", "--wirecheck-explore-examples", "4",
          "--wirecheck-explore-per-batch", "2", "--wirecheck-explore-seed", "3"],
         capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=SAFETY_TIMEOUT)
@@ -80,7 +80,7 @@ def test_the_pytest_items_run_under_xdist(tmp_path):
 def test_a_bad_behaviour_for_the_pytest_items_is_a_usage_error(tmp_path):
     r = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "wirecheck.plugin", "-p", "no:cacheprovider",
-         "-q", "--rootdir", tmp_path, "--wirecheck-bin", REPO / "build/bin/wirecheck",
+         "-q", "--rootdir", tmp_path, f"--wirecheck-bin={REPO / 'build/bin/wirecheck'}",
          "--wirecheck-explore", "chunked,nope"],
         capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=SAFETY_TIMEOUT)
     assert r.returncode == 4 and "unknown behaviour 'nope'" in r.stderr

@@ -68,7 +68,7 @@ def failure_text(res) -> str:
 def test_a_subject_that_exits_with_an_error_is_not_a_difference(suite):
     own_suite(suite)
     crash = subject(suite.path, "crash", 'raise RuntimeError("my stack blew up")')
-    out = failure_text(suite.run("s/writes.wcs", "--wirecheck-subject", crash))
+    out = failure_text(suite.run("s/writes.wcs", f"--wirecheck-subject={crash}"))
     assert "subject crash exited with status 1" in out, out
     assert "ends the scenario cleanly" in out and "not a difference to record" in out, out
     # the subject's own traceback, through wirecheck's stderr
@@ -82,7 +82,7 @@ def test_a_subject_printing_bytes_that_are_not_utf8_is_still_reported(suite):
     # report (review of this change).
     own_suite(suite)
     crash = subject(suite.path, "latin", 'os.write(1, b"caf\\xe9 \\xff\\n"); raise RuntimeError("after the bytes")')
-    out = failure_text(suite.run("s/writes.wcs", "--wirecheck-subject", crash))
+    out = failure_text(suite.run("s/writes.wcs", f"--wirecheck-subject={crash}"))
     assert "subject latin exited with status 1" in out, out
     assert "RuntimeError: after the bytes" in out, out
     assert "UnicodeDecodeError" not in out, out
@@ -91,7 +91,7 @@ def test_a_subject_printing_bytes_that_are_not_utf8_is_still_reported(suite):
 def test_a_subject_killed_by_a_signal_is_reported_with_it(suite):
     own_suite(suite)
     abort = subject(suite.path, "abort", 'sys.stderr.write("about to abort\\n"); sys.stderr.flush(); os.abort()')
-    out = failure_text(suite.run("s/writes.wcs", "--wirecheck-subject", abort))
+    out = failure_text(suite.run("s/writes.wcs", f"--wirecheck-subject={abort}"))
     assert "subject abort was killed by SIGABRT" in out, out
     assert "about to abort" in out, out
     assert "REASON" not in out, out
@@ -103,7 +103,7 @@ def test_a_subject_fatal_error_is_reported_with_its_message(suite):
         os.write(4, b"fatal my stack could not create its epoll instance\\n")
         os._exit(2)
     """)
-    out = failure_text(suite.run("s/writes.wcs", "--wirecheck-subject", fatal))
+    out = failure_text(suite.run("s/writes.wcs", f"--wirecheck-subject={fatal}"))
     assert ("subject fatal stopped with a fatal error: my stack could not create its "
             "epoll instance") in out, out
     assert "REASON" not in out, out
@@ -121,7 +121,7 @@ def test_every_failure_of_a_foreign_item_shows_wirecheck_stderr(suite, tmp_path)
     wrapper.chmod(0o755)
     (suite.path / "s" / "subjects" / "mine.differences").write_text(
         "writes exit 000000000000 a difference it does not show\n")
-    out = failure_text(suite.run("s/writes.wcs", "--wirecheck-subject", wrapper))
+    out = failure_text(suite.run("s/writes.wcs", f"--wirecheck-subject={wrapper}"))
     assert "no longer shows" in out, out
     assert "wirecheck stderr" in out and "hello from my stack" in out, out
 
@@ -143,7 +143,7 @@ def test_a_trace_that_is_not_json_fails_the_item_with_a_message(suite):
         """))
     fake.chmod(0o755)
     mine = subject(suite.path, "mine", "pass")
-    out = failure_text(suite.run("s/writes.wcs", "--wirecheck-subject", mine,
+    out = failure_text(suite.run("s/writes.wcs", f"--wirecheck-subject={mine}",
                                  f"--wirecheck-bin={fake}"))
     assert "wirecheck run's stdout is not a JSON trace" in out, out
     assert "'I do not speak the protocol'" in out, out
@@ -218,13 +218,13 @@ def test_a_misspelt_scenario_or_profile_in_the_differences_file_is_reported(suit
               "mine.differences:2: no profile 'clamp=7': scenario 'writes' has no matrix")]
     for line, message in cases:
         diffs.write_text("reason why a reason\n" + line)
-        out = failure_text(suite.run("s/writes.wcs", "--wirecheck-subject", mine))
+        out = failure_text(suite.run("s/writes.wcs", f"--wirecheck-subject={mine}"))
         assert "the differences file cannot be read" in out and message in out, (line, out)
         assert "not run" not in out, out
     # Entries that name what exists (and `*`) pass the check: the subject runs.
     diffs.write_text("reason why a reason\nwrites peer * why\nqueue/big::clamp=7 exit * why\n"
                      "* queue * why\n")
-    out = failure_text(suite.run("s/writes.wcs", "--wirecheck-subject", mine))
+    out = failure_text(suite.run("s/writes.wcs", f"--wirecheck-subject={mine}"))
     assert "cannot be read" not in out and "not run: the file is checked first" in out, out
 
 
@@ -276,7 +276,7 @@ def test_the_plugin_asks_for_the_file_in_the_nearest_subjects_folder(suite):
     wrapper = suite.path / "mine.sh"
     wrapper.write_text(f"#!/bin/sh\nexec {wirecheck_path().parent / 'refstack-subject'} \"$@\"\n")
     wrapper.chmod(0o755)
-    out = failure_text(suite.run("s/batching/x.wcs", "--wirecheck-subject", wrapper))
+    out = failure_text(suite.run("s/batching/x.wcs", f"--wirecheck-subject={wrapper}"))
     assert ("in a way s/subjects/mine.differences does not explain (there is no such file "
             "yet: create it)") in out, out
     assert [l.split()[:2] for l in out.splitlines() if l.strip().endswith(" REASON")] == \

@@ -1,7 +1,7 @@
-"""Using the plugin from another project (issue 12, item 12): the rootdir
-with `--wirecheck-bin PATH` in its space form, the golden header's command,
-the obtained trace beside a golden that differs, and the wirecheck_golden
-fixture for a test of one's own."""
+"""Using the plugin from another project: the rootdir and ini file with
+`--wirecheck-bin=PATH`, the usage error for its space form, the golden
+header's command, the obtained trace beside a golden that differs, and the
+wirecheck_golden fixture for a test of one's own."""
 import os
 import shlex
 import subprocess
@@ -19,21 +19,35 @@ def wirecheck_path() -> Path:
 SMALL = 'behaviour queue\ntask\n  write "hello" cb\n  end cb\n'
 
 
-def test_space_form_wirecheck_bin_keeps_the_rootdir_and_the_ini(suite):
-    """pytest took the value of `--wirecheck-bin /abs/path` for a path to
-    test: the rootdir moved to the binary's folder and the project's
-    pytest.ini (its addopts) was lost."""
+def test_the_equals_form_keeps_the_rootdir_and_the_ini(suite):
     suite.scenario("small", SMALL)
     suite.scenario("other", SMALL)
     (suite.path / "pytest.ini").write_text("[pytest]\naddopts = -k small\n")
-    for form in ([f"--wirecheck-bin={wirecheck_path()}"],
-                 ["--wirecheck-bin", str(wirecheck_path())]):
-        res = suite.run(*form, "--collect-only")
-        assert res.ret == 0, res.stdout.str()
-        res.stdout.fnmatch_lines([f"rootdir: {suite.path}, configfile: pytest.ini"])
-        ids = [l for l in res.stdout.lines if "ScenarioItem" in l or "<" in l]
-        assert not any("other" in l for l in ids), res.stdout.str()
-        assert any("small" in l for l in ids), res.stdout.str()
+    res = suite.run(f"--wirecheck-bin={wirecheck_path()}", "--collect-only")
+    assert res.ret == 0, res.stdout.str()
+    res.stdout.fnmatch_lines([f"rootdir: {suite.path}, configfile: pytest.ini"])
+    ids = [l for l in res.stdout.lines if "ScenarioItem" in l or "<" in l]
+    assert not any("other" in l for l in ids), res.stdout.str()
+    assert any("small" in l for l in ids), res.stdout.str()
+
+
+def test_the_space_form_with_a_path_is_a_usage_error(suite):
+    """pytest takes the value of `--wirecheck-bin /abs/path` for a path to
+    test when it places the rootdir, before the plugin is loaded: the
+    rootdir would move to the binary's folder and the project's pytest.ini
+    be lost. The plugin refuses it and says how to write it."""
+    suite.scenario("small", SMALL)
+    (suite.path / "pytest.ini").write_text("[pytest]\naddopts = -k small\n")
+    (suite.path / "my-subject").write_text("")
+    for args in (["--wirecheck-bin", str(wirecheck_path())],
+                 ["--wirecheck-subject", "my-subject"]):
+        res = suite.run(*args, "--collect-only")
+        assert res.ret == 4, res.stdout.str() + res.stderr.str()
+        res.stderr.fnmatch_lines([f"ERROR: {args[0]} {args[1]}: write {args[0]}={args[1]}. *"])
+    # A value that names no file (a count, a subject's name) is no path.
+    res = suite.run("--wirecheck-repeat", "2", "--collect-only")
+    assert res.ret == 0, res.stdout.str() + res.stderr.str()
+    res.stdout.fnmatch_lines([f"rootdir: {suite.path}, configfile: pytest.ini"])
 
 
 def test_golden_header_command_names_the_plugin_and_runs(suite):
@@ -60,9 +74,9 @@ def test_golden_header_command_names_the_plugin_and_runs(suite):
     # A missing golden's message gives it to paste as it is: PYTHONPATH
     # set to the package's folder, and this run's --wirecheck-bin if any.
     res.stdout.fnmatch_lines([f"*no golden: run PYTHONPATH={REPO / 'python'} {cmd}"])
-    res = suite.run("--wirecheck-bin", str(wirecheck_path()))
+    res = suite.run(f"--wirecheck-bin={wirecheck_path()}")
     res.stdout.fnmatch_lines([f"*no golden: run PYTHONPATH={REPO / 'python'} {cmd}"
-                              f" --wirecheck-bin {wirecheck_path()}"])
+                              f" --wirecheck-bin={wirecheck_path()}"])
 
 
 def test_a_mismatch_writes_the_obtained_trace_beside_the_golden(suite):

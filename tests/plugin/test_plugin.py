@@ -511,7 +511,7 @@ echo "wirecheck: s/small.wcs: run 2 differs from run 1 in 'syscalls'" >&2
 echo '  run 1: {"send": 2}' >&2
 echo '  run 2: {"send": 3}' >&2
 exit 1""")
-    out = _fail_text(suite.run("--wirecheck-repeat", "3", "--wirecheck-bin", str(fake)))
+    out = _fail_text(suite.run("--wirecheck-repeat", "3", f"--wirecheck-bin={fake}"))
     assert "the runs differ (--wirecheck-repeat): the scenario is not deterministic" in out
     assert "wirecheck: s/small.wcs: run 2 differs from run 1 in 'syscalls'" in out
     assert '  run 2: {"send": 3}' in out
@@ -531,7 +531,7 @@ def test_valgrind_errors_fail_the_item(suite):
 case "$*" in *--valgrind*) ;; *) echo "no --valgrind" >&2; exit 3;; esac
 echo "==42== Invalid read of size 4" >&2
 cat {suite.path / 'trace.json'}""")
-    out = _fail_text(suite.run("--valgrind", "--wirecheck-bin", str(fake)))
+    out = _fail_text(suite.run("--valgrind", f"--wirecheck-bin={fake}"))
     assert "valgrind: memcheck found errors in the subject (exit.valgrind = 'errors')" in out
     assert "==42== Invalid read of size 4" in out
 
@@ -678,6 +678,6 @@ def test_wirecheck_subject_runs_another_subject(suite):
     wrapper = suite.path / "my-subject"
     wrapper.write_text(f"#!/bin/sh\ntouch {suite.path / 'ran'}\nexec {real} \"$@\"\n")
     wrapper.chmod(0o755)
-    res = suite.run("--wirecheck-subject", "my-subject")
+    res = suite.run("--wirecheck-subject=my-subject")
     assert outcomes(res) == {"passed": 1}
     assert (suite.path / "ran").exists()

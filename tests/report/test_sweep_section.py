@@ -149,7 +149,7 @@ def test_the_report_refuses_a_sweep_json_that_is_not_one(tmp_path, capsys):
 
 
 def test_the_section_alone_is_written_with_its_plots(saved, tmp_path):
-    from wirecheck import sweep_report
+    from wirecheck.sweep import report as sweep_report
     out = tmp_path / "out"
     assert sweep_report.main(["--json", str(saved), "--out", str(out)]) == 0
     text = (out / "sweep.md").read_text()

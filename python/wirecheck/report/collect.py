@@ -29,13 +29,12 @@ CPU_SIZES_FULL = "4,8,16,32,64"
 # The benchmarks, in the order they run; --benches picks some.
 BENCHES = ("bytes_moved", "sender_cpu", "gate_cost", "batching", "chat",
            "sender_instr", "subjects", "sender_subjects")
-BENCHES = BENCHES + ("chunked",)  # issue 10: bench/chunked.py (wrk, node)
-# Issue 11: bench/ws_echo, the WebSocket servers against node + npm ws (and
-# Bun, issue 26); their syscalls per message, bench/ws_syscalls.py.
+BENCHES = BENCHES + ("chunked",)  # bench/chunked.py (wrk, node)
+# bench/ws_echo, the WebSocket servers against node + npm ws (and Bun);
+# their syscalls per message, bench/ws_syscalls.py.
 BENCHES = BENCHES + ("ws", "ws_syscalls")
 
-# Issue 5: syscalls per connection, (count at TO - count at FROM) / (TO - FROM).
-# Issue 5: syscalls per connection, (count at TO - count at FROM) / (TO - FROM),
+# Syscalls per connection, (count at TO - count at FROM) / (TO - FROM),
 # fixed (on_end before the poll change) against poll-first.
 PER_CONNECTION_SCENARIO = REPO / "scenarios" / "half-open" / "per-connection.wcs"
 PER_CONNECTION_FROM, PER_CONNECTION_TO = 100, 300
@@ -182,26 +181,26 @@ def run_benches(bench_dir: Path, opts, log) -> dict:
         "bytes_moved": [str(bench_dir / "bytes_moved"), "--json"],
         "sender_cpu": [str(bench_dir / "sender_cpu"), "--json", *quick, "--sizes", cpu_sizes],
         "gate_cost": [str(bench_dir / "gate_cost")],
-        # Issue 4: the seed's table and its chat server; --quick unless --full.
+        # Batching: the seed's table and its chat server; --quick unless --full.
         "batching": [str(bench_dir / "batching"), *quick, "--json"],
         "chat": [str(bench_dir / "chat"), *quick, "--json"],
-        # Issue 9: callgrind instructions of end(P), 1 MiB (--full: 1 and 4).
+        # The sender: callgrind instructions of end(P), 1 MiB (--full: 1 and 4).
         "sender_instr": [str(bench_dir / "sender_instr"), *quick, "--json"],
-        # Issue 13: node and libuv against the reference goldens (docs/subjects.md).
+        # Node and libuv against the reference goldens (docs/subjects.md).
         "subjects": ["/usr/bin/python3", str(REPO / "bench" / "subjects.py"), "--json", "-q",
                      "--wirecheck-bin", str(bench_dir / "wirecheck")],
-        # Issue 10: syscalls per response and wrk's requests per second
+        # Chunked: syscalls per response and wrk's requests per second
         # (--quick: 1 round of 1 s and 20 pairs; --full: 5 rounds of 3 s
         # and 30 pairs).
         "chunked": ["/usr/bin/python3", str(REPO / "bench" / "chunked.py"), "--json", "-",
                     "--bin-dir", str(bench_dir), *quick],
-        # Issue 13: sender CPU of end(64 MiB), refstack, node, libuv, floor.
+        # Sender CPU of end(64 MiB), refstack, node, libuv, floor.
         "sender_subjects": [str(bench_dir / "sender_cpu"), "--subjects", "--json"],
-        # Issue 11: WebSocket echo and chat, reference against node + npm ws,
+        # WebSocket echo and chat, reference against node + npm ws,
         # with the callgrind figures of bench/ws_instructions.sh.
         "ws": [str(bench_dir / "ws_echo"), *quick, "--json",
                "--instructions", str(bench_dir / "ws_send")],
-        # Issue 26: the WebSocket servers' syscalls per message (preload gate).
+        # The WebSocket servers' syscalls per message (preload gate).
         "ws_syscalls": ["/usr/bin/python3", str(REPO / "bench" / "ws_syscalls.py"), "--json",
                         "--bin-dir", str(bench_dir), *quick],
     }
@@ -223,9 +222,9 @@ def run_benches(bench_dir: Path, opts, log) -> dict:
 
 
 def run_per_connection(binary: Path, scenario: Path, log) -> dict:
-    """Issue 5: `wirecheck per-connection SCENARIO --from 100 --to 300
+    """Half-open: `wirecheck per-connection SCENARIO --from 100 --to 300
     --variant V` for the fixed order (halfopen=end-first) and poll-first;
-    the table's rows and the issue's targets."""
+    the table's rows and the half-open targets (derive.per_connection_targets)."""
     pc: dict = {"scenario": rel(scenario), "from": PER_CONNECTION_FROM,
                 "to": PER_CONNECTION_TO, "sides": {}, "rows": [], "targets": [],
                 "targets_met": 0, "targets_total": 0, "errors": []}

@@ -1,4 +1,4 @@
-"""Two builds side by side (issue 12, item 11): the same scenarios run with a
+"""Two builds side by side: the same scenarios run with a
 base build's wirecheck (e.g. the pull request's base) and the head's, each
 profile with the fixed code (no --variant), and a table per scenario of
 what a reviewer weighs: sends, syscalls, bytes moved and bytes copied by the

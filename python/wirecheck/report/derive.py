@@ -19,7 +19,7 @@ WRITE_KINDS = ("send", "sendto", "sendmsg", "write", "writev")
 # would say it.
 COMPARED_FIELDS = ("exit", "faults", "peer", "events", "syscalls", "queue")
 
-# Issue 5: the rows of the per-connection table, as oven-sh/bun "usockets: dispatch on_end before the poll change" names
+# The rows of the per-connection table, as oven-sh/bun "usockets: dispatch on_end before the poll change" names
 # them, and its two sides (fixed: on_end before the poll change).
 PER_CONNECTION_SIDES = (("fixed", "halfopen=end-first"), ("poll_first", "halfopen=poll-first"))
 PER_CONNECTION_ROWS = (("epoll_ctl.mod", "epoll_ctl MOD"), ("epoll_ctl.add", "epoll_ctl ADD"),
@@ -192,7 +192,7 @@ def per_connection_rows(pc: dict) -> None:
 
 
 def per_connection_targets(fixed: dict, poll: dict) -> list[dict]:
-    """Issue 5's targets: fixed 0.00 epoll_ctl(MOD) per peer-closed
+    """The half-open targets: fixed 0.00 epoll_ctl(MOD) per peer-closed
     connection, poll-first >= 1.00, every other count the same (epoll_ctl
     all ops together is left out: it holds MOD)."""
     mod_f, mod_p = fixed.get("epoll_ctl.mod"), poll.get("epoll_ctl.mod")

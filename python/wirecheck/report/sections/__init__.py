@@ -17,8 +17,8 @@ from .. import compare_builds
 from . import bench_ws
 
 # The benchmarks' sections, in the order report.md shows them and their
-# summary lines: then the fault sweep (issue 14), fuzzing (issue 14) and the
-# comparison of two builds (issue 12 item 11, --base-bin).
+# summary lines: then the fault sweep, fuzzing and the comparison of two
+# builds (--base-bin).
 BENCH_SECTIONS = (bench_bytes_moved, bench_sender_cpu, bench_batching, bench_chat,
                   bench_per_connection, bench_gate_cost, bench_subjects, bench_chunked, bench_ws,
                   sweep, fuzz, compare_builds)
@@ -31,7 +31,7 @@ def behaviour_section(name: Optional[str]) -> ModuleType:
         return generic
     return importlib.import_module(f"{__name__}.{b.section}")
 
-# The mutation pass's last result (issue 15), after the benchmarks, then
+# The mutation pass's last result, after the benchmarks, then
 # the explorer's last report (docs/explore.md).
 from . import mutants  # noqa: E402
 from . import explore  # noqa: E402

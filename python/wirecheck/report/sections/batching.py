@@ -1,4 +1,4 @@
-"""Write batching (issue 4, `batching`): its figure is the sends; batch=on
+"""Write batching (`batching`): its figure is the sends; batch=on
 makes at most two per task and connection where batch=off makes one per
 write."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Chunked HTTP responses (issue 10, `chunked`): its figure is the sends
+"""Chunked HTTP responses (`chunked`): its figure is the sends
 (send, sendmsg): the fixed strategy sends the head and chunk header of a
 large final chunk with MSG_MORE, then body and terminator in one sendmsg
 (2 calls for 128 KiB), where chunked=separate sends header, body and

@@ -1,4 +1,4 @@
-"""Fuzzing (tests/fuzz, docs/fuzzing.md, issue 14): the figures of the last
+"""Fuzzing (tests/fuzz, docs/fuzzing.md): the figures of the last
 libFuzzer run of each target, as bench/fuzz.sh wrote them
 (build-fuzz/results/TARGET.json: runs, exec/s, coverage, crashes, the load
 average during the run). The report does not fuzz: a run takes minutes per

@@ -1,4 +1,4 @@
-"""Half-open EOF order (issue 5, `half_open`): its figure is the poll
+"""Half-open EOF order (`half_open`): its figure is the poll
 changes (epoll_ctl MOD) that poll-first makes for a peer-closed connection
 and end-first does not."""
 from __future__ import annotations

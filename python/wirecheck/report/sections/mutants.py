@@ -1,4 +1,4 @@
-"""The mutation pass (scripts/mutants.py, issue 15; docs/mutants.md): how
+"""The mutation pass (scripts/mutants.py, docs/mutants.md): how
 many hand-written mutants of reference/ and faultinject/ the scenario suite
 catches, how many only the other tests catch, and which are missed, each
 named with its reason.

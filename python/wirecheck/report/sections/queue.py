@@ -1,4 +1,4 @@
-"""The pending-write queue (issue 2, `queue`): its figure is the bytes the
+"""The pending-write queue (`queue`): its figure is the bytes the
 queue moved (memmove of the unsent tail), 0 for the cursor."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""WebSocket framing (issue 11, `websocket`): its figure is the bytes the
+"""WebSocket framing (`websocket`): its figure is the bytes the
 peer received. The legacy (ws=by-kind) sends text that is not UTF-8 decoded
 with U+FFFD (`ff 68` grows to `ef bf bd 68`), and its queue stalls behind a
 bad call that it took without a check, so the peer gets fewer bytes there

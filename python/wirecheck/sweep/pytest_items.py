@@ -15,18 +15,20 @@ from typing import Optional
 
 import pytest
 
-from . import runner, sweep
+from .. import runner
+from . import catalog
+from .engine import Sweep
 
 _CLEAN: dict = {}
 
 
 def _sweep_for(path: str, variants: tuple, binary, valgrind: bool,
-               base_flags: tuple = ()) -> sweep.Sweep:
+               base_flags: tuple = ()) -> Sweep:
     key = (path, variants, str(binary), valgrind, base_flags)
     if key not in _CLEAN:
         source = None if not variants else _sweep_for(path, (), binary, valgrind, base_flags)
-        _CLEAN[key] = sweep.Sweep(path, variants=variants, binary=binary, valgrind=valgrind,
-                                  byte_source=source, base_flags=base_flags)
+        _CLEAN[key] = Sweep(path, variants=variants, binary=binary, valgrind=valgrind,
+                            byte_source=source, base_flags=base_flags)
     return _CLEAN[key]
 
 
@@ -35,7 +37,7 @@ class SweepFailure(Exception):
 
 
 class SweepItem(pytest.Item):
-    def __init__(self, *, scenario: str, variants: tuple, cell: sweep.Cell,
+    def __init__(self, *, scenario: str, variants: tuple, cell: catalog.Cell,
                  binary, valgrind: bool, n_bytes: int = 0, base_flags: tuple = (), **kw):
         super().__init__(**kw)
         self.scenario = scenario
@@ -56,12 +58,12 @@ class SweepItem(pytest.Item):
             if cell is None:
                 pytest.skip(f"connection {self.cell.conn} of the clean run has no byte "
                             f"position {self.cell.pos} of {self.n_bytes}")
-        elif cell.fault in sweep.READ_FAULTS:
-            calls = sweep.reading_calls(clean)
+        elif cell.fault in catalog.READ_FAULTS:
+            calls = catalog.reading_calls(clean)
             if cell.k > calls:
                 pytest.skip(f"the clean run makes {calls} reading call(s)")
         else:
-            calls = sweep.writing_calls(clean)
+            calls = catalog.writing_calls(clean)
             if cell.k > calls:
                 pytest.skip(f"the clean run makes {calls} writing call(s)")
         res = s.run_cell(cell)
@@ -89,13 +91,13 @@ def collect(parent, meta: dict, scenario: str, *, binary, valgrind: bool,
     if legacy:
         sets.append(("legacy", (legacy["variant"],)))
     n_bytes = parent.config.getoption("wirecheck_sweep_bytes", 3)
-    # A scenario with a matrix is swept as its first profile (sweep.Sweep).
+    # A scenario with a matrix is swept as its first profile (engine.Sweep).
     base_flags = tuple(runner.profiles(meta)[0].flags)
     items = []
     for name, variants in sets:
-        todo = sweep.cells(k_max, k_max, reads=k_max)
-        todo += [sweep.Cell(f, conn=c, pos=j) for c in range(sweep.BYTE_CONNS)
-                 for j in range(n_bytes) for f in sweep.FAULTS]
+        todo = catalog.cells(k_max, k_max, reads=k_max)
+        todo += [catalog.Cell(f, conn=c, pos=j) for c in range(catalog.BYTE_CONNS)
+                 for j in range(n_bytes) for f in catalog.FAULTS]
         for cell in todo:
             items.append(SweepItem.from_parent(
                 parent, name=f"sweep::variant={name}::{cell.id}", scenario=scenario,
