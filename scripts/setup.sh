@@ -66,7 +66,9 @@ cmake --build --preset default -j"$(nproc)"
 # reports/out/bench.json, which the report takes when it is there.
 echo "setup: the scenario suite against its goldens"
 status=0
-/usr/bin/python3 -m pytest -n 2 -q scenarios || status=1
+# Each run's trace is recorded (build/suite-record), so that the report
+# below takes the suite's runs from there instead of running them again.
+/usr/bin/python3 -m pytest -n 2 -q scenarios --wirecheck-record=build/suite-record || status=1
 bench_json=reports/out/bench.json
 if [ -f "$bench_json" ]; then
   echo "setup: the report (reports/out/report.md), with the benchmarks of $bench_json (bench/run.sh)"
@@ -75,6 +77,7 @@ else
   echo "setup: the report (reports/out/report.md), without benchmarks (bench/run.sh runs them)"
   bench=(--no-bench)
 fi
-PYTHONPATH=python /usr/bin/python3 -m wirecheck.report -q "${bench[@]}" || status=1
+PYTHONPATH=python /usr/bin/python3 -m wirecheck.report -q "${bench[@]}" \
+  --from-record build/suite-record || status=1
 [ -f reports/out/report.md ] && sed -n '1,25p' reports/out/report.md
 exit $status

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -24,6 +25,7 @@ import pytest
 from . import behaviours
 from . import differences as D
 from . import golden as G
+from . import record
 from . import runner
 from . import session as S
 from . import verdicts as V
@@ -174,9 +176,11 @@ class ScenarioItem(pytest.Item):
                 flags += ["--subject", st.subject]
             if st.subject and self.config.getoption("wirecheck_subject_preload"):
                 flags.append("--subject-preload")
+            start = time.monotonic()
             trace, stderr = runner.run_capture(
                 shown(self.path), flags, variants=variants,
                 repeat=st.repeat, valgrind=st.valgrind, binary=st.binary)
+            seconds = time.monotonic() - start
         except runner.NotATrace as e:
             begins = next((l for l in e.stdout.splitlines() if l.strip()), "")
             raise WirecheckFailure(
@@ -190,6 +194,9 @@ class ScenarioItem(pytest.Item):
             raise WirecheckFailure(f"{what}\n{msg.strip()}\ncommand: {shlex.join(e.argv)}") from None
         if st.valgrind:
             self._apply(V.valgrind_verdict(trace, variants, stderr))
+        if st.record is not None:
+            record.write(st.record, self.path, self.profile.id,
+                         "legacy" if variants else "fixed", flags, round(seconds, 3), trace)
         self.wirecheck_stderr = stderr
         return trace
 

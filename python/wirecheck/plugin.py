@@ -84,6 +84,11 @@ def pytest_addoption(parser):
                     help="--wirecheck-sweep: B bytes of each of the first 2 connections' "
                          "streams, where both strategies meet the faults (default 3)")
     explore_items.add_options(group)
+    group.addoption("--wirecheck-record", metavar="DIR", default=None,
+                    help="write each scenario run's trace into DIR (emptied first), for "
+                         "`python3 -m wirecheck.report --from-record DIR`, which then runs "
+                         "no scenario again; plain runs only (the reference subject, no "
+                         "--valgrind, no --wirecheck-repeat)")
     group.addoption("--valgrind", action="store_true", default=False,
                     help="run every subject under valgrind memcheck; memcheck "
                          "errors fail the item")

@@ -15,6 +15,7 @@ from typing import Optional
 import pytest
 
 from . import differences as D
+from . import record
 from . import golden as G
 from . import runner
 from .verdicts import WirecheckFailure, shown
@@ -45,6 +46,8 @@ class State:
     foreign: Optional[str] = None
     # --wirecheck-differences FILE: the foreign subject's file, wherever it is
     differences: Optional[Path] = None
+    # --wirecheck-record DIR: where each run's trace goes (wirecheck.record)
+    record: Optional[Path] = None
     # folders of collected scenarios (for stale goldens), and the metadata of
     # the scenarios collected in this process
     dirs: set = field(default_factory=set)
@@ -137,7 +140,27 @@ def read_options(config) -> State:
     _read_subject(config, st)
     _read_differences(config, st)
     _read_binary(config, st)
+    _read_record(config, st)
     return st
+
+
+def _read_record(config, st: State) -> None:
+    folder = config.getoption("wirecheck_record")
+    if folder is None:
+        return
+    if st.subject or st.valgrind or st.repeat is not None:
+        raise pytest.UsageError("--wirecheck-record records plain runs of the reference "
+                                "stack: not with --wirecheck-subject, --valgrind or "
+                                "--wirecheck-repeat")
+    st.record = _given_path(config, folder)
+    # The controller empties it once, before any worker writes (an xdist
+    # worker has workerinput).
+    if not hasattr(config, "workerinput"):
+        try:
+            record.clear(st.record)
+            st.record.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise pytest.UsageError(f"--wirecheck-record {folder}: {e}") from None
 
 
 # --------------------------------------------- the commands goldens give
