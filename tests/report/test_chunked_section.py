@@ -382,7 +382,8 @@ def test_a_real_run_of_the_paired_runs():
     in every other pair, ratios that are fixed's run over separate's, and
     an interval; 8 KiB, which has no separate target, gets none. Nothing is
     asserted of who won: that is the machine's affair."""
-    argv = ["/usr/bin/python3", str(REPO / "bench" / "chunked.py"), "--no-node", "--json", "-",
+    argv = ["/usr/bin/python3", str(REPO / "bench" / "chunked.py"), "--no-node", "--no-bun",
+            "--json", "-",
             "--rounds", "1", "--seconds", "1", "--requests", "2", "--pairs", "6",
             "--sizes", f"{8 * KIB},{16 * KIB}", "--bin-dir", str(BIN)]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
