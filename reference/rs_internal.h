@@ -89,7 +89,7 @@ void rs__ring_pop(struct rs__ring *r, void *out);
 static inline int rs__queue_peekv(const struct rs_queue *q, struct iovec *iov,
 				  int max)
 {
-	if (q->segs || max <= 0)
+	if (q->owned_len || max <= 0)
 		return rs_queue_peekv(q, iov, max);
 	if (q->head == q->tail)
 		return 0;
@@ -100,7 +100,7 @@ static inline int rs__queue_peekv(const struct rs_queue *q, struct iovec *iov,
 
 static inline void rs__queue_consume(struct rs_queue *q, size_t n)
 {
-	if (!q->segs && q->strategy == RS_QUEUE_CURSOR &&
+	if (!q->owned_len && q->strategy == RS_QUEUE_CURSOR &&
 	    n < q->tail - q->head)
 		q->head += n;
 	else
@@ -128,7 +128,7 @@ static inline char *rs__queue_room(struct rs_queue *q, size_t len)
 {
 	char *p;
 
-	if (q->segs || q->head != 0 || len > q->cap - q->tail)
+	if (q->owned_len || q->head != 0 || len > q->cap - q->tail)
 		return rs__queue_room_slow(q, len);
 	p = q->buf + q->tail;
 	q->tail += len;

@@ -541,8 +541,8 @@ int rs__socket_write_pair(rs_socket *s, uint32_t head, size_t hlen,
 	char *p;
 
 	/* sock_batch_ok's tests, the batch's limit read as tail + n: a batch
-	 * without owned bytes (segs NULL) and with head 0 holds tail bytes. */
-	if (hlen != 2 || len > 16 || b->segs || b->head != 0 ||
+	 * without owned bytes (owned_len 0) and with head 0 holds tail bytes. */
+	if (hlen != 2 || len > 16 || b->owned_len || b->head != 0 ||
 	    n > b->cap - b->tail || b->tail + n > RS_BATCH_LIMIT ||
 	    !s->batch_link.listed || s->destroyed || s->ending ||
 	    s->connecting || (s->peer_ended && !s->opts.allow_half_open) ||
