@@ -78,9 +78,11 @@ void rs__ring_pop(struct rs__ring *r, void *out);
 
 /*
  * queue.c, on the write path: rs_queue_peekv and rs_queue_consume with their
- * common case inline. sock_flush calls the pair once per send; as calls
- * into queue.c they cost about 30 instructions per send where the plain
- * send loop's whole work is about 24 (docs/queue-model.md, "Sender cost").
+ * common case inline. sock_flush calls the pair once per writable event
+ * (once per send under the memmove strategy), sock_send_raw once per
+ * write; as calls into queue.c they cost about 30 instructions where the
+ * plain send loop's whole work per send is about 24 (docs/queue-model.md,
+ * "Sender cost").
  * Inline here is only a queue without owned bytes (one run of buf) and, for
  * consume, a partial send under the cursor strategy (head moves, nothing
  * else); everything else is the functions themselves, so the two never
