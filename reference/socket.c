@@ -60,7 +60,7 @@ static uint32_t sock_wanted_events(const rs_socket *s)
 
 	if (!s->peer_ended && !s->paused)
 		want |= EPOLLIN;
-	if (s->connecting || rs_queue_len(&s->queue) > 0 || s->want_writable)
+	if (s->connecting || rs__queue_len(&s->queue) > 0 || s->want_writable)
 		want |= EPOLLOUT;
 	return want;
 }
