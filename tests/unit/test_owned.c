@@ -55,6 +55,16 @@ static void release_cb(rs_socket *s, int status, void *arg)
 	o->freed = 1;
 }
 
+/* A release that must succeed, counted in the int at arg. */
+static void count_release(rs_socket *s, int status, void *arg)
+{
+	int *released = arg;
+
+	(void)s;
+	assert_int_equal(status, 0);
+	(*released)++;
+}
+
 static unsigned char *stream_bytes(struct ctx *c, size_t len)
 {
 	unsigned char *d = malloc(len ? len : 1);
@@ -395,15 +405,6 @@ struct many {
 	uint64_t sends_at_start;
 };
 
-static void many_release(rs_socket *s, int status, void *arg)
-{
-	struct many *m = arg;
-
-	(void)s;
-	assert_int_equal(status, 0);
-	m->released++;
-}
-
 static uint64_t gate_sends(void)
 {
 	const struct fi_counters *fc = fi_counters();
@@ -424,8 +425,8 @@ static void script_many(struct sp_pair *p, rs_socket *s)
 	for (int i = 0; i < MANY_RUNS; i++)
 		assert_true(rs_socket_write_owned(s,
 						  m->data + i * MANY_RUN_LEN,
-						  MANY_RUN_LEN, many_release,
-						  m) >= 0);
+						  MANY_RUN_LEN, count_release,
+						  &m->released) >= 0);
 	rs_socket_uncork(s);
 	assert_int_equal(rs_socket_end(s, NULL, 0, NULL, NULL), 0);
 }
@@ -464,14 +465,6 @@ struct change {
 	int released;
 };
 
-static void change_release(rs_socket *s, int status, void *arg)
-{
-	struct change *ch = arg;
-
-	(void)s;
-	assert_int_equal(status, 0);
-	ch->released++;
-}
 
 static void script_change(struct sp_pair *p, rs_socket *s)
 {
@@ -480,7 +473,7 @@ static void script_change(struct sp_pair *p, rs_socket *s)
 	memset(ch->buf, 'a', sizeof(ch->buf));
 	if (ch->owned)
 		assert_true(rs_socket_write_owned(s, ch->buf, sizeof(ch->buf),
-						  change_release, ch) >= 0);
+						  count_release, &ch->released) >= 0);
 	else
 		assert_true(rs_socket_write(s, ch->buf, sizeof(ch->buf), NULL,
 					    NULL) >= 0);
