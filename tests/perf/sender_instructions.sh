@@ -7,19 +7,24 @@
 #    epoll_waits, syscalls, bytes): the figures must not move;
 #  - a target that is met fails: the copying queue within (floor + copy) x
 #    1.05 unclamped and x 1.10 at the 4 KiB clamp, each byte copied at most
-#    once, the owned write copying no byte;
-#  - a figure rises above its regression ceiling, about 2% over the figure
-#    measured (docs/queue-model.md, "Sender cost"): copying / (floor + copy)
-#    at the 4 KiB clamp above CLAMPED (default 1.09; 1.0621 measured), and
-#    the owned write beyond the floor (sender_instr's split of 1 and 4 MiB):
-#    per send 87.5 at the clamp (85.38 measured) and 231 unclamped (226.00);
-#    fixed per end(P) 1590 at the clamp (1551.69) and 1780 unclamped
-#    (1735.00). The owned targets are not met yet (docs/ARCHITECTURE.md,
-#    "Targets not met"): their ceilings hold them.
+#    once, the owned write copying no byte, the owned write at most 40
+#    instructions per send beyond the floor's at the clamp;
+#  - a figure rises above its regression ceiling, about 2 to 3% over the
+#    figure measured when the path was made cheaper (docs/queue-model.md,
+#    "Sender cost"), so that the gain is held: copying / (floor + copy) at
+#    the 4 KiB clamp above CLAMPED (default 1.07; 1.0407 measured, 1.0621
+#    before the flush peeked once per event), and the owned write beyond
+#    the floor (sender_instr's split of 1 and 4 MiB): per send 16.8 at the
+#    clamp (16.29 measured, 85.38 before the one-run queue and the flush's
+#    iovec cursor) and 199 unclamped (194.50, 226.00 before); fixed per
+#    end(P) 895 at the clamp (875.69, 1551.69 before) and 1082 unclamped
+#    (1058.50, 1735.00 before). The owned targets not met yet
+#    (docs/ARCHITECTURE.md, "Targets not met") are held by their ceilings
+#    alone.
 # Registered by tests/CMakeLists.txt for optimised builds without sanitizers.
 set -euo pipefail
 bin=${1:?usage: sender_instructions.sh SENDER_INSTR [CLAMPED]}
-ceiling=${2:-1.09}
+ceiling=${2:-1.07}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$bin" --quick --json >"$tmp/out.json" 2>"$tmp/err" ||
@@ -32,10 +37,10 @@ rep = json.load(open(sys.argv[1]))
 # ratio.
 ceilings = {
     ("copying: instructions <= (floor + copy) x limit", "clamp_4k"): float(sys.argv[2]),
-    ("owned: instructions per send beyond the floor's", "clamp_4k"): 87.5,
-    ("owned: instructions per send beyond the floor's", "unclamped"): 231.0,
-    ("owned: fixed instructions per end(P) beyond the floor's", "clamp_4k"): 1590.0,
-    ("owned: fixed instructions per end(P) beyond the floor's", "unclamped"): 1780.0,
+    ("owned: instructions per send beyond the floor's", "clamp_4k"): 16.8,
+    ("owned: instructions per send beyond the floor's", "unclamped"): 199.0,
+    ("owned: fixed instructions per end(P) beyond the floor's", "clamp_4k"): 895.0,
+    ("owned: fixed instructions per end(P) beyond the floor's", "unclamped"): 1082.0,
 }
 bad = []
 for c in rep["cells"]:
