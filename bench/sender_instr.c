@@ -205,7 +205,6 @@ struct options {
 };
 
 static struct cell cells[NMODES][MAX_SIZES][NSENDERS];
-static const size_t *g_sizes; /* the options' payloads, for md_split */
 
 /* ======================================================================== */
 /* The child: one sender under callgrind.                                   */
@@ -1035,7 +1034,8 @@ static void md_tables(const struct options *o)
 }
 
 /* The split targets' parts, one row per mode and pair of payloads. */
-static void md_split(const struct target *t, int n)
+static void md_split(const struct options *o, const struct target *t,
+		     int n)
 {
 	printf("Split of the owned write's and the floor's instructions "
 	       "between two payloads: per send = difference of instructions "
@@ -1053,8 +1053,8 @@ static void md_split(const struct target *t, int n)
 			continue;
 		printf("| %s | %zu to %zu MiB | %.2f | %.2f | %.2f | %.1f | "
 		       "%.1f | %.1f |\n",
-		       mode_names[x->m], g_sizes[x->i0] / MIB,
-		       g_sizes[x->i] / MIB, x->owned.per_send,
+		       mode_names[x->m], o->sizes[x->i0] / MIB,
+		       o->sizes[x->i] / MIB, x->owned.per_send,
 		       x->floor.per_send,
 		       x->owned.per_send - x->floor.per_send, x->owned.fixed,
 		       x->floor.fixed, x->owned.fixed - x->floor.fixed);
@@ -1100,7 +1100,7 @@ static void md_targets(const struct options *o, const struct target *t,
 		(*total)++;
 	}
 	printf("\n");
-	md_split(t, n);
+	md_split(o, t, n);
 	bc_md_targets_met(*met, *total);
 }
 
@@ -1314,7 +1314,6 @@ int main(int argc, char **argv)
 	}
 	if (close(listen_fd) != 0)
 		bc_die("close: %s", strerror(errno));
-	g_sizes = o.sizes;
 	nt = targets_make(&o, t);
 	if (o.json) {
 		print_json(&o, argc, argv, t, nt);
