@@ -7,11 +7,14 @@
  * after every partial send, which costs the square of the payload over a
  * whole drain. Both free the buffer once the queue is empty.
  *
- * Owned bytes (rs_queue_append_owned) are held by reference, not copied:
- * while the queue holds any, a ring of segments says, in order, which runs
- * of the stream are the next bytes of buf and which are the caller's
- * memory. Without owned bytes there is no ring, and the queue is the one
- * buffer above, as before.
+ * Owned bytes (rs_queue_append_owned) are held by reference, not copied.
+ * A queue that holds one owned run and nothing else (an owned write the
+ * kernel did not take whole, the common case) keeps it in owned_at and
+ * owned_len, without allocating. Once owned bytes share the queue with
+ * others, a ring of segments says, in order, which runs of the stream are
+ * the next bytes of buf and which are the caller's memory. Without owned
+ * bytes (owned_len 0) there is no ring, and the queue is the one buffer
+ * above, as before: that is what the write path's inline fast paths test.
  *
  * This file does no I/O: it is bytes in, bytes out, so the unit tests and
  * the bench drive it without a socket. Its only syscalls are the mmap,
@@ -60,6 +63,7 @@ void rs_queue_init(struct rs_queue *q, enum rs_queue_strategy strategy)
 	q->bytes_copied = 0;
 	q->segs = NULL;
 	q->owned_len = 0;
+	q->owned_at = NULL;
 }
 
 static void queue_buf_free(char *buf, size_t cap);
@@ -74,6 +78,13 @@ static void queue_segs_free(struct rs_queue *q)
 	}
 	q->segs = NULL;
 	q->owned_len = 0;
+	q->owned_at = NULL;
+}
+
+/* Whether the queue is one owned run without a ring (owned_at). */
+static int queue_is_solo(const struct rs_queue *q)
+{
+	return q->owned_len > 0 && !q->segs;
 }
 
 /* Frees the buffer alone; the segments (if any) stay. Out of line, as
@@ -280,6 +291,7 @@ static int queue_reserve(struct rs_queue *q, size_t needed)
 }
 
 static void queue_seg_add(struct rs_queue *q, const char *owned, size_t len);
+static int queue_segs_start(struct rs_queue *q);
 
 /*
  * The buffer grows before the prefix is dropped, not after: a failed
@@ -294,7 +306,12 @@ char *rs__queue_room_slow(struct rs_queue *q, size_t len)
 
 	if (base > QUEUE_MAX_CAP || len > QUEUE_MAX_CAP - base)
 		return NULL;
-	/* Room for the segment first: after the copy nothing may fail. */
+	/* Room for the segment first: after the copy nothing may fail. A
+	 * copied run behind the one owned run needs the ring (the owned run
+	 * becomes its first segment; the bytes stay as they were if the
+	 * reserve below fails). */
+	if (queue_is_solo(q) && queue_segs_start(q) < 0)
+		return NULL;
 	if (q->segs && rs__ring_reserve(q->segs) < 0)
 		return NULL;
 	if (queue_reserve(q, base + len) < 0)
@@ -341,8 +358,8 @@ static void queue_seg_add(struct rs_queue *q, const char *owned, size_t len)
 	(void)rs__ring_push(q->segs, &seg); /* reserved: cannot fail */
 }
 
-/* Starts the segments of a queue that holds only buf: one copied run for
- * what buf holds. */
+/* Starts the segments of a queue that holds only buf (one copied run for
+ * what buf holds) or only its one owned run (that run). */
 static int queue_segs_start(struct rs_queue *q)
 {
 	struct rs__ring *segs = malloc(sizeof(*segs));
@@ -355,8 +372,11 @@ static int queue_segs_start(struct rs_queue *q)
 		return -ENOMEM;
 	}
 	q->segs = segs;
-	if (queue_buf_len(q) > 0)
+	if (q->owned_len > 0)
+		queue_seg_add(q, q->owned_at, q->owned_len);
+	else if (queue_buf_len(q) > 0)
 		queue_seg_add(q, NULL, queue_buf_len(q));
+	q->owned_at = NULL;
 	return 0;
 }
 
@@ -368,6 +388,12 @@ int rs_queue_append_owned(struct rs_queue *q, const void *data, size_t len)
 		return 0;
 	if (len > SIZE_MAX - rs_queue_len(q))
 		return -ENOMEM;
+	/* Into an empty queue: the one run, no ring, nothing allocated. */
+	if (rs_queue_len(q) == 0) {
+		q->owned_at = data;
+		q->owned_len = len;
+		return 0;
+	}
 	if (!q->segs && (err = queue_segs_start(q)) < 0)
 		return err;
 	err = rs__ring_reserve(q->segs);
@@ -418,11 +444,16 @@ int rs_queue_peekv(const struct rs_queue *q, struct iovec *iov, int max)
 	 * here, not the walk over segments (which kept that walk's set-up in
 	 * every peek: about 30 instructions per send, docs/queue-model.md
 	 * "Sender cost"). */
-	if (!q->segs) {
+	if (q->owned_len == 0) {
 		if (q->head == q->tail)
 			return 0;
 		iov[0].iov_base = q->buf + q->head;
 		iov[0].iov_len = q->tail - q->head;
+		return 1;
+	}
+	if (!q->segs) {
+		iov[0].iov_base = (void *)q->owned_at;
+		iov[0].iov_len = q->owned_len;
 		return 1;
 	}
 	return queue_segs_peekv(q, iov, max);
@@ -511,13 +542,27 @@ static void queue_segs_drop(struct rs_queue *q, size_t n)
 	}
 }
 
+/* rs_queue_consume of the one owned run (n past its end empties it). */
+static void queue_solo_consume(struct rs_queue *q, size_t n)
+{
+	if (n >= q->owned_len) {
+		q->owned_at = NULL;
+		q->owned_len = 0;
+	} else {
+		q->owned_at += n;
+		q->owned_len -= n;
+	}
+}
+
 void rs_queue_consume(struct rs_queue *q, size_t n)
 {
 	/* The common case first, as in rs_queue_peekv: without owned bytes,
 	 * buf alone, and queue_buf_consume clamps n itself (n past the end
 	 * empties the queue). */
-	if (!q->segs)
+	if (q->owned_len == 0)
 		queue_buf_consume(q, n);
+	else if (!q->segs)
+		queue_solo_consume(q, n);
 	else
 		queue_segs_drop(q, n);
 }
@@ -527,6 +572,12 @@ int rs_queue_append_queue(struct rs_queue *dst, const struct rs_queue *src,
 {
 	size_t off = src->head;
 
+	if (queue_is_solo(src)) {
+		if (skip >= src->owned_len)
+			return 0;
+		return rs_queue_append_owned(dst, src->owned_at + skip,
+					     src->owned_len - skip);
+	}
 	if (!src->segs) {
 		if (skip >= queue_buf_len(src))
 			return 0;

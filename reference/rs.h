@@ -115,9 +115,12 @@ struct rs_queue {
 	uint64_t bytes_moved;  /* bytes memmove'd inside the buffer */
 	uint64_t allocations;  /* buffers allocated or grown (not segs) */
 	uint64_t bytes_copied; /* bytes copied in by rs_queue_append */
-	struct rs__ring *segs; /* the order of copied and owned runs; NULL
-				* while no owned byte is held */
-	size_t owned_len;      /* owned bytes held */
+	struct rs__ring *segs; /* the order of copied and owned runs, when
+				* owned bytes share the queue with others;
+				* NULL otherwise */
+	size_t owned_len;      /* owned bytes held (0: buf alone) */
+	const char *owned_at;  /* segs NULL, owned_len > 0: the queue is
+				* one owned run, [owned_at, + owned_len) */
 };
 
 /* Initialises an empty queue that allocates nothing until an append. */

@@ -78,9 +78,11 @@ void rs__ring_pop(struct rs__ring *r, void *out);
 
 /*
  * queue.c, on the write path: rs_queue_peekv and rs_queue_consume with their
- * common case inline. sock_flush calls the pair once per send; as calls
- * into queue.c they cost about 30 instructions per send where the plain
- * send loop's whole work is about 24 (docs/queue-model.md, "Sender cost").
+ * common case inline. sock_flush calls the pair once per writable event
+ * (once per send under the memmove strategy), sock_send_raw once per
+ * write; as calls into queue.c they cost about 30 instructions where the
+ * plain send loop's whole work per send is about 24 (docs/queue-model.md,
+ * "Sender cost").
  * Inline here is only a queue without owned bytes (one run of buf) and, for
  * consume, a partial send under the cursor strategy (head moves, nothing
  * else); everything else is the functions themselves, so the two never
@@ -89,7 +91,7 @@ void rs__ring_pop(struct rs__ring *r, void *out);
 static inline int rs__queue_peekv(const struct rs_queue *q, struct iovec *iov,
 				  int max)
 {
-	if (q->segs || max <= 0)
+	if (q->owned_len || max <= 0)
 		return rs_queue_peekv(q, iov, max);
 	if (q->head == q->tail)
 		return 0;
@@ -100,7 +102,7 @@ static inline int rs__queue_peekv(const struct rs_queue *q, struct iovec *iov,
 
 static inline void rs__queue_consume(struct rs_queue *q, size_t n)
 {
-	if (!q->segs && q->strategy == RS_QUEUE_CURSOR &&
+	if (!q->owned_len && q->strategy == RS_QUEUE_CURSOR &&
 	    n < q->tail - q->head)
 		q->head += n;
 	else
@@ -128,7 +130,7 @@ static inline char *rs__queue_room(struct rs_queue *q, size_t len)
 {
 	char *p;
 
-	if (q->segs || q->head != 0 || len > q->cap - q->tail)
+	if (q->owned_len || q->head != 0 || len > q->cap - q->tail)
 		return rs__queue_room_slow(q, len);
 	p = q->buf + q->tail;
 	q->tail += len;

@@ -28,6 +28,7 @@
 #include "socket_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,7 @@ static uint32_t sock_wanted_events(const rs_socket *s)
 
 	if (!s->peer_ended && !s->paused)
 		want |= EPOLLIN;
-	if (s->connecting || rs_queue_len(&s->queue) > 0 || s->want_writable)
+	if (s->connecting || rs__queue_len(&s->queue) > 0 || s->want_writable)
 		want |= EPOLLOUT;
 	return want;
 }
@@ -319,34 +320,83 @@ static void sock_send_bytes(rs_socket *s, const struct sock_src *src)
 		sock_send_raw(s, src);
 }
 
-/* A writable event: sends of the queued bytes until the queue is empty, the
+/*
+ * Drops the first n bytes (at most what they hold) from the iovecs at *iov,
+ * *cnt of them: whole ones leave, a partly sent one is shortened in place
+ * (libuv's uv__write_req_update). The iovecs then say what a new peek of
+ * the queue would say once those n bytes are consumed.
+ */
+static void sock_iov_advance(struct iovec **iov, int *cnt, size_t n)
+{
+	struct iovec *v = *iov;
+
+	while (n > 0 && n >= v->iov_len) {
+		n -= v->iov_len;
+		v++;
+		(*cnt)--;
+	}
+	if (n > 0) {
+		v->iov_base = (char *)v->iov_base + n;
+		v->iov_len -= n;
+	}
+	*iov = v;
+}
+
+/*
+ * A writable event: sends of the queued bytes until the queue is empty, the
  * kernel refuses, or RS_FLUSH_MAX_SENDS sends (libuv's bound of 32 writes
  * per wakeup, for the same reason: a peer that reads as fast as we write must
- * not starve the other sockets of the loop). */
+ * not starve the other sockets of the loop).
+ *
+ * The queue is peeked once and consumed once per event, not per send: the
+ * iovecs advance past what each send took (sock_iov_advance), so that a
+ * send costs its call and a few instructions, where a peek and a consume
+ * of an owned queue cost about 60 (docs/queue-model.md, "Sender cost").
+ * The sends are the ones a peek per send would make: under the cursor
+ * strategy a consume moves no unsent byte, and the iovecs are peeked again
+ * when they are used up or when a full array (RS_SEND_IOV runs, more
+ * queued) lost a run that a new peek would replace. The memmove strategy
+ * moves the unsent bytes at every consume, so it peeks and consumes per
+ * send, as the legacy code did.
+ */
 static void sock_flush(rs_socket *s)
 {
+	struct rs_queue *q = &s->queue;
 	struct iovec iov[RS_SEND_IOV];
-	size_t taken = 0;
+	struct iovec *cur = iov;
+	size_t taken = 0, consumed = 0;
 	ssize_t n = 0;
-	int niov = 0;
+	/* The iovecs are peeked again once fewer than min_left are left. */
+	int left = 0, min_left = 1;
 
 	for (int i = 0; i < RS_FLUSH_MAX_SENDS; i++) {
-		niov = rs__queue_peekv(&s->queue, iov, RS_SEND_IOV);
-		if (niov == 0)
-			break;
-		n = sock_sendv(s, iov, niov);
+		if (left < min_left) {
+			if (taken > consumed)
+				rs__queue_consume(q, taken - consumed);
+			consumed = taken;
+			left = rs__queue_peekv(q, iov, RS_SEND_IOV);
+			if (left == 0)
+				break;
+			cur = iov;
+			min_left = q->strategy != RS_QUEUE_CURSOR ? INT_MAX :
+				   left == RS_SEND_IOV ? RS_SEND_IOV : 1;
+		}
+		n = sock_sendv(s, cur, left);
 		if (n <= 0)
 			break;
-		rs__queue_consume(&s->queue, (size_t)n);
 		taken += (size_t)n;
+		sock_iov_advance(&cur, &left, (size_t)n);
 	}
+	if (taken > consumed)
+		rs__queue_consume(q, taken - consumed);
 	/* The bytes taken are accounted once per event, not once per send:
 	 * nothing runs between the sends of one event that could see
 	 * written, and a failure still finds them counted first. */
 	if (taken > 0)
 		sock_took(s, taken);
+	/* A failed send is the last one made, of left iovecs. */
 	if (n < 0 && !is_retryable(n)) {
-		sock_fail(s, (int)-n, niov > 1 ? "sendmsg" : "send");
+		sock_fail(s, (int)-n, left > 1 ? "sendmsg" : "send");
 		return;
 	}
 	sock_poll_update(s);
@@ -541,8 +591,8 @@ int rs__socket_write_pair(rs_socket *s, uint32_t head, size_t hlen,
 	char *p;
 
 	/* sock_batch_ok's tests, the batch's limit read as tail + n: a batch
-	 * without owned bytes (segs NULL) and with head 0 holds tail bytes. */
-	if (hlen != 2 || len > 16 || b->segs || b->head != 0 ||
+	 * without owned bytes (owned_len 0) and with head 0 holds tail bytes. */
+	if (hlen != 2 || len > 16 || b->owned_len || b->head != 0 ||
 	    n > b->cap - b->tail || b->tail + n > RS_BATCH_LIMIT ||
 	    !s->batch_link.listed || s->destroyed || s->ending ||
 	    s->connecting || (s->peer_ended && !s->opts.allow_half_open) ||

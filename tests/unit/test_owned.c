@@ -55,6 +55,16 @@ static void release_cb(rs_socket *s, int status, void *arg)
 	o->freed = 1;
 }
 
+/* A release that must succeed, counted in the int at arg. */
+static void count_release(rs_socket *s, int status, void *arg)
+{
+	int *released = arg;
+
+	(void)s;
+	assert_int_equal(status, 0);
+	(*released)++;
+}
+
 static unsigned char *stream_bytes(struct ctx *c, size_t len)
 {
 	unsigned char *d = malloc(len ? len : 1);
@@ -384,6 +394,69 @@ static void test_owned_write_not_batched(void **state)
 	sp_free(&p);
 }
 
+/* ---- more runs than one send takes -------------------------------------- */
+
+#define MANY_RUNS 150
+#define MANY_RUN_LEN 100
+
+struct many {
+	unsigned char data[MANY_RUNS * MANY_RUN_LEN];
+	int released;
+	uint64_t sends_at_start;
+};
+
+static uint64_t gate_sends(void)
+{
+	const struct fi_counters *fc = fi_counters();
+
+	return fi_calls(fc, FI_SEND) + fi_calls(fc, FI_SENDMSG);
+}
+
+static void script_many(struct sp_pair *p, rs_socket *s)
+{
+	struct many *m = p->arg;
+
+	for (size_t k = 0; k < sizeof(m->data); k++)
+		m->data[k] = stream_byte(k);
+	m->sends_at_start = gate_sends();
+	/* Corked, the 150 runs wait in the cork buffer; the uncork sends
+	 * the first 64 of them in one sendmsg. */
+	rs_socket_cork(s);
+	for (int i = 0; i < MANY_RUNS; i++)
+		assert_true(rs_socket_write_owned(s,
+						  m->data + i * MANY_RUN_LEN,
+						  MANY_RUN_LEN, count_release,
+						  &m->released) >= 0);
+	rs_socket_uncork(s);
+	assert_int_equal(rs_socket_end(s, NULL, 0, NULL, NULL), 0);
+}
+
+/*
+ * 150 owned runs of 100 bytes under a 4 KiB clamp: every sendmsg offers 64
+ * runs (6,400 bytes or so) and the kernel takes 4,096, so the 15,000 bytes
+ * leave in 4 calls (4,096, 4,096, 4,096, 2,712). A writable event that
+ * advanced its iovecs past the runs each send took, without peeking the
+ * queue again, would offer the 23 runs left of the first 64 (2,208 bytes)
+ * and make more calls; the bytes must arrive in order either way.
+ */
+static void test_flush_with_more_runs_than_one_call(void **state)
+{
+	static struct many m;
+	struct sp_pair p;
+
+	(void)state;
+	m = (struct many){ .released = 0 };
+	sp_arm("write:short=4096,repeat=forever");
+	sp_run(&p, script_many, &m);
+	assert_int_equal(p.client_error, 0);
+	assert_int_equal(m.released, MANY_RUNS);
+	assert_int_equal(p.client_copied, 0);
+	assert_int_equal(p.recv_len, sizeof(m.data));
+	assert_memory_equal(p.recv, m.data, sizeof(m.data));
+	assert_int_equal(gate_sends() - m.sends_at_start, 4);
+	sp_free(&p);
+}
+
 /* ---- write-then-change ------------------------------------------------- */
 
 struct change {
@@ -392,14 +465,6 @@ struct change {
 	int released;
 };
 
-static void change_release(rs_socket *s, int status, void *arg)
-{
-	struct change *ch = arg;
-
-	(void)s;
-	assert_int_equal(status, 0);
-	ch->released++;
-}
 
 static void script_change(struct sp_pair *p, rs_socket *s)
 {
@@ -408,7 +473,7 @@ static void script_change(struct sp_pair *p, rs_socket *s)
 	memset(ch->buf, 'a', sizeof(ch->buf));
 	if (ch->owned)
 		assert_true(rs_socket_write_owned(s, ch->buf, sizeof(ch->buf),
-						  change_release, ch) >= 0);
+						  count_release, &ch->released) >= 0);
 	else
 		assert_true(rs_socket_write(s, ch->buf, sizeof(ch->buf), NULL,
 					    NULL) >= 0);
@@ -458,6 +523,7 @@ int main(void)
 		T(test_order_under_cork),
 		T(test_cork_leftover_keeps_owned_by_reference),
 		T(test_owned_write_not_batched),
+		T(test_flush_with_more_runs_than_one_call),
 		T(test_write_then_change),
 	};
 

@@ -929,6 +929,108 @@ static void test_owned_append_copies_nothing(void **state)
 	}
 }
 
+/* An owned append into an empty queue is its one run: no ring of
+ * segments and no allocation; the run shortens in place, and the queue is
+ * empty once it is consumed (a consume past the end too). */
+static void test_owned_one_run_has_no_ring(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		static char data[100];
+		struct rs_queue q;
+		struct iovec iov[4];
+
+		rs_queue_init(&q, both[k]);
+		assert_int_equal(rs_queue_append_owned(&q, data, 100), 0);
+		assert_null(q.segs);
+		assert_ptr_equal(q.owned_at, data);
+		assert_int_equal(rs_queue_peekv(&q, iov, 4), 1);
+		assert_ptr_equal(iov[0].iov_base, data);
+		assert_int_equal(iov[0].iov_len, 100);
+		rs_queue_consume(&q, 30);
+		assert_int_equal(rs_queue_len(&q), 70);
+		assert_int_equal(rs_queue_peekv(&q, iov, 4), 1);
+		assert_ptr_equal(iov[0].iov_base, data + 30);
+		assert_int_equal(iov[0].iov_len, 70);
+		rs_queue_consume(&q, 71);
+		assert_int_equal(rs_queue_len(&q), 0);
+		assert_int_equal(rs_queue_peekv(&q, iov, 4), 0);
+		assert_null(q.owned_at);
+		/* Empty again: a copied append is buf alone. */
+		assert_int_equal(rs_queue_append(&q, "abc", 3), 0);
+		assert_null(q.segs);
+		assert_int_equal(rs_queue_peekv(&q, iov, 4), 1);
+		assert_memory_equal(iov[0].iov_base, "abc", 3);
+		rs_queue_free(&q);
+	}
+}
+
+/* A second run behind the one owned run, copied or owned, starts the ring
+ * with the owned run first (partly sent or not): the order holds. */
+static void test_owned_one_run_then_more_keeps_order(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		static const char owned[8] = "01234567", more[4] = "MORE";
+		unsigned char out[32];
+		struct rs_queue q;
+		struct iovec iov[4];
+
+		rs_queue_init(&q, both[k]);
+		assert_int_equal(rs_queue_append_owned(&q, owned, 8), 0);
+		rs_queue_consume(&q, 2);
+		assert_int_equal(rs_queue_append(&q, "ab", 2), 0);
+		assert_non_null(q.segs);
+		assert_int_equal(rs_queue_append_owned(&q, more, 4), 0);
+		assert_int_equal(rs_queue_peekv(&q, iov, 4), 3);
+		assert_ptr_equal(iov[0].iov_base, owned + 2);
+		assert_ptr_equal(iov[2].iov_base, more);
+		(void)gather_unsent(&q, out, sizeof(out));
+		assert_memory_equal(out, "234567abMORE", 12);
+		assert_int_equal(q.bytes_copied, 2);
+		rs_queue_free(&q);
+
+		rs_queue_init(&q, both[k]);
+		assert_int_equal(rs_queue_append_owned(&q, owned, 8), 0);
+		assert_int_equal(rs_queue_append_owned(&q, more, 4), 0);
+		assert_int_equal(rs_queue_peekv(&q, iov, 4), 2);
+		assert_ptr_equal(iov[0].iov_base, owned);
+		assert_ptr_equal(iov[1].iov_base, more);
+		rs_queue_consume(&q, 10);
+		(void)gather_unsent(&q, out, sizeof(out));
+		assert_memory_equal(out, "RE", 2);
+		rs_queue_consume(&q, 2);
+		assert_null(q.segs);
+		assert_int_equal(q.owned_len, 0);
+		rs_queue_free(&q);
+	}
+}
+
+/* The one owned run moves into another queue by reference, past skip. */
+static void test_append_queue_of_one_owned_run(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		static const char owned[8] = "01234567";
+		struct rs_queue src, dst;
+		struct iovec iov[2];
+
+		rs_queue_init(&src, both[k]);
+		rs_queue_init(&dst, both[k]);
+		assert_int_equal(rs_queue_append_owned(&src, owned, 8), 0);
+		assert_int_equal(rs_queue_append_queue(&dst, &src, 8), 0);
+		assert_int_equal(rs_queue_len(&dst), 0);
+		assert_int_equal(rs_queue_append_queue(&dst, &src, 3), 0);
+		assert_int_equal(rs_queue_len(&dst), 5);
+		assert_int_equal(dst.bytes_copied, 0);
+		assert_int_equal(rs_queue_peekv(&dst, iov, 2), 1);
+		assert_ptr_equal(iov[0].iov_base, owned + 3);
+		assert_int_equal(rs_queue_len(&src), 8);
+		rs_queue_free(&src);
+		rs_queue_free(&dst);
+	}
+}
+
 /* Copied and owned runs alternate: peekv gives them in append order, a
  * consume across runs keeps the order, and bytes_copied counts only the
  * copied ones. Stream bytes 0..99: copied 10, owned 20, copied 30, owned
@@ -1077,6 +1179,9 @@ int main(void)
 		cmocka_unit_test(test_large_buffers_are_huge_aligned),
 		cmocka_unit_test(test_large_buffers_leave_nothing_mapped),
 		cmocka_unit_test(test_owned_append_copies_nothing),
+		cmocka_unit_test(test_owned_one_run_has_no_ring),
+		cmocka_unit_test(test_owned_one_run_then_more_keeps_order),
+		cmocka_unit_test(test_append_queue_of_one_owned_run),
 		cmocka_unit_test(test_owned_runs_keep_order),
 		cmocka_unit_test(test_owned_consumed_leaves_one_buffer),
 		cmocka_unit_test(test_append_queue_keeps_owned_by_reference),
