@@ -133,7 +133,7 @@ int rs__io_close(int fd)
 	return fi_close(fd);
 }
 
-/* ---- chunked responses (issue 10) ------------------------------------- */
+/* ---- chunked responses ------------------------------------------------ */
 
 /* MSG_MORE on the head and chunk header of a large final chunk: the kernel
  * may hold them for the writev of body and terminator that follows. */

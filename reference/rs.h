@@ -35,14 +35,14 @@ enum rs_halfopen_strategy {
 	RS_HALFOPEN_POLL_FIRST, /* legacy: poll to writable, then on_end */
 };
 
-/* Chunked HTTP responses (issue 10). */
+/* Chunked HTTP responses. */
 enum rs_chunked_strategy {
 	RS_CHUNKED_FIXED,    /* fixed: one write core; a large final chunk is
 			      * head/header with MSG_MORE, then one writev */
 	RS_CHUNKED_SEPARATE, /* legacy: header, body, terminator: 3 sends */
 };
 
-/* WebSocket framing (oven-sh/bun pull request, issue 11): the frame type of a send. */
+/* WebSocket framing (after the oven-sh/bun WebSocket send pull request): the frame type of a send. */
 enum rs_ws_strategy {
 	RS_WS_BY_OPTION = 0, /* fixed: the binary option, else the kind; bytes
 			      * as given */
@@ -436,7 +436,7 @@ void rs_exit(int code) __attribute__((noreturn));
 int rs_execve(const char *path, char *const argv[], char *const envp[]);
 
 /* ------------------------------------------------------------------------ */
-/* HTTP/1.1 on a stream socket, with chunked responses (issue 10).          */
+/* HTTP/1.1 on a stream socket, with chunked responses.                     */
 
 /*
  * A connection that reads requests and answers them in order. Request
@@ -720,7 +720,7 @@ int rs_ws_was_clean(const rs_ws *ws);
 rs_socket *rs_ws_socket(const rs_ws *ws);
 
 /*
- * Groups (issue 26): one message to many sockets, as uWebSockets' publish
+ * Groups: one message to many sockets, as uWebSockets' publish
  * to a topic (Bun's server.publish). The frame is encoded once; the first
  * publish of a loop iteration corks every member and posts a task
  * (rs_loop_post) that uncorks them, so each member's frames of the

@@ -36,7 +36,7 @@ int rs__io_bind_listen(int fd, const struct sockaddr *addr, socklen_t len);
 int rs__io_local_port(int fd);
 int rs__io_shutdown(int fd);
 int rs__io_close(int fd);
-/* Chunked responses (issue 10): send and sendmsg with MSG_MORE when more
+/* Chunked responses: send and sendmsg with MSG_MORE when more
  * is set (the kernel may hold the bytes for the ones that follow). */
 ssize_t rs__io_send_more(int fd, const void *buf, size_t len, int more);
 /* TCP_NODELAY on fd; 0 also for a socket that is not TCP (a unix one). */
@@ -204,7 +204,7 @@ void rs__socket_reap(rs_loop *loop);
 int rs__socket_write_pair(rs_socket *s, uint32_t head, size_t hlen,
 			  const void *data, size_t len);
 
-/* socket_try.c: optional writes, for chunked responses (issue 10). */
+/* socket_try.c: optional writes, for chunked responses. */
 /* Called on a writable event after rs__socket_want_writable, once nothing
  * is queued: runs inside that event's task. */
 typedef void (*rs__writable_fn)(rs_socket *s, void *arg);
