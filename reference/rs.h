@@ -42,7 +42,8 @@ enum rs_chunked_strategy {
 	RS_CHUNKED_SEPARATE, /* legacy: header, body, terminator: 3 sends */
 };
 
-/* WebSocket framing (after the oven-sh/bun WebSocket send pull request): the frame type of a send. */
+/* WebSocket framing (the oven-sh/bun pull request stacked on oven-sh/bun#44520):
+ * the frame type of a send. */
 enum rs_ws_strategy {
 	RS_WS_BY_OPTION = 0, /* fixed: the binary option, else the kind; bytes
 			      * as given */
