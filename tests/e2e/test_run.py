@@ -42,7 +42,7 @@ QUEUE_SCENARIOS = HERE.parents[1] / "scenarios" / "queue"
 TRANSPORTS = ["tcp", "unix"]
 KIB = 1024
 
-# The flags of `wirecheck run` (harness/wirecheck.c, docs/cli.md).
+# The flags of `wirecheck run` (harness/cli_run.c, docs/cli.md).
 RUN_FLAGS = ["--clamp-send", "--refuse-write", "--signal", "--fault", "--variant",
              "--transport", "--timeout", "--repeat", "--valgrind", "--trace", "--subject",
              "--connections", "--strace", "--subject-preload", "--subject-handoff"]
