@@ -572,7 +572,7 @@ static int set_name(struct scenario *sc, const char *arg, int line, char *err,
 
 	(void)line;
 	if (!name)
-		return sc__say(err, errlen, "out of memory");
+		return wc_say(err, errlen, "out of memory");
 	free(sc->name);
 	sc->name = name;
 	return 0;
@@ -587,7 +587,7 @@ static int set_role(struct scenario *sc, const char *arg, int line, char *err,
 	else if (strcmp(arg, "server") == 0)
 		sc->role = SC_ROLE_SERVER;
 	else
-		return sc__say(err, errlen, "role '%s': expected client or server", arg);
+		return wc_say(err, errlen, "role '%s': expected client or server", arg);
 	return 0;
 }
 
@@ -600,7 +600,7 @@ static int set_half_open(struct scenario *sc, const char *arg, int line,
 	else if (strcmp(arg, "no") == 0)
 		sc->allow_half_open = 0;
 	else
-		return sc__say(err, errlen, "allow-half-open '%s': expected yes or no", arg);
+		return wc_say(err, errlen, "allow-half-open '%s': expected yes or no", arg);
 	return 0;
 }
 
@@ -614,7 +614,7 @@ static int set_http(struct scenario *sc, const char *arg, int line,
 	else if (strcmp(arg, "no") == 0)
 		sc->http = 0;
 	else
-		return sc__say(err, errlen, "http '%s': expected yes or no", arg);
+		return wc_say(err, errlen, "http '%s': expected yes or no", arg);
 	sc->http_line = line;
 	return 0;
 }
@@ -626,9 +626,9 @@ static int set_behaviour(struct scenario *sc, const char *arg, int line,
 
 	(void)line;
 	if (!is_marker_name(arg))
-		return sc__say(err, errlen, "behaviour '%s': expected a lower-case name (letters, digits, _)", arg);
+		return wc_say(err, errlen, "behaviour '%s': expected a lower-case name (letters, digits, _)", arg);
 	if (!(name = strdup(arg)))
-		return sc__say(err, errlen, "out of memory");
+		return wc_say(err, errlen, "out of memory");
 	free(sc->behaviour);
 	sc->behaviour = name;
 	return 0;
@@ -645,7 +645,7 @@ static int set_websocket(struct scenario *sc, const char *arg, int line,
 	else if (strcmp(arg, "no") == 0)
 		sc->websocket = 0;
 	else
-		return sc__say(err, errlen, "websocket '%s': expected yes or no", arg);
+		return wc_say(err, errlen, "websocket '%s': expected yes or no", arg);
 	return 0;
 }
 
@@ -658,7 +658,7 @@ static int set_ws_seed(struct scenario *sc, const char *arg, int line,
 	errno = 0;
 	sc->ws_seed = strtoull(arg, &end, 10);
 	if (!isdigit((unsigned char)arg[0]) || *end || errno)
-		return sc__say(err, errlen, "ws-seed '%s': expected a number", arg);
+		return wc_say(err, errlen, "ws-seed '%s': expected a number", arg);
 	return 0;
 }
 
@@ -669,9 +669,9 @@ static int set_ws_max_message(struct scenario *sc, const char *arg, int line,
 	int rc = sc__parse_size(arg, SIZE_MAX, &sc->ws_max_message);
 
 	if (rc == -2)
-		return sc__say(err, errlen, "ws-max-message '%s': at most %zu bytes", arg, (size_t)SIZE_MAX);
+		return wc_say(err, errlen, "ws-max-message '%s': at most %zu bytes", arg, (size_t)SIZE_MAX);
 	if (rc < 0 || sc->ws_max_message == 0)
-		return sc__say(err, errlen, "ws-max-message '%s': expected a byte count of at least 1", arg);
+		return wc_say(err, errlen, "ws-max-message '%s': expected a byte count of at least 1", arg);
 	return 0;
 }
 
@@ -795,14 +795,14 @@ int sc__parse_in(const char *where, const char *dir, const char *text,
 
 	sc_defaults(sc);
 	if (!copy)
-		return sc__say(err, errlen, "%s: out of memory", where);
+		return wc_say(err, errlen, "%s: out of memory", where);
 	/* Before the lines: sc_validate, at the end, expands {dir}. A
 	 * current directory that is gone leaves it NULL, and only {dir}
 	 * is then refused. */
 	sc->dir = dir ? strdup(dir) : getcwd(NULL, 0);
 	if (dir && !sc->dir) {
 		free(copy);
-		return sc__say(err, errlen, "%s: out of memory", where);
+		return wc_say(err, errlen, "%s: out of memory", where);
 	}
 	for (line = copy; line && rc == 0; line = next) {
 		next = strchr(line, '\n');
@@ -813,9 +813,9 @@ int sc__parse_in(const char *where, const char *dir, const char *text,
 	}
 	free(copy);
 	if (rc == 0 && !sc->name && !(sc->name = default_name(where)))
-		rc = sc__say(err, errlen, "%s: out of memory", where);
+		rc = wc_say(err, errlen, "%s: out of memory", where);
 	if (rc == 0 && !(sc->path = strdup(where)))
-		rc = sc__say(err, errlen, "%s: out of memory", where);
+		rc = wc_say(err, errlen, "%s: out of memory", where);
 	if (rc == 0)
 		rc = sc_validate(sc, err, errlen);
 	if (rc < 0)

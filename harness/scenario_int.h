@@ -7,16 +7,14 @@
 #ifndef WIRECHECK_SCENARIO_INT_H
 #define WIRECHECK_SCENARIO_INT_H
 
+#include "say.h" /* wc_say, the parser's error messages */
+
 #include <stddef.h>
 
 #define SC_MAX_CONNECTIONS 1024
 #define SC_MAX_FILE (16 << 20)   /* bytes of a scenario file */
 #define SC_MAX_WRITE (1 << 30)   /* bytes of one write or end */
 #define SC_MAX_STRING (256 << 10) /* bytes of a string payload */
-
-/* Formats a message into err; returns -1, for `return sc__say(...)`. */
-int sc__say(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 /* Grows the array *arrp of *n elements of size bytes by one zeroed
  * element and counts it in *n; returns the new element, or NULL (the
