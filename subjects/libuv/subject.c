@@ -35,6 +35,7 @@
 #include "protocol.h"
 #include "script_read.h"
 #include "script_run.h"
+#include "subject_bufs.h"
 #include "subject_pipe.h"
 
 #include <errno.h>
@@ -77,17 +78,9 @@ struct conn {
 	uint64_t written;  /* the kernel took (sampled) */
 	int writes;
 	/* The subject's buffer of the last write or write-owned, for
-	 * overwrite: a write's is the connection's to free, a write-owned's
-	 * is on S.owned until the end (libuv may still hold it). */
-	unsigned char *last;
-	size_t last_len;
-	int last_number, last_owned;
-};
-
-/* A buffer handed to uv_write by reference (write-owned). */
-struct owned_buf {
-	struct owned_buf *next;
-	unsigned char *bytes;
+	 * overwrite; a write-owned's stays on S.owned until the end (libuv
+	 * may still hold it). */
+	struct sb_last last;
 };
 
 struct wreq {
@@ -125,7 +118,7 @@ static struct {
 	uv_idle_t idle;
 	struct job *posted, **posted_tail;
 	struct job *micro, **micro_tail;
-	struct owned_buf *owned;  /* every write-owned buffer */
+	struct sb_owned *owned;   /* every write-owned buffer */
 } S;
 
 /* ---- the event pipe (protocol/subject_pipe.c) --------------------------- */
@@ -271,17 +264,6 @@ static const char *sig_name(int sig, char *buf, size_t len)
 	return buf;
 }
 
-static unsigned char *op_bytes(const struct sr_op *op, struct conn *c)
-{
-	unsigned char *buf = xmalloc(op->len);
-
-	for (size_t i = 0; i < op->len; i++)
-		buf[i] = op->data ? op->data[i]
-			 : op->fill >= 0 ? (unsigned char)op->fill
-			 : wc_pattern(c->seq + i);
-	return buf;
-}
-
 static void close_conn(struct conn *c, int had_error);
 
 static void on_write(uv_write_t *req, int status)
@@ -355,17 +337,6 @@ static int send_bytes(struct conn *c, unsigned char *bytes, size_t len, int numb
 	return 0;
 }
 
-static void keep_last(struct conn *c, unsigned char *bytes, size_t len, int number,
-		      int owned)
-{
-	if (c->last && !c->last_owned)
-		free(c->last);
-	c->last = bytes;
-	c->last_len = len;
-	c->last_number = number;
-	c->last_owned = owned;
-}
-
 static unsigned char *copy_of(const unsigned char *bytes, size_t len)
 {
 	unsigned char *copy = xmalloc(len);
@@ -402,11 +373,11 @@ static void op_write(const struct sr_op *op, struct conn *c)
 	}
 	/* The subject's buffer stays its own (overwrite changes it): libuv,
 	 * which holds what it is given until the callback, gets a copy. */
-	user = op_bytes(op, c);
+	user = sb_op_bytes(op, c->seq);
 	rc = c->ended ? UV_EPIPE
 		      : send_bytes(c, copy_of(user, op->len), op->len, number, op->cb,
 				   !op->cb, 0);
-	keep_last(c, user, op->len, number, 0);
+	sb_keep(&c->last, user, op->len, number);
 	c->seq += op->len;
 	if (rc < 0) {
 		event(c->index, "write#%d %zu -> %s", number, op->len, uv_err_name(rc));
@@ -425,20 +396,16 @@ static void op_write(const struct sr_op *op, struct conn *c)
 static void op_write_owned(const struct sr_op *op, struct conn *c)
 {
 	int number = ++c->writes;
-	struct owned_buf *ob;
+	unsigned char *bytes;
 	int rc;
 
 	if (c->closed || !c->open) {
 		event(c->index, "write#%d %zu owned -> EBADF (closed)", number, op->len);
 		return;
 	}
-	ob = xmalloc(sizeof(*ob));
-	ob->bytes = op_bytes(op, c);
-	ob->next = S.owned;
-	S.owned = ob;
-	keep_last(c, ob->bytes, op->len, number, 1);
+	bytes = sb_keep_owned(&c->last, &S.owned, op, c->seq, number);
 	c->seq += op->len;
-	rc = c->ended ? UV_EPIPE : send_bytes(c, ob->bytes, op->len, number, 1, 0, 1);
+	rc = c->ended ? UV_EPIPE : send_bytes(c, bytes, op->len, number, 1, 0, 1);
 	if (rc < 0) {
 		event(c->index, "write#%d %zu owned -> %s", number, op->len, uv_err_name(rc));
 		write_failed(c, rc);
@@ -452,12 +419,10 @@ static void op_write_owned(const struct sr_op *op, struct conn *c)
 
 static void op_overwrite(const struct sr_op *op, struct conn *c)
 {
-	if (!c->last) {
-		event(c->index, "overwrite (no write)");
-		return;
-	}
-	memset(c->last, op->fill, c->last_len);
-	event(c->index, "overwrite write#%d %zu", c->last_number, c->last_len);
+	char text[64];
+
+	sb_overwrite(&c->last, op->fill, text, sizeof(text));
+	event(c->index, "%s", text);
 }
 
 static void on_shutdown(uv_shutdown_t *req, int status)
@@ -514,7 +479,7 @@ static void op_end(const struct sr_op *op, struct conn *c)
 		return;
 	}
 	if (op->len > 0)
-		rc = send_bytes(c, op_bytes(op, c), op->len, 0, 0, 1, 0);
+		rc = send_bytes(c, sb_op_bytes(op, c->seq), op->len, 0, 0, 1, 0);
 	c->seq += op->len;
 	c->end_cb = op->cb;
 	if (rc == 0)
@@ -936,15 +901,8 @@ static void refuse_unreached_faults(void)
 static void free_script(void)
 {
 	for (int i = 0; S.conns && i < S.sc.nconns; i++)
-		if (!S.conns[i].last_owned)
-			free(S.conns[i].last);
-	while (S.owned) {
-		struct owned_buf *ob = S.owned;
-
-		S.owned = ob->next;
-		free(ob->bytes);
-		free(ob);
-	}
+		sb_last_free(&S.conns[i].last);
+	sb_owned_free(&S.owned);
 	free(S.conns);
 	sr_free(&S.sc);
 }

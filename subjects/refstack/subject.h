@@ -11,6 +11,7 @@
 #include "rs.h"
 #include "script_read.h"
 #include "script_run.h"
+#include "subject_bufs.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -26,12 +27,8 @@ struct conn {
 	int ws_sends;      /* numbers ws-sends for the event log */
 	int ws_opened;     /* its handshake was done (ws-open) */
 	/* The buffer the last write or write-owned handed the stack, for
-	 * overwrite; a write's is the connection's to free, a write-owned's
-	 * is on S.owned until the end. */
-	unsigned char *last;
-	size_t last_len;
-	int last_number;
-	int last_owned;
+	 * overwrite; a write-owned's stays on S.owned until the end. */
+	struct sb_last last;
 	/* http yes: the response in progress, and the last try-write. */
 	rs_http_res *res;
 	uint64_t body_seq; /* body bytes handed to the response calls */
