@@ -1,8 +1,9 @@
 /*
  * scenario_int.h: what the files of the scenario parser share (scenario.c:
- * tokens, operations, blocks and settings; scenario_suite.c: the peer's
- * lines and the suite lines, matrix and legacy; settings.c: the settings a
- * flag also sets), and nothing else includes.
+ * tokens, blocks and settings; scenario_ops.c: operations;
+ * scenario_suite.c: the peer's lines and the suite lines, matrix and
+ * legacy; settings.c: the settings a flag also sets), and nothing else
+ * includes.
  */
 #ifndef WIRECHECK_SCENARIO_INT_H
 #define WIRECHECK_SCENARIO_INT_H
@@ -76,6 +77,10 @@ unsigned char *sc__dup_bytes(const struct token *t);
 /* conn=K's K, from 0 to SC_MAX_CONNECTIONS - 1, into *out. Returns 0, or
  * -1 after a message. */
 int sc__parse_conn(struct parser *p, const char *v, int *out);
+
+/* One operation line of a block (scenario_ops.c), its tokens in p->tok,
+ * appended to b. Returns 0, or -1 after a message. */
+int sc__parse_op(struct parser *p, struct sc_block *b);
 
 /* The whole-line settings of scenario_suite.c: `peer ...`, `matrix KEY
  * VALUE...`, `legacy NAME=VALUE must-differ|must-match [except=...]` and
