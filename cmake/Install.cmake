@@ -1,5 +1,5 @@
 # Install.cmake: what `cmake --install BUILD [--prefix P]` puts where, and
-# the .deb CPack makes of it (issue 24; README "Installing").
+# the .deb CPack makes of it (README "Installing").
 #
 # Every rule names a target, not a source path, so that the C layout can
 # move. The binaries find each other relative to their own directory

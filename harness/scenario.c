@@ -288,7 +288,7 @@ static int set_half_open(struct scenario *sc, const char *arg, int line,
 }
 
 /* http yes: the subject serves HTTP/1.1 on the connections it accepts
- * (role server), with chunked responses (issue 10). */
+ * (role server), with chunked responses. */
 static int set_http(struct scenario *sc, const char *arg, int line,
 		    char *err, size_t errlen)
 {

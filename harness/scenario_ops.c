@@ -206,7 +206,7 @@ static const struct op_def {
 	{ "await-drained", SC_OP_AWAIT_DRAINED, NULL, 0 },
 	{ "write-owned", SC_OP_WRITE_OWNED, args_bytes, OPT_FILL },
 	{ "overwrite", SC_OP_OVERWRITE, NULL, OPT_FILL },
-	/* HTTP responses (issue 10). */
+	/* HTTP responses (`http yes`). */
 	{ "res-write", SC_OP_RES_WRITE, args_bytes, OPT_CB | OPT_FILL },
 	{ "try-write", SC_OP_TRY_WRITE, args_bytes, OPT_FILL | OPT_FINAL | OPT_RESUME },
 	{ "res-end", SC_OP_RES_END, args_maybe_bytes, OPT_CB | OPT_FILL },

@@ -5,7 +5,7 @@
 # reads in lockstep, every cell twice; about 20 s) and fails when
 #  - any figure differs between the two runs (instructions, sends, EAGAINs,
 #    epoll_waits, syscalls, bytes): the figures must not move;
-#  - a target of issue 9 that is met today fails: the copying queue within
+#  - a target of the sender's cost that is met today fails: the copying queue within
 #    (floor + copy) x 1.05 unclamped, each byte copied at most once, the
 #    owned queue copying no byte;
 #  - a figure rises above its regression ceiling, about 2% over the figure
