@@ -134,6 +134,15 @@ static int args_ws_close(struct parser *p, struct sc_op *op, int i)
 	return i;
 }
 
+/* The place of v in words (a NULL-ended list), or -1 when it is not there. */
+static int word_index(const char *v, const char *const *words)
+{
+	for (int k = 0; words[k]; k++)
+		if (strcmp(v, words[k]) == 0)
+			return k;
+	return -1;
+}
+
 /* The options of ws-send: returns 1 when t was one, 0 when not, -1. */
 static int ws_send_option(struct parser *p, struct sc_op *op,
 			  const struct token *t)
@@ -149,29 +158,23 @@ static int ws_send_option(struct parser *p, struct sc_op *op,
 	} else if (sc__is_word(t, "binary")) {
 		op->ws_binary = 1;
 	} else if ((v = sc__key_value(t, "binary"))) {
-		if (strcmp(v, "true") == 0)
-			op->ws_binary = 1;
-		else if (strcmp(v, "false") == 0)
-			op->ws_binary = 0;
-		else if (strcmp(v, "absent") == 0)
-			op->ws_binary = -1;
-		else if (strcmp(v, "bad") == 0)
-			op->ws_binary = 2;
-		else
+		static const char *const words[] = { "false", "true", "bad", "absent", NULL };
+		int k = word_index(v, words);
+
+		if (k < 0)
 			return sc__fail(p, "binary=%s: expected true, false, absent or bad", v);
+		op->ws_binary = k == 3 ? -1 : k; /* -1: absent */
 	} else if ((v = sc__key_value(t, "fin"))) {
 		if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0 && strcmp(v, "bad") != 0)
 			return sc__fail(p, "fin=%s: expected 0, 1 or bad", v);
 		op->ws_fin = v[0] == 'b' ? 2 : v[0] - '0';
 	} else if ((v = sc__key_value(t, "compress"))) {
-		if (strcmp(v, "true") == 0)
-			op->ws_no_compress = 0;
-		else if (strcmp(v, "false") == 0)
-			op->ws_no_compress = 1;
-		else if (strcmp(v, "bad") == 0)
-			op->ws_no_compress = 2;
-		else
+		static const char *const words[] = { "true", "false", "bad", NULL };
+		int k = word_index(v, words);
+
+		if (k < 0)
 			return sc__fail(p, "compress=%s: expected true, false or bad", v);
+		op->ws_no_compress = k; /* 0 compress, 1 not, 2 a bad value */
 	} else {
 		return 0;
 	}
