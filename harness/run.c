@@ -35,32 +35,7 @@
 #define VALGRIND_SLOWDOWN 10  /* the timeout is multiplied by this */
 #define PID_POLL_MS 20
 
-int run__fail(struct run *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(r->err, r->errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* ---- the main loop ------------------------------------------------------- */
-
-void run__reap(struct run *r, int flags)
-{
-	int status;
-
-	if (r->exited)
-		return;
-	if (wc_proc_reap(r->pid, flags, &status)) {
-		r->exited = 1;
-		r->status = status;
-		/* After the subject, nobody will ask for reads at points:
-		 * the peer takes whatever is left. */
-		wc_peer_subject_exited(&r->peer);
-	}
-}
 
 /* Kills the subject, and under a wrapper (strace) what it runs. */
 static void kill_subject(struct run *r)

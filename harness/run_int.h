@@ -1,8 +1,8 @@
 /*
  * run_int.h: what the files of a run share (run.c: the poll loop, the
  * trace, set-up and tear-down; run_events.c: the subject's event pipe;
- * run_spawn.c: starting the subject and writing its script), and nothing
- * else includes.
+ * run_spawn.c: starting and reaping the subject, writing its script), and
+ * nothing else includes.
  */
 #ifndef WIRECHECK_RUN_INT_H
 #define WIRECHECK_RUN_INT_H
@@ -13,6 +13,8 @@
 #include "fi_shm.h"
 
 #include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -49,7 +51,17 @@ struct run {
 };
 
 /* Formats a message into r->err; returns -1, for `return run__fail(...)`. */
-int run__fail(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline int run__fail(struct run *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static inline int run__fail(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, r->errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
 
 /* Reaps the subject if it exited (flags: waitpid's, WNOHANG or 0); the
  * peer then takes what is left without waiting for read points. */

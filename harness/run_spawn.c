@@ -1,7 +1,8 @@
 /*
  * run_spawn.c: the subject started for a run (run_int.h): its process,
  * under valgrind or strace when asked, with the protocol's fds; why it
- * could not be executed; and its script written to the control pipe.
+ * could not be executed; its script written to the control pipe; and its
+ * exit reaped.
  */
 #include "run_int.h"
 
@@ -273,3 +274,17 @@ void run__write_script(struct run *r)
 	r->script = NULL;
 }
 
+void run__reap(struct run *r, int flags)
+{
+	int status;
+
+	if (r->exited)
+		return;
+	if (wc_proc_reap(r->pid, flags, &status)) {
+		r->exited = 1;
+		r->status = status;
+		/* After the subject, nobody will ask for reads at points:
+		 * the peer takes whatever is left. */
+		wc_peer_subject_exited(&r->peer);
+	}
+}

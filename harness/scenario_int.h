@@ -1,6 +1,6 @@
 /*
  * scenario_int.h: what the files of the scenario parser share (scenario.c:
- * tokens, blocks and settings; scenario_ops.c: operations;
+ * blocks and settings; scenario_token.c: tokens; scenario_ops.c: operations;
  * scenario_suite.c: the peer's lines and the suite lines, matrix and
  * legacy; settings.c: the settings a flag also sets), and nothing else
  * includes.
@@ -81,6 +81,11 @@ int sc__parse_conn(struct parser *p, const char *v, int *out);
 /* One operation line of a block (scenario_ops.c), its tokens in p->tok,
  * appended to b. Returns 0, or -1 after a message. */
 int sc__parse_op(struct parser *p, struct sc_block *b);
+
+/* Cuts line s (modified in place) into p's tokens (scenario_token.c): a
+ * line's words, key=value pairs and quoted strings. Returns 0, or -1 after
+ * a message. */
+int sc__tokenize(struct parser *p, char *s);
 
 /* The whole-line settings of scenario_suite.c: `peer ...`, `matrix KEY
  * VALUE...`, `legacy NAME=VALUE must-differ|must-match [except=...]` and
