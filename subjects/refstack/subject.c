@@ -51,24 +51,6 @@ static struct {
 	int deferred;             /* the running script task awaits a drain */
 } S;
 
-int subj_nconns(void)
-{
-	return S.nconns;
-}
-
-/* ---- the event pipe (subject_pipe.c) --------------------------------- */
-
-void subj_event(int conn, const char *fmt, ...)
-{
-	char text[768];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	sp_event(rs_loop_task(S.loop), conn, "%s", text);
-}
-
 /* The bytes the kernel took on conn, kept once its socket is gone. */
 static uint64_t host_written(int conn)
 {
@@ -80,60 +62,6 @@ static uint64_t host_written(int conn)
 }
 
 /* ---- operations --------------------------------------------------------- */
-
-const char *subj_errname(int e)
-{
-	const char *n = fi_errno_name(e < 0 ? -e : e);
-	static char buf[16];
-
-	if (n)
-		return n;
-	snprintf(buf, sizeof(buf), "E%d", e < 0 ? -e : e);
-	return buf;
-}
-
-void subj_on_write_done(rs_socket *s, int status, void *arg)
-{
-	struct cb_ctx *ctx = arg;
-	int conn = ctx->conn, number = ctx->number, ctx_http = ctx->http;
-
-	(void)s;
-	free(ctx);
-	if (number)
-		subj_event(conn, "%swrite#%d cb %s", ctx_http ? "res-" : "", number,
-		      status == 0 ? "ok" : subj_errname(status));
-	else
-		subj_event(conn, "%send cb %s", ctx_http ? "res-" : "",
-		      status == 0 ? "ok" : subj_errname(status));
-	sr_run_handlers(number ? SR_EV_WRITE_CB : SR_EV_END_CB, conn);
-}
-
-unsigned char *subj_op_bytes_at(const struct sr_op *op, uint64_t at)
-{
-	if (op->data || op->len == 0)
-		return op->data;
-	return sb_op_bytes(op, at);
-}
-
-unsigned char *subj_op_bytes(const struct sr_op *op, struct conn *c)
-{
-	return subj_op_bytes_at(op, c->seq);
-}
-
-struct cb_ctx *subj_op_ctx(const struct sr_op *op, struct conn *c, int number)
-{
-	struct cb_ctx *ctx;
-
-	if (!op->cb)
-		return NULL;
-	ctx = malloc(sizeof(*ctx));
-	if (!ctx)
-		sp_fatal("out of memory");
-	ctx->conn = c->index;
-	ctx->number = number;
-	ctx->http = 0;
-	return ctx;
-}
 
 static void op_write(const struct sr_op *op, struct conn *c)
 {
@@ -624,6 +552,7 @@ int main(void)
 	if (rc < 0)
 		sp_fatal("loop: %s", strerror(-rc));
 	rs_loop_set_hook(S.loop, task_hook, NULL);
+	subj_report_start(S.loop, S.nconns);
 	open_connections();
 	rc = rs_loop_run(S.loop);
 	if (rc < 0)

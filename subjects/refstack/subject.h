@@ -2,8 +2,9 @@
  * subject.h: what the parts of refstack-subject share. subject.c reads the
  * script, runs the tasks and handlers and reports the stream socket's
  * events; subject_http.c serves HTTP responses (`http yes`); subject_ws.c
- * runs WebSocket connections (`websocket SEED MAX`). Internal to the
- * subject: nothing here is a library interface.
+ * runs WebSocket connections (`websocket SEED MAX`); subject_report.c is
+ * what the three report their ops with. Internal to the subject: nothing
+ * here is a library interface.
  */
 #ifndef WIRECHECK_SUBJECT_H
 #define WIRECHECK_SUBJECT_H
@@ -47,7 +48,12 @@ struct cb_ctx {
 	int http;          /* a response's res-write / res-end */
 };
 
-/* ---- subject.c ----------------------------------------------------------- */
+/* ---- subject_report.c ---------------------------------------------------- */
+
+/* Starts the reports: events are numbered by LOOP's tasks, and the script
+ * opens NCONNS connections. Called once the loop exists, before any event. */
+void subj_report_start(rs_loop *loop, int nconns);
+
 
 /* Reports an event of connection `conn` on the event pipe, numbered by the
  * task that reported it (docs/subject-protocol.md). Never fails: a harness
