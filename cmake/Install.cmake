@@ -1,12 +1,12 @@
 # Install.cmake: what `cmake --install BUILD [--prefix P]` puts where, and
-# the .deb CPack makes of it (issue 24; README "Installing").
+# the .deb CPack makes of it (README "Installing").
 #
 # Every rule names a target, not a source path, so that the C layout can
 # move. The binaries find each other relative to their own directory
-# (harness/wirecheck.c, locate() and run_python_tool()): the relative paths
-# are compiled in from the dirs below, and the build tree has the same shape
-# (bin/, lib/, lib/python3/dist-packages/wirecheck), so a build folder
-# anywhere and an installed prefix both work.
+# (harness/layout.c): the relative paths are compiled in from the dirs
+# below, and the build tree has the same shape (bin/, lib/,
+# lib/python3/dist-packages/wirecheck), so a build folder anywhere and an
+# installed prefix both work.
 
 # Debian's python3 looks in /usr/lib/python3/dist-packages; the libraries go
 # to lib/ (not the multiarch dir) so that bin/../lib finds the preload.

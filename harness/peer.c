@@ -140,8 +140,7 @@ int wc_peer_init(struct wc_peer *pe, const struct scenario *sc, int handoff,
 		struct wc_peer_conn *p = &pe->conns[i];
 
 		p->reads = json_array();
-		p->sha = EVP_MD_CTX_new();
-		if (!p->sha || !p->reads || EVP_DigestInit_ex(p->sha, EVP_sha256(), NULL) != 1)
+		if (!p->reads || wc_stream_init(&p->in) < 0)
 			return fail(pe, "sha256 context");
 	}
 	if (sc->peer_exec && handoff != WC_HANDOFF_NONE)
@@ -161,7 +160,7 @@ void wc_peer_free(struct wc_peer *pe)
 	for (int i = 0; pe->conns && i < pe->sc->connections; i++) {
 		if (pe->conns[i].fd >= 0)
 			close(pe->conns[i].fd);
-		EVP_MD_CTX_free(pe->conns[i].sha);
+		wc_stream_free(&pe->conns[i].in);
 		json_decref(pe->conns[i].reads);
 	}
 	free(pe->conns);
@@ -212,17 +211,6 @@ void wc_peer_address_line(const struct wc_peer *pe, char *line, size_t len)
 
 /* ---- reading ------------------------------------------------------------ */
 
-static void peer_take_stream(struct wc_peer_conn *p, const unsigned char *buf, size_t n)
-{
-	if (p->received < WC_PEER_HEX_LIMIT) {
-		size_t room = WC_PEER_HEX_LIMIT - (size_t)p->received;
-
-		memcpy(p->head + p->received, buf, n < room ? n : room);
-	}
-	p->received += n;
-	(void)EVP_DigestUpdate(p->sha, buf, n);
-}
-
 /*
  * What the peer received. On a handed-off connection the subject's answer
  * comes first: it is gathered up to its blank line and left out of the
@@ -239,14 +227,14 @@ static void peer_take(struct wc_peer_conn *p, const unsigned char *buf, size_t n
 		if (p->answer_len >= 4 && memcmp(p->answer + p->answer_len - 4, blank, 4) == 0) {
 			p->in_answer = 0;
 			if (p->answer_len < 13 || memcmp(p->answer, "HTTP/1.1 101 ", 13) != 0)
-				peer_take_stream(p, p->answer, p->answer_len);
+				wc_stream_take(&p->in, p->answer, p->answer_len);
 		} else if (p->answer_len == sizeof(p->answer)) {
 			p->in_answer = 0;
-			peer_take_stream(p, p->answer, p->answer_len);
+			wc_stream_take(&p->in, p->answer, p->answer_len);
 		}
 	}
 	if (n > 0)
-		peer_take_stream(p, buf, n);
+		wc_stream_take(&p->in, buf, n);
 }
 
 /*
@@ -294,7 +282,7 @@ static void peer_bytes_actions(struct wc_peer *pe, struct wc_peer_conn *p)
 		unsigned char *done = &pe->bytes_done[i * (size_t)sc->connections + (size_t)c];
 
 		if (a->at.kind != SC_AT_BYTES || *done || (a->conn >= 0 && a->conn != c) ||
-		    p->received < a->at.bytes)
+		    p->in.bytes < a->at.bytes)
 			continue;
 		*done = 1;
 		(void)peer_act(pe, a, p, 0);
@@ -367,20 +355,20 @@ static int peer_accept_all(struct wc_peer *pe)
 /* Reads until the peer has `until` bytes or the stream ends. */
 static int peer_read_until(struct wc_peer *pe, struct wc_peer_conn *p, uint64_t until)
 {
-	uint64_t before = p->received;
+	uint64_t before = p->in.bytes;
 
-	while (p->fd >= 0 && !p->eof && p->received < until) {
+	while (p->fd >= 0 && !p->eof && p->in.bytes < until) {
 		if (!wait_readable(pe, p->fd)) {
 			snprintf(pe->waiting, sizeof(pe->waiting), "at %s the peer waited for "
 				 "byte %llu of connection %d, which the subject's sync line said it "
 				 "had written, and had %llu", pe->point ? pe->point : "a point",
 				 (unsigned long long)until, (int)(p - pe->conns),
-				 (unsigned long long)p->received);
+				 (unsigned long long)p->in.bytes);
 			return -1;
 		}
 		(void)peer_read_once(pe, p);
 	}
-	json_array_append_new(p->reads, json_integer((json_int_t)(p->received - before)));
+	json_array_append_new(p->reads, json_integer((json_int_t)(p->in.bytes - before)));
 	return 0;
 }
 
@@ -606,27 +594,8 @@ int wc_peer_finished(const struct wc_peer *pe)
 
 static json_t *conn_json(struct wc_peer_conn *p)
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	char hex[2 * EVP_MAX_MD_SIZE + 1];
-	json_t *o;
+	json_t *o = wc_stream_json(&p->in, json_pack("{s:O}", "reads", p->reads));
 
-	(void)EVP_DigestFinal_ex(p->sha, md, &mdlen);
-	for (unsigned int i = 0; i < mdlen; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	o = json_pack("{s:I,s:s,s:O}", "bytes", (json_int_t)p->received,
-		      "sha256", hex, "reads", p->reads);
-	if (p->received <= WC_PEER_HEX_LIMIT) {
-		char *dump = malloc(2 * (size_t)p->received + 1);
-
-		if (dump) {
-			for (uint64_t i = 0; i < p->received; i++)
-				snprintf(dump + 2 * i, 3, "%02x", p->head[i]);
-			dump[2 * p->received] = '\0';
-			json_object_set_new(o, "hex", json_string(dump));
-			free(dump);
-		}
-	}
 	if (p->reset)
 		json_object_set_new(o, "reset", json_true());
 	return o;

@@ -23,21 +23,17 @@
 
 #include "peer_exec.h"
 #include "scenario.h"
+#include "stream.h"
 
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define WC_PEER_HEX_LIMIT 4096 /* streams up to this size get a hex dump */
-
 /* One connection of the peer. */
 struct wc_peer_conn {
 	int fd;               /* -1 before accept and after close */
-	uint64_t received;
-	EVP_MD_CTX *sha;
-	unsigned char head[WC_PEER_HEX_LIMIT];
+	struct wc_stream in;  /* what the peer received */
 	int eof;
 	int reset;            /* the subject reset the connection */
 	json_t *reads;        /* bytes read at each read point */

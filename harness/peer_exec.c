@@ -100,8 +100,7 @@ int wc_prog_start(struct wc_prog *pg, const struct sc_peer_exec *spec,
 	pid_t parent;
 
 	wc_prog_init(pg, spec);
-	pg->sha = EVP_MD_CTX_new();
-	if (!pg->sha || EVP_DigestInit_ex(pg->sha, EVP_sha256(), NULL) != 1) {
+	if (wc_stream_init(&pg->out) < 0) {
 		snprintf(err, errlen, "sha256 context");
 		return -1;
 	}
@@ -226,17 +225,6 @@ void wc_prog_pollfds(const struct wc_prog *pg, struct pollfd *pfd)
 	pfd[2] = (struct pollfd){ .fd = pg->exited ? -1 : pg->pid_fd, .events = POLLIN };
 }
 
-static void take_out(struct wc_prog *pg, const unsigned char *buf, size_t n)
-{
-	if (pg->out_bytes < WC_PROG_HEAD) {
-		size_t room = WC_PROG_HEAD - (size_t)pg->out_bytes;
-
-		memcpy(pg->head + pg->out_bytes, buf, n < room ? n : room);
-	}
-	pg->out_bytes += n;
-	(void)EVP_DigestUpdate(pg->sha, buf, n);
-}
-
 static void take_err(struct wc_prog *pg, const unsigned char *buf, size_t n)
 {
 	size_t kept = pg->err_len < WC_PROG_ERR_TAIL ? pg->err_len : WC_PROG_ERR_TAIL;
@@ -273,7 +261,7 @@ static void drain(struct wc_prog *pg, int *fd, int is_out)
 			return;
 		}
 		if (is_out)
-			take_out(pg, buf, (size_t)n);
+			wc_stream_take(&pg->out, buf, (size_t)n);
 		else
 			take_err(pg, buf, (size_t)n);
 	}
@@ -394,36 +382,15 @@ static json_t *program_json(const struct wc_prog *pg)
 	}
 	if (pg->listening >= 0)
 		json_object_set_new(o, "listened", json_boolean(pg->listening));
-	if (pg->out_bytes <= WC_PROG_HEAD)
-		json_object_set_new(o, "stdout", text_json(pg->head, (size_t)pg->out_bytes));
+	if (pg->out.bytes <= WC_STREAM_HEAD)
+		json_object_set_new(o, "stdout", text_json(pg->out.head, (size_t)pg->out.bytes));
 	return o;
 }
 
 json_t *wc_prog_json(struct wc_prog *pg)
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	char hex[2 * EVP_MAX_MD_SIZE + 1] = "";
-	json_t *o;
-
-	if (pg->sha)
-		(void)EVP_DigestFinal_ex(pg->sha, md, &mdlen);
-	for (unsigned int i = 0; i < mdlen; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	o = json_pack("{s:I,s:s,s:[],s:o}", "bytes", (json_int_t)pg->out_bytes,
-		      "sha256", hex, "reads", "program", program_json(pg));
-	if (o && pg->out_bytes <= WC_PROG_HEAD) {
-		char *dump = malloc(2 * (size_t)pg->out_bytes + 1);
-
-		if (dump) {
-			for (uint64_t i = 0; i < pg->out_bytes; i++)
-				snprintf(dump + 2 * i, 3, "%02x", pg->head[i]);
-			dump[2 * pg->out_bytes] = '\0';
-			json_object_set_new(o, "hex", json_string(dump));
-			free(dump);
-		}
-	}
-	return o;
+	return wc_stream_json(&pg->out, json_pack("{s:[],s:o}", "reads", "program",
+						  program_json(pg)));
 }
 
 void wc_prog_free(struct wc_prog *pg)
@@ -438,7 +405,7 @@ void wc_prog_free(struct wc_prog *pg)
 		close(pg->err_fd);
 	if (pg->pid_fd >= 0)
 		close(pg->pid_fd);
-	EVP_MD_CTX_free(pg->sha);
+	wc_stream_free(&pg->out);
 	memset(pg, 0, sizeof(*pg));
 	pg->pid_fd = pg->out_fd = pg->err_fd = -1;
 }

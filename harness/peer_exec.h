@@ -14,14 +14,13 @@
 #define WIRECHECK_PEER_EXEC_H
 
 #include "scenario.h"
+#include "stream.h"
 
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#define WC_PROG_HEAD 4096     /* stdout bytes kept for the hex dump */
 #define WC_PROG_ERR_TAIL 2048 /* stderr bytes kept: the last ones */
 #define WC_PROG_NPOLL 3       /* stdout, stderr, pidfd */
 
@@ -34,9 +33,7 @@ struct wc_prog {
 	int timed_out;        /* killed at the run's deadline */
 	int stopped;          /* sent spec->stop_sig after the subject exited */
 	int listening;        /* subject the client: the program listened */
-	uint64_t out_bytes;
-	EVP_MD_CTX *sha;
-	unsigned char head[WC_PROG_HEAD];
+	struct wc_stream out; /* its stdout */
 	char err_tail[WC_PROG_ERR_TAIL];
 	size_t err_len;       /* bytes of stderr in all */
 };

@@ -4,9 +4,10 @@
  * Line-oriented: a line is a keyword and its arguments; '#' starts a comment
  * outside strings. "task" and "on EVENT" open a block whose operations are
  * the indented lines that follow. Every error names where:LINE and what is
- * wrong, and a failed parse frees what it built. This file tokenizes, parses
- * the operations, blocks and one-argument settings; the peer's lines and the
- * suite lines (matrix, legacy) are scenario_suite.c's.
+ * wrong, and a failed parse frees what it built. This file parses the
+ * blocks and one-argument settings; the tokens are scenario_token.c's,
+ * the operations scenario_ops.c's, the peer's lines and the suite lines
+ * (matrix, legacy) scenario_suite.c's.
  */
 #include "scenario.h"
 #include "scenario_int.h"
@@ -22,458 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-int sc__fail(struct parser *p, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(p->err, p->errlen, "%s:%d: %s", p->where, p->line, msg);
-	return -1;
-}
-
-/* ---- tokens ------------------------------------------------------------ */
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-/* Unescapes a string token in place, from s (after the opening quote) to
- * the closing quote. Returns the end (after the quote) or NULL. */
-static char *read_string(struct parser *p, char *s, struct token *t)
-{
-	char *out = s;
-
-	t->text = s;
-	t->quoted = 1;
-	while (*s && *s != '"') {
-		if (*s != '\\') {
-			*out++ = *s++;
-			continue;
-		}
-		s++;
-		switch (*s) {
-		case 'n': *out++ = '\n'; s++; break;
-		case 'r': *out++ = '\r'; s++; break;
-		case 't': *out++ = '\t'; s++; break;
-		case '0': *out++ = '\0'; s++; break;
-		case '\\': *out++ = '\\'; s++; break;
-		case '"': *out++ = '"'; s++; break;
-		case '\0':
-			sc__fail(p, "unterminated string (a '\\' at the end of the line)");
-			return NULL;
-		case 'x': {
-			int hi = s[1] ? hexval(s[1]) : -1;
-			int lo = hi >= 0 && s[2] ? hexval(s[2]) : -1;
-
-			if (lo < 0) {
-				sc__fail(p, "bad escape '\\x%.2s': expected two hex digits", s + 1);
-				return NULL;
-			}
-			*out++ = (char)(hi * 16 + lo);
-			s += 3;
-			break;
-		}
-		default:
-			sc__fail(p, "unknown escape '\\%c' in a string", *s ? *s : '?');
-			return NULL;
-		}
-	}
-	if (*s != '"') {
-		sc__fail(p, "unterminated string");
-		return NULL;
-	}
-	t->len = (size_t)(out - t->text);
-	*out = '\0';
-	return s + 1;
-}
-
-/* Splits a line (modified in place) into tokens. */
-static int tokenize(struct parser *p, char *s)
-{
-	p->ntok = 0;
-	for (;;) {
-		struct token *t;
-
-		while (*s == ' ' || *s == '\t' || *s == '\r')
-			s++;
-		if (!*s || *s == '#')
-			return 0;
-		if (p->ntok == SC_MAX_TOKENS)
-			return sc__fail(p, "too many words on one line (at most %d)", SC_MAX_TOKENS);
-		t = &p->tok[p->ntok++];
-		memset(t, 0, sizeof(*t));
-		if (*s == '"') {
-			s = read_string(p, s + 1, t);
-			if (!s)
-				return -1;
-			if (*s && *s != ' ' && *s != '\t' && *s != '\r' && *s != '#')
-				return sc__fail(p, "expected a space after a string");
-			continue;
-		}
-		t->text = s;
-		while (*s && *s != ' ' && *s != '\t' && *s != '\r' && *s != '#')
-			s++;
-		t->len = (size_t)(s - t->text);
-		if (*s == '#') {
-			*s = '\0';
-			return 0;
-		}
-		if (*s)
-			*s++ = '\0';
-	}
-}
-
-int sc__is_word(const struct token *t, const char *w)
-{
-	return !t->quoted && strcmp(t->text, w) == 0;
-}
-
-/* Splits "key=value"; returns the value or NULL when t is not key=. */
-const char *sc__key_value(const struct token *t, const char *key)
-{
-	size_t n = strlen(key);
-
-	if (t->quoted || strncmp(t->text, key, n) != 0 || t->text[n] != '=')
-		return NULL;
-	return t->text + n + 1;
-}
-
-unsigned char *sc__dup_bytes(const struct token *t)
-{
-	unsigned char *d = malloc(t->len ? t->len : 1);
-
-	if (d)
-		memcpy(d, t->text, t->len);
-	return d;
-}
-
-/* ---- operations -------------------------------------------------------- */
-
-/* The bytes of a write or end: a count (generated) or a string. */
-static int op_payload(struct parser *p, struct sc_op *op, const struct token *t)
-{
-	int rc;
-
-	if (t->quoted) {
-		/* The subject protocol carries it as hex on one line, of at
-		 * most 1 MiB (docs/subject-protocol.md). */
-		if (t->len > SC_MAX_STRING)
-			return sc__fail(p, "a string of %zu bytes: at most %d (256KiB) in a write or end; "
-				    "a byte count generates more", t->len, SC_MAX_STRING);
-		op->data = sc__dup_bytes(t);
-		if (!op->data)
-			return sc__fail(p, "out of memory");
-		op->len = t->len;
-		return 0;
-	}
-	if ((rc = sc__parse_size(t->text, SC_MAX_WRITE, &op->len)) == -2)
-		return sc__fail(p, "'%s': at most %d (1GiB) bytes in one write or end", t->text, SC_MAX_WRITE);
-	if (rc < 0)
-		return sc__fail(p, "'%s': expected a byte count (4096, 16KiB, 8MiB) or a \"string\"", t->text);
-	return 0;
-}
-
-/* conn=K: 0 to SC_MAX_CONNECTIONS - 1. Returns 0, or -1 after a message. */
-int sc__parse_conn(struct parser *p, const char *v, int *out)
-{
-	int rc = sc__parse_int(v, 0, SC_MAX_CONNECTIONS - 1, out);
-
-	if (rc == -2)
-		return sc__fail(p, "conn=%s: at most %d (a scenario has at most %d connections)",
-			    v, SC_MAX_CONNECTIONS - 1, SC_MAX_CONNECTIONS);
-	if (rc < 0)
-		return sc__fail(p, "conn=%s: expected a connection index from 0", v);
-	return 0;
-}
-
-/*
- * The arguments of an operation, from token i (after its name). Each
- * returns the index after them, or -1 after a message.
- */
-static int args_bytes(struct parser *p, struct sc_op *op, int i)
-{
-	if (i == p->ntok)
-		return sc__fail(p, "'%s' needs a byte count or a \"string\"", p->tok[i - 1].text);
-	return op_payload(p, op, &p->tok[i]) < 0 ? -1 : i + 1;
-}
-
-static int args_maybe_bytes(struct parser *p, struct sc_op *op, int i)
-{
-	const struct token *t = &p->tok[i];
-
-	if (i < p->ntok && (t->quoted || isdigit((unsigned char)t->text[0])))
-		return op_payload(p, op, t) < 0 ? -1 : i + 1;
-	return i;
-}
-
-static int args_signal(struct parser *p, struct sc_op *op, int i)
-{
-	if (i == p->ntok)
-		return sc__fail(p, "'%s' needs a signal name (SIGTERM) or number", p->tok[i - 1].text);
-	/* A bare number passes as it is, even one kill() refuses: what the
-	 * stack does with it is what a scenario tests. */
-	if ((op->sig = fi_signal_parse(p->tok[i].text)) < 0 &&
-	    sc__parse_int(p->tok[i].text, 1, 100000, &op->sig) < 0)
-		return sc__fail(p, "unknown signal '%s'", p->tok[i].text);
-	return i + 1;
-}
-
-static int args_status(struct parser *p, struct sc_op *op, int i)
-{
-	const struct token *t = &p->tok[i];
-
-	if (i < p->ntok && !t->quoted && isdigit((unsigned char)t->text[0])) {
-		if (sc__parse_int(t->text, 0, 255, &op->sig) < 0)
-			return sc__fail(p, "exit '%s': expected a status from 0 to 255", t->text);
-		return i + 1;
-	}
-	return i;
-}
-
-/* The words an operation takes after its arguments; conn=K goes with all. */
-#define OPT_CB 1u        /* cb: with a completion callback */
-#define OPT_FILL 2u      /* fill=C: generated bytes of one character */
-#define OPT_HOW 4u       /* self or external: who sends the signal */
-#define OPT_FINAL 8u     /* final: try_write's final chunk */
-#define OPT_RESUME 16u   /* resume: retry the rest on writable */
-#define OPT_WS 32u       /* ws-send: text|bytes, binary[=V], fin=0,
-			  * compress=V */
-
-/* ---- WebSocket operations ---------------------------------------------- */
-
-/* ws-send DATA: the payload, text by default, binary absent, fin 1. */
-static int args_ws_send(struct parser *p, struct sc_op *op, int i)
-{
-	op->ws_kind = 1;
-	op->ws_binary = -1;
-	op->ws_fin = 1;
-	if (i == p->ntok)
-		return sc__fail(p, "'ws-send' needs a byte count or a \"string\"");
-	return op_payload(p, op, &p->tok[i]) < 0 ? -1 : i + 1;
-}
-
-/* ws-close [CODE ["reason"]]: no code sends an empty close frame. */
-static int args_ws_close(struct parser *p, struct sc_op *op, int i)
-{
-	const struct token *t = &p->tok[i];
-
-	if (i < p->ntok && !t->quoted && isdigit((unsigned char)t->text[0])) {
-		if (sc__parse_int(t->text, 0, 65535, &op->sig) < 0)
-			return sc__fail(p, "ws-close '%s': expected a close code", t->text);
-		i++;
-		if (i < p->ntok && p->tok[i].quoted)
-			return op_payload(p, op, &p->tok[i]) < 0 ? -1 : i + 1;
-	}
-	return i;
-}
-
-/* The options of ws-send: returns 1 when t was one, 0 when not, -1. */
-static int ws_send_option(struct parser *p, struct sc_op *op,
-			  const struct token *t)
-{
-	const char *v;
-
-	if (sc__is_word(t, "text") || sc__is_word(t, "bytes")) {
-		op->ws_kind = sc__is_word(t, "text") ? 1 : 2;
-	} else if ((v = sc__key_value(t, "kind"))) {
-		if (strcmp(v, "bad") != 0)
-			return sc__fail(p, "kind=%s: expected text, bytes or kind=bad", v);
-		op->ws_kind = 0;
-	} else if (sc__is_word(t, "binary")) {
-		op->ws_binary = 1;
-	} else if ((v = sc__key_value(t, "binary"))) {
-		if (strcmp(v, "true") == 0)
-			op->ws_binary = 1;
-		else if (strcmp(v, "false") == 0)
-			op->ws_binary = 0;
-		else if (strcmp(v, "absent") == 0)
-			op->ws_binary = -1;
-		else if (strcmp(v, "bad") == 0)
-			op->ws_binary = 2;
-		else
-			return sc__fail(p, "binary=%s: expected true, false, absent or bad", v);
-	} else if ((v = sc__key_value(t, "fin"))) {
-		if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0 && strcmp(v, "bad") != 0)
-			return sc__fail(p, "fin=%s: expected 0, 1 or bad", v);
-		op->ws_fin = v[0] == 'b' ? 2 : v[0] - '0';
-	} else if ((v = sc__key_value(t, "compress"))) {
-		if (strcmp(v, "true") == 0)
-			op->ws_no_compress = 0;
-		else if (strcmp(v, "false") == 0)
-			op->ws_no_compress = 1;
-		else if (strcmp(v, "bad") == 0)
-			op->ws_no_compress = 2;
-		else
-			return sc__fail(p, "compress=%s: expected true, false or bad", v);
-	} else {
-		return 0;
-	}
-	return 1;
-}
-
-/*
- * The operations, one line each: the word, its kind, its arguments (NULL:
- * none) and its options. In the order the error message lists them.
- */
-static const struct op_def {
-	const char *name;
-	enum sc_op_kind kind;
-	int (*args)(struct parser *p, struct sc_op *op, int i);
-	unsigned options;
-} op_defs[] = {
-	{ "write", SC_OP_WRITE, args_bytes, OPT_CB | OPT_FILL },
-	{ "end", SC_OP_END, args_maybe_bytes, OPT_CB | OPT_FILL },
-	{ "destroy", SC_OP_DESTROY, NULL, 0 },
-	{ "destroy-soon", SC_OP_DESTROY_SOON, NULL, 0 },
-	{ "cork", SC_OP_CORK, NULL, 0 },
-	{ "uncork", SC_OP_UNCORK, NULL, 0 },
-	{ "pause", SC_OP_PAUSE, NULL, 0 },
-	{ "resume", SC_OP_RESUME, NULL, 0 },
-	{ "signal", SC_OP_SIGNAL, args_signal, OPT_HOW },
-	{ "ignore", SC_OP_IGNORE, args_signal, 0 },
-	{ "disarm", SC_OP_DISARM, NULL, 0 },
-	{ "checkpoint", SC_OP_CHECKPOINT, NULL, 0 },
-	{ "abort", SC_OP_ABORT, NULL, 0 },
-	{ "exit", SC_OP_EXIT, args_status, 0 },
-	{ "execve", SC_OP_EXECVE, NULL, 0 },
-	{ "await-drained", SC_OP_AWAIT_DRAINED, NULL, 0 },
-	{ "write-owned", SC_OP_WRITE_OWNED, args_bytes, OPT_FILL },
-	{ "overwrite", SC_OP_OVERWRITE, NULL, OPT_FILL },
-	/* HTTP responses (issue 10). */
-	{ "res-write", SC_OP_RES_WRITE, args_bytes, OPT_CB | OPT_FILL },
-	{ "try-write", SC_OP_TRY_WRITE, args_bytes, OPT_FILL | OPT_FINAL | OPT_RESUME },
-	{ "res-end", SC_OP_RES_END, args_maybe_bytes, OPT_CB | OPT_FILL },
-	{ "try-write-rest", SC_OP_TRY_WRITE_REST, NULL, OPT_FINAL },
-	{ "write-rest", SC_OP_WRITE_REST, NULL, OPT_CB },
-	{ "end-rest", SC_OP_END_REST, NULL, OPT_CB },
-	{ "ws-send", SC_OP_WS_SEND, args_ws_send, OPT_FILL | OPT_WS },
-	{ "ws-close", SC_OP_WS_CLOSE, args_ws_close, 0 },
-	{ "ws-ping", SC_OP_WS_PING, args_maybe_bytes, OPT_FILL },
-	{ "ws-buffered", SC_OP_WS_BUFFERED, NULL, 0 },
-};
-
-#define NOPS (sizeof(op_defs) / sizeof(op_defs[0]))
-
-static const struct op_def *op_def_of(enum sc_op_kind kind)
-{
-	for (size_t k = 0; k < NOPS; k++)
-		if (op_defs[k].kind == kind)
-			return &op_defs[k];
-	return NULL;
-}
-
-const char *sc_op_name(enum sc_op_kind kind)
-{
-	const struct op_def *d = op_def_of(kind);
-
-	return d ? d->name : "?";
-}
-
-static int op_option(struct parser *p, struct sc_op *op, const struct token *t)
-{
-	unsigned options = op_def_of(op->kind)->options;
-	const char *v;
-
-	if (options & OPT_WS) {
-		int r = ws_send_option(p, op, t);
-
-		if (r != 0)
-			return r < 0 ? -1 : 0;
-	}
-	if (sc__is_word(t, "cb") && (options & OPT_CB)) {
-		op->cb = 1;
-	} else if ((v = sc__key_value(t, "fill")) && (options & OPT_FILL)) {
-		if (strlen(v) != 1)
-			return sc__fail(p, "fill=%s: expected one character", v);
-		op->fill = (unsigned char)v[0];
-	} else if ((v = sc__key_value(t, "conn"))) {
-		if (sc__parse_conn(p, v, &op->conn) < 0)
-			return -1;
-	} else if ((options & OPT_HOW) && (sc__is_word(t, "self") || sc__is_word(t, "external"))) {
-		op->external = sc__is_word(t, "external");
-	} else if ((options & OPT_FINAL) && sc__is_word(t, "final")) {
-		op->final = 1;
-	} else if ((options & OPT_RESUME) && sc__is_word(t, "resume")) {
-		op->resume = 1;
-	} else {
-		return sc__fail(p, "unexpected '%s' after '%s'", t->text, sc_op_name(op->kind));
-	}
-	return 0;
-}
-
-/* "A, B, C" of the names of a table whose rows start with a name. */
-static void name_list(const void *table, size_t n, size_t size, char *out,
-		      size_t outlen)
-{
-	size_t off = 0;
-
-	out[0] = '\0';
-	for (size_t k = 0; k < n && off < outlen; k++) {
-		const char *name = *(const char *const *)((const char *)table + k * size);
-
-		off += (size_t)snprintf(out + off, outlen - off, "%s%s", k ? ", " : "", name);
-	}
-}
-
-static int parse_op(struct parser *p, struct sc_block *b)
-{
-	struct token *t = p->tok;
-	int n = p->ntok, i = 0;
-	const struct op_def *d = NULL;
-	struct sc_op op;
-
-	memset(&op, 0, sizeof(op));
-	op.line = p->line;
-	op.conn = -1;
-	op.fill = -1;
-	if (sc__is_word(&t[0], "microtask")) {
-		op.microtask = 1;
-		i++;
-		if (i == n)
-			return sc__fail(p, "'microtask' needs an operation after it");
-	}
-	for (size_t k = 0; k < NOPS && !d; k++)
-		if (sc__is_word(&t[i], op_defs[k].name))
-			d = &op_defs[k];
-	if (!d) {
-		char names[512];
-
-		name_list(op_defs, NOPS, sizeof(op_defs[0]), names, sizeof(names));
-		return sc__fail(p, "unknown operation '%s' (%s)", t[i].text, names);
-	}
-	op.kind = d->kind;
-	i++;
-	if (d->args && (i = d->args(p, &op, i)) < 0)
-		return -1;
-	for (; i < n; i++) {
-		if (op_option(p, &op, &t[i]) < 0) {
-			free(op.data);
-			return -1;
-		}
-	}
-	if (op.kind == SC_OP_OVERWRITE && op.fill < 0)
-		return sc__fail(p, "'overwrite' needs fill=C, the byte to write over the last write's buffer");
-	{
-		struct sc_op *slot = sc__grow(&b->ops, &b->nops, sizeof(*slot));
-
-		if (!slot) {
-			free(op.data);
-			return sc__fail(p, "out of memory");
-		}
-		*slot = op;
-	}
-	return 0;
-}
 
 /* ---- blocks and top-level lines --------------------------------------- */
 
@@ -572,7 +121,7 @@ static int set_name(struct scenario *sc, const char *arg, int line, char *err,
 
 	(void)line;
 	if (!name)
-		return sc__say(err, errlen, "out of memory");
+		return wc_say(err, errlen, "out of memory");
 	free(sc->name);
 	sc->name = name;
 	return 0;
@@ -587,7 +136,7 @@ static int set_role(struct scenario *sc, const char *arg, int line, char *err,
 	else if (strcmp(arg, "server") == 0)
 		sc->role = SC_ROLE_SERVER;
 	else
-		return sc__say(err, errlen, "role '%s': expected client or server", arg);
+		return wc_say(err, errlen, "role '%s': expected client or server", arg);
 	return 0;
 }
 
@@ -600,12 +149,12 @@ static int set_half_open(struct scenario *sc, const char *arg, int line,
 	else if (strcmp(arg, "no") == 0)
 		sc->allow_half_open = 0;
 	else
-		return sc__say(err, errlen, "allow-half-open '%s': expected yes or no", arg);
+		return wc_say(err, errlen, "allow-half-open '%s': expected yes or no", arg);
 	return 0;
 }
 
 /* http yes: the subject serves HTTP/1.1 on the connections it accepts
- * (role server), with chunked responses (issue 10). */
+ * (role server), with chunked responses. */
 static int set_http(struct scenario *sc, const char *arg, int line,
 		    char *err, size_t errlen)
 {
@@ -614,7 +163,7 @@ static int set_http(struct scenario *sc, const char *arg, int line,
 	else if (strcmp(arg, "no") == 0)
 		sc->http = 0;
 	else
-		return sc__say(err, errlen, "http '%s': expected yes or no", arg);
+		return wc_say(err, errlen, "http '%s': expected yes or no", arg);
 	sc->http_line = line;
 	return 0;
 }
@@ -626,9 +175,9 @@ static int set_behaviour(struct scenario *sc, const char *arg, int line,
 
 	(void)line;
 	if (!is_marker_name(arg))
-		return sc__say(err, errlen, "behaviour '%s': expected a lower-case name (letters, digits, _)", arg);
+		return wc_say(err, errlen, "behaviour '%s': expected a lower-case name (letters, digits, _)", arg);
 	if (!(name = strdup(arg)))
-		return sc__say(err, errlen, "out of memory");
+		return wc_say(err, errlen, "out of memory");
 	free(sc->behaviour);
 	sc->behaviour = name;
 	return 0;
@@ -645,7 +194,7 @@ static int set_websocket(struct scenario *sc, const char *arg, int line,
 	else if (strcmp(arg, "no") == 0)
 		sc->websocket = 0;
 	else
-		return sc__say(err, errlen, "websocket '%s': expected yes or no", arg);
+		return wc_say(err, errlen, "websocket '%s': expected yes or no", arg);
 	return 0;
 }
 
@@ -658,7 +207,7 @@ static int set_ws_seed(struct scenario *sc, const char *arg, int line,
 	errno = 0;
 	sc->ws_seed = strtoull(arg, &end, 10);
 	if (!isdigit((unsigned char)arg[0]) || *end || errno)
-		return sc__say(err, errlen, "ws-seed '%s': expected a number", arg);
+		return wc_say(err, errlen, "ws-seed '%s': expected a number", arg);
 	return 0;
 }
 
@@ -669,9 +218,9 @@ static int set_ws_max_message(struct scenario *sc, const char *arg, int line,
 	int rc = sc__parse_size(arg, SIZE_MAX, &sc->ws_max_message);
 
 	if (rc == -2)
-		return sc__say(err, errlen, "ws-max-message '%s': at most %zu bytes", arg, (size_t)SIZE_MAX);
+		return wc_say(err, errlen, "ws-max-message '%s': at most %zu bytes", arg, (size_t)SIZE_MAX);
 	if (rc < 0 || sc->ws_max_message == 0)
-		return sc__say(err, errlen, "ws-max-message '%s': expected a byte count of at least 1", arg);
+		return wc_say(err, errlen, "ws-max-message '%s': expected a byte count of at least 1", arg);
 	return 0;
 }
 
@@ -739,14 +288,14 @@ static int parse_line(struct parser *p, char *line)
 {
 	int indented = line[0] == ' ' || line[0] == '\t';
 
-	if (tokenize(p, line) < 0)
+	if (sc__tokenize(p, line) < 0)
 		return -1;
 	if (p->ntok == 0)
 		return 0;
 	if (indented) {
 		if (!p->block)
 			return sc__fail(p, "an indented operation outside a 'task' or 'on' block");
-		return parse_op(p, p->block);
+		return sc__parse_op(p, p->block);
 	}
 	p->block = NULL;
 	if (sc__is_word(&p->tok[0], "task"))
@@ -795,14 +344,14 @@ int sc__parse_in(const char *where, const char *dir, const char *text,
 
 	sc_defaults(sc);
 	if (!copy)
-		return sc__say(err, errlen, "%s: out of memory", where);
+		return wc_say(err, errlen, "%s: out of memory", where);
 	/* Before the lines: sc_validate, at the end, expands {dir}. A
 	 * current directory that is gone leaves it NULL, and only {dir}
 	 * is then refused. */
 	sc->dir = dir ? strdup(dir) : getcwd(NULL, 0);
 	if (dir && !sc->dir) {
 		free(copy);
-		return sc__say(err, errlen, "%s: out of memory", where);
+		return wc_say(err, errlen, "%s: out of memory", where);
 	}
 	for (line = copy; line && rc == 0; line = next) {
 		next = strchr(line, '\n');
@@ -813,9 +362,9 @@ int sc__parse_in(const char *where, const char *dir, const char *text,
 	}
 	free(copy);
 	if (rc == 0 && !sc->name && !(sc->name = default_name(where)))
-		rc = sc__say(err, errlen, "%s: out of memory", where);
+		rc = wc_say(err, errlen, "%s: out of memory", where);
 	if (rc == 0 && !(sc->path = strdup(where)))
-		rc = sc__say(err, errlen, "%s: out of memory", where);
+		rc = wc_say(err, errlen, "%s: out of memory", where);
 	if (rc == 0)
 		rc = sc_validate(sc, err, errlen);
 	if (rc < 0)

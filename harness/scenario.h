@@ -29,7 +29,7 @@ enum sc_op_kind {
 	SC_OP_AWAIT_DRAINED, /* the rest of the block waits for writable_length 0 */
 	SC_OP_WRITE_OWNED, /* rs_socket_write_owned: no copy, a release */
 	SC_OP_OVERWRITE,   /* fill the connection's last write's buffer */
-	/* HTTP responses (`http yes`, issue 10): on the connection's response. */
+	/* HTTP responses (`http yes`): on the connection's response. */
 	SC_OP_RES_WRITE,      /* write(): queued when refused */
 	SC_OP_TRY_WRITE,      /* try_write(data, final): never queues */
 	SC_OP_RES_END,        /* end(data) */

@@ -38,13 +38,13 @@ static int read_all(const char *path, int fd, int wait_ms, char **text, size_t *
 
 	*len = 0;
 	if (!buf)
-		return sc__say(err, errlen, "%s: out of memory", path);
+		return wc_say(err, errlen, "%s: out of memory", path);
 	for (;;) {
 		ssize_t n;
 
 		if (*len > SC_MAX_FILE) {
 			free(buf);
-			return sc__say(err, errlen, "%s: larger than %d MiB: a scenario file is at most %d MiB",
+			return wc_say(err, errlen, "%s: larger than %d MiB: a scenario file is at most %d MiB",
 				       path, SC_MAX_FILE >> 20, SC_MAX_FILE >> 20);
 		}
 		if (*len + 1 == cap) {
@@ -55,7 +55,7 @@ static int read_all(const char *path, int fd, int wait_ms, char **text, size_t *
 
 			if (!bigger) {
 				free(buf);
-				return sc__say(err, errlen, "%s: out of memory", path);
+				return wc_say(err, errlen, "%s: out of memory", path);
 			}
 			buf = bigger;
 			cap = want;
@@ -76,11 +76,11 @@ static int read_all(const char *path, int fd, int wait_ms, char **text, size_t *
 			if (left > 0 && poll(&pfd, 1, (int)left) != 0)
 				continue;
 			free(buf);
-			return sc__say(err, errlen, "%s: no input within %d s (a FIFO nobody writes?)",
+			return wc_say(err, errlen, "%s: no input within %d s (a FIFO nobody writes?)",
 				       path, wait_ms / 1000);
 		}
 		free(buf);
-		return sc__say(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+		return wc_say(err, errlen, "%s: cannot read: %s", path, strerror(errno));
 	}
 	buf[*len] = '\0';
 	*text = buf;
@@ -100,17 +100,17 @@ static int folder_of(const char *path, int fd, char **dir, char *err, size_t err
 
 	*dir = NULL;
 	if (fstat(fd, &st) < 0)
-		return sc__say(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
+		return wc_say(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return 0;
 	/* "a.wcs": "."; "/a.wcs": "/"; "x/y/a.wcs": "x/y". */
 	parent = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
 	if (!parent)
-		return sc__say(err, errlen, "%s: out of memory", path);
+		return wc_say(err, errlen, "%s: out of memory", path);
 	*dir = realpath(parent, NULL);
 	free(parent);
 	if (!*dir)
-		return sc__say(err, errlen, "%s: cannot resolve its folder: %s", path, strerror(errno));
+		return wc_say(err, errlen, "%s: cannot resolve its folder: %s", path, strerror(errno));
 	if (strcmp(*dir, "/dev") == 0 || strncmp(*dir, "/dev/", 5) == 0 ||
 	    strncmp(*dir, "/proc/", 6) == 0) {
 		free(*dir);
@@ -135,7 +135,7 @@ int sc_parse_file(const char *path, int wait_ms, struct scenario *sc,
 	int rc;
 
 	if (fd < 0)
-		return sc__say(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return wc_say(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 	rc = folder_of(path, fd, &dir, err, errlen);
 	if (rc == 0)
 		rc = read_all(path, fd, wait_ms, &text, &len, err, errlen);
@@ -151,14 +151,14 @@ int sc_parse_file(const char *path, int wait_ms, struct scenario *sc,
 			line += *c == '\n';
 		free(text);
 		free(dir);
-		return sc__say(err, errlen, "%s:%d: a NUL byte in the file (use \"\\0\" in strings)", path, line);
+		return wc_say(err, errlen, "%s:%d: a NUL byte in the file (use \"\\0\" in strings)", path, line);
 	}
 	rc = sc__parse_in(path, dir, text, sc, err, errlen);
 	free(text);
 	free(dir);
 	if (rc == 0 && is_empty(sc)) {
 		sc_free(sc);
-		return sc__say(err, errlen, "%s: an empty scenario: no task, no handler, no peer action "
+		return wc_say(err, errlen, "%s: an empty scenario: no task, no handler, no peer action "
 			       "and no peer exec, so nothing would happen until the timeout", path);
 	}
 	return rc;

@@ -1,11 +1,14 @@
 /*
  * scenario_int.h: what the files of the scenario parser share (scenario.c:
- * tokens, operations, blocks and settings; scenario_suite.c: the peer's
- * lines and the suite lines, matrix and legacy; settings.c: the settings a
- * flag also sets), and nothing else includes.
+ * blocks and settings; scenario_token.c: tokens; scenario_ops.c: operations;
+ * scenario_suite.c: the peer's lines and the suite lines, matrix and
+ * legacy; settings.c: the settings a flag also sets), and nothing else
+ * includes.
  */
 #ifndef WIRECHECK_SCENARIO_INT_H
 #define WIRECHECK_SCENARIO_INT_H
+
+#include "say.h" /* wc_say, the parser's error messages */
 
 #include <stddef.h>
 
@@ -13,10 +16,6 @@
 #define SC_MAX_FILE (16 << 20)   /* bytes of a scenario file */
 #define SC_MAX_WRITE (1 << 30)   /* bytes of one write or end */
 #define SC_MAX_STRING (256 << 10) /* bytes of a string payload */
-
-/* Formats a message into err; returns -1, for `return sc__say(...)`. */
-int sc__say(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 /* Grows the array *arrp of *n elements of size bytes by one zeroed
  * element and counts it in *n; returns the new element, or NULL (the
@@ -78,6 +77,15 @@ unsigned char *sc__dup_bytes(const struct token *t);
 /* conn=K's K, from 0 to SC_MAX_CONNECTIONS - 1, into *out. Returns 0, or
  * -1 after a message. */
 int sc__parse_conn(struct parser *p, const char *v, int *out);
+
+/* One operation line of a block (scenario_ops.c), its tokens in p->tok,
+ * appended to b. Returns 0, or -1 after a message. */
+int sc__parse_op(struct parser *p, struct sc_block *b);
+
+/* Cuts line s (modified in place) into p's tokens (scenario_token.c): a
+ * line's words, key=value pairs and quoted strings. Returns 0, or -1 after
+ * a message. */
+int sc__tokenize(struct parser *p, char *s);
 
 /* The whole-line settings of scenario_suite.c: `peer ...`, `matrix KEY
  * VALUE...`, `legacy NAME=VALUE must-differ|must-match [except=...]` and

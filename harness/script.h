@@ -1,6 +1,7 @@
 /*
- * script.h: the script the harness writes to a subject's control pipe
- * (docs/subject-protocol.md, "The script").
+ * script.h: a scenario as the script the harness writes to a subject's
+ * control pipe (docs/subject-protocol.md, "The script"); the format of its
+ * lines is protocol/script_write.h's.
  */
 #ifndef WIRECHECK_SCRIPT_H
 #define WIRECHECK_SCRIPT_H

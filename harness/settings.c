@@ -12,21 +12,10 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int sc__say(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* Grows an array by one zeroed element; returns it or NULL. */
 void *sc__grow(void *arrp, size_t *n, size_t size)
@@ -98,7 +87,7 @@ static int add_setting(struct sc_setting **arr, size_t *n, const char *text,
 	struct sc_setting *s = sc__grow(arr, n, sizeof(**arr));
 
 	if (!s || !(s->text = strdup(text)))
-		return sc__say(err, errlen, "out of memory");
+		return wc_say(err, errlen, "out of memory");
 	s->line = line;
 	return 0;
 }
@@ -128,9 +117,9 @@ int sc_add_clamp(struct scenario *sc, const char *arg, int line, char *err,
 
 	/* A byte count as everywhere else in a scenario: 4096, 64KiB, 1MiB. */
 	if ((rc = sc__parse_size(arg, INT32_MAX, &n)) == -2)
-		return sc__say(err, errlen, "clamp-send '%s': at most %d", arg, INT32_MAX);
+		return wc_say(err, errlen, "clamp-send '%s': at most %d", arg, INT32_MAX);
 	if (rc < 0 || n == 0)
-		return sc__say(err, errlen,
+		return wc_say(err, errlen,
 			   "clamp-send '%s': expected a byte count of at least 1 (4096, 64KiB, 1MiB)",
 			   arg);
 	snprintf(spec, sizeof(spec), "write:short=%zu,repeat=forever", n);
@@ -148,13 +137,13 @@ int sc_add_refuse(struct scenario *sc, const char *arg, int line, char *err,
 	int k = 1;
 
 	if (nlen == 0 || nlen >= sizeof(name))
-		return sc__say(err, errlen, "refuse-write '%s': expected ERRNO[@K[xN]]", arg);
+		return wc_say(err, errlen, "refuse-write '%s': expected ERRNO[@K[xN]]", arg);
 	memcpy(name, arg, nlen);
 	name[nlen] = '\0';
 	if (fi_errno_parse(name) < 0) {
 		const char *near = fi_errno_near(name);
 
-		return sc__say(err, errlen, "refuse-write '%s': unknown errno '%s'%s%s%s",
+		return wc_say(err, errlen, "refuse-write '%s': unknown errno '%s'%s%s%s",
 			       arg, name, near ? " (did you mean " : "",
 			       near ? near : "", near ? "?)" : "");
 	}
@@ -164,22 +153,22 @@ int sc_add_refuse(struct scenario *sc, const char *arg, int line, char *err,
 		size_t klen = x ? (size_t)(x - at - 1) : strlen(at + 1);
 
 		if (klen == 0 || klen >= sizeof(kbuf))
-			return sc__say(err, errlen, "refuse-write '%s': expected a call number after '@'", arg);
+			return wc_say(err, errlen, "refuse-write '%s': expected a call number after '@'", arg);
 		memcpy(kbuf, at + 1, klen);
 		kbuf[klen] = '\0';
 		if (sc__parse_int(kbuf, 1, INT32_MAX, &k) == -2)
-			return sc__say(err, errlen, "refuse-write '%s': call %s: at most %d", arg, kbuf, INT32_MAX);
+			return wc_say(err, errlen, "refuse-write '%s': call %s: at most %d", arg, kbuf, INT32_MAX);
 		if (sc__parse_int(kbuf, 1, INT32_MAX, &k) < 0)
-			return sc__say(err, errlen, "refuse-write '%s': '%s' is not a call number (1 is the first call)", arg, kbuf);
+			return wc_say(err, errlen, "refuse-write '%s': '%s' is not a call number (1 is the first call)", arg, kbuf);
 		if (!x) {
 			snprintf(times, sizeof(times), "1");
 		} else if (strcmp(x + 1, "*") != 0) {
 			int n;
 
 			if (sc__parse_int(x + 1, 1, INT32_MAX, &n) == -2)
-				return sc__say(err, errlen, "refuse-write '%s': count %s: at most %d", arg, x + 1, INT32_MAX);
+				return wc_say(err, errlen, "refuse-write '%s': count %s: at most %d", arg, x + 1, INT32_MAX);
 			if (sc__parse_int(x + 1, 1, INT32_MAX, &n) < 0)
-				return sc__say(err, errlen, "refuse-write '%s': '%s' is not a count (or * for forever)", arg, x + 1);
+				return wc_say(err, errlen, "refuse-write '%s': '%s' is not a count (or * for forever)", arg, x + 1);
 			snprintf(times, sizeof(times), "%d", n);
 		}
 	}
@@ -197,26 +186,26 @@ int sc_add_signal(struct scenario *sc, const char *arg, int line, char *err,
 	int sig, k;
 
 	if (strlen(arg) >= sizeof(buf))
-		return sc__say(err, errlen, "signal '%s': too long", arg);
+		return wc_say(err, errlen, "signal '%s': too long", arg);
 	strcpy(buf, arg);
 	at = strchr(buf, '@');
 	if (!at)
-		return sc__say(err, errlen, "signal '%s': expected SIG@SYSCALL:K or SIG@task:N", arg);
+		return wc_say(err, errlen, "signal '%s': expected SIG@SYSCALL:K or SIG@task:N", arg);
 	*at = '\0';
 	where = at + 1;
 	if ((sig = fi_signal_parse(buf)) < 0)
-		return sc__say(err, errlen, "signal '%s': unknown signal '%s'", arg, buf);
+		return wc_say(err, errlen, "signal '%s': unknown signal '%s'", arg, buf);
 	colon = strchr(where, ':');
 	if (!colon)
-		return sc__say(err, errlen, "signal '%s': expected ':' and a number after '%s'", arg, where);
+		return wc_say(err, errlen, "signal '%s': expected ':' and a number after '%s'", arg, where);
 	*colon = '\0';
 	third = strchr(colon + 1, ':');
 	if (third)
 		*third++ = '\0';
 	if (sc__parse_int(colon + 1, 1, INT32_MAX, &k) == -2)
-		return sc__say(err, errlen, "signal '%s': '%s': at most %d", arg, colon + 1, INT32_MAX);
+		return wc_say(err, errlen, "signal '%s': '%s': at most %d", arg, colon + 1, INT32_MAX);
 	if (sc__parse_int(colon + 1, 1, INT32_MAX, &k) < 0)
-		return sc__say(err, errlen, "signal '%s': '%s' is not a number from 1", arg, colon + 1);
+		return wc_say(err, errlen, "signal '%s': '%s' is not a number from 1", arg, colon + 1);
 	if (strcmp(where, "task") == 0) {
 		struct sc_task_signal *ts;
 		int external = 0;
@@ -224,15 +213,15 @@ int sc_add_signal(struct scenario *sc, const char *arg, int line, char *err,
 		if (third && strcmp(third, "external") == 0)
 			external = 1;
 		else if (third && strcmp(third, "self") != 0)
-			return sc__say(err, errlen, "signal '%s': '%s' is neither self nor external", arg, third);
+			return wc_say(err, errlen, "signal '%s': '%s' is neither self nor external", arg, third);
 		ts = sc__grow(&sc->tsignals, &sc->ntsignals, sizeof(*ts));
 		if (!ts)
-			return sc__say(err, errlen, "out of memory");
+			return wc_say(err, errlen, "out of memory");
 		*ts = (struct sc_task_signal){ k, sig, external, line };
 		return 0;
 	}
 	if (third)
-		return sc__say(err, errlen, "signal '%s': unexpected ':%s'", arg, third);
+		return wc_say(err, errlen, "signal '%s': unexpected ':%s'", arg, third);
 	{
 		char spec[128];
 
@@ -249,22 +238,22 @@ int sc_add_variant(struct scenario *sc, const char *arg, int line, char *err,
 	int rc;
 
 	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(name) || !eq[1])
-		return sc__say(err, errlen, "variant '%s': expected NAME=VALUE", arg);
+		return wc_say(err, errlen, "variant '%s': expected NAME=VALUE", arg);
 	memcpy(name, arg, (size_t)(eq - arg));
 	name[eq - arg] = '\0';
 	/* The stack knows the names and values; the scenario keeps its own
 	 * configuration, so that no global changes. */
 	rc = rs_variant_apply(&sc->config, name, eq + 1);
 	if (rc == -ENOENT)
-		return sc__say(err, errlen, "variant '%s': unknown variant '%s'", arg, name);
+		return wc_say(err, errlen, "variant '%s': unknown variant '%s'", arg, name);
 	if (rc < 0)
-		return sc__say(err, errlen, "variant '%s': '%s' does not take the value '%s'", arg, name, eq + 1);
+		return wc_say(err, errlen, "variant '%s': '%s' does not take the value '%s'", arg, name, eq + 1);
 	for (size_t i = 0; i < sc->nvariants; i++) {
 		if (strncmp(sc->variants[i].text, arg, (size_t)(eq - arg) + 1) == 0) {
 			char *text = strdup(arg);
 
 			if (!text)
-				return sc__say(err, errlen, "out of memory");
+				return wc_say(err, errlen, "out of memory");
 			free(sc->variants[i].text);
 			sc->variants[i].text = text;
 			sc->variants[i].line = line;
@@ -283,7 +272,7 @@ int sc_set_transport(struct scenario *sc, const char *arg, int line,
 	else if (strcmp(arg, "unix") == 0)
 		sc->transport = SC_UNIX;
 	else
-		return sc__say(err, errlen, "transport '%s': expected tcp or unix", arg);
+		return wc_say(err, errlen, "transport '%s': expected tcp or unix", arg);
 	return 0;
 }
 
@@ -297,7 +286,7 @@ int sc_set_timeout(struct scenario *sc, const char *arg, int line,
 	errno = 0;
 	v = strtod(arg, &end);
 	if (errno || end == arg || *end || !(v > 0) || v > 3600)
-		return sc__say(err, errlen, "timeout '%s': expected seconds, more than 0 and at most 3600", arg);
+		return wc_say(err, errlen, "timeout '%s': expected seconds, more than 0 and at most 3600", arg);
 	sc->timeout_ms = (int)(v * 1000);
 	if (sc->timeout_ms < 1)
 		sc->timeout_ms = 1;
@@ -309,7 +298,7 @@ int sc_set_connections(struct scenario *sc, const char *arg, int line,
 {
 	(void)line;
 	if (sc__parse_int(arg, 1, SC_MAX_CONNECTIONS, &sc->connections) < 0)
-		return sc__say(err, errlen, "connections '%s': expected 1 to %d", arg, SC_MAX_CONNECTIONS);
+		return wc_say(err, errlen, "connections '%s': expected 1 to %d", arg, SC_MAX_CONNECTIONS);
 	return 0;
 }
 
@@ -336,7 +325,7 @@ int sc__set_ws_deflate(struct scenario *sc, const char *arg, int line,
 		return 0;
 	}
 	if (strlen(arg) >= sizeof(buf))
-		return sc__say(err, errlen, "ws-deflate: the value is too long");
+		return wc_say(err, errlen, "ws-deflate: the value is too long");
 	strcpy(buf, arg);
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(t, '=');
@@ -349,7 +338,7 @@ int sc__set_ws_deflate(struct scenario *sc, const char *arg, int line,
 			if (strcmp(t, names[k]) == 0)
 				break;
 		if (k == 6)
-			return sc__say(err, errlen, "ws-deflate '%s': expected yes, no, or a comma "
+			return wc_say(err, errlen, "ws-deflate '%s': expected yes, no, or a comma "
 				       "list of server_no_context_takeover[=B], "
 				       "client_no_context_takeover[=B], server_max_window_bits=N|B, "
 				       "client_max_window_bits=N|B, threshold=N (B: true or false)",
@@ -360,20 +349,20 @@ int sc__set_ws_deflate(struct scenario *sc, const char *arg, int line,
 			v[k] = eq[1] == 't' ? 1 : -1;
 		} else if (k <= 2) {
 			if (eq)
-				return sc__say(err, errlen,
+				return wc_say(err, errlen,
 					       "ws-deflate: %s '%s': expected no value, true or false",
 					       t, eq + 1);
 			v[k] = 1;
 		} else if (!eq) {
-			return sc__say(err, errlen, "ws-deflate: %s needs =N, =true or =false", t);
+			return wc_say(err, errlen, "ws-deflate: %s needs =N, =true or =false", t);
 		} else if (k == 5) {
 			if (sc__parse_int(eq + 1, 0, 1 << 30, &n) < 0)
-				return sc__say(err, errlen, "ws-deflate: threshold '%s': expected a byte count",
+				return wc_say(err, errlen, "ws-deflate: threshold '%s': expected a byte count",
 					       eq + 1);
 			v[k] = n;
 		} else {
 			if (sc__parse_int(eq + 1, 8, 15, &n) < 0)
-				return sc__say(err, errlen,
+				return wc_say(err, errlen,
 					       "ws-deflate: %s '%s': expected 8 to 15, true or false",
 					       t, eq + 1);
 			v[k] = n;

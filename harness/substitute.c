@@ -22,17 +22,17 @@ static int value_of(const char *name, size_t len, const struct sc_exec_address *
 
 	if (IS("dir")) {
 		if (!a->dir)
-			return sc__say(err, errlen, "{dir}: the harness's current directory is unknown (getcwd failed)");
+			return wc_say(err, errlen, "{dir}: the harness's current directory is unknown (getcwd failed)");
 		if ((size_t)snprintf(val, vallen, "%s", a->dir) >= vallen)
-			return sc__say(err, errlen, "{dir}: the folder '%s' is longer than %zu bytes", a->dir, vallen - 1);
+			return wc_say(err, errlen, "{dir}: the folder '%s' is longer than %zu bytes", a->dir, vallen - 1);
 		return 0;
 	}
 	if (a->program && (IS("host") || IS("port") || IS("addr") || IS("unix") || IS("url")))
-		return sc__say(err, errlen, "{%.*s} in PROGRAM: only {dir} is replaced there "
+		return wc_say(err, errlen, "{%.*s} in PROGRAM: only {dir} is replaced there "
 			       "(the address goes in the arguments)", (int)len, name);
 	if (IS("host") || IS("port") || IS("addr")) {
 		if (!tcp)
-			return sc__say(err, errlen, "{%.*s} is for transport tcp, and this run is unix: "
+			return wc_say(err, errlen, "{%.*s} is for transport tcp, and this run is unix: "
 				       "use {unix} (the socket's path)", (int)len, name);
 		if (IS("host"))
 			snprintf(val, vallen, "127.0.0.1");
@@ -44,7 +44,7 @@ static int value_of(const char *name, size_t len, const struct sc_exec_address *
 	}
 	if (IS("unix")) {
 		if (tcp)
-			return sc__say(err, errlen, "{unix} is for transport unix, and this run is tcp: "
+			return wc_say(err, errlen, "{unix} is for transport unix, and this run is tcp: "
 				       "use {host} and {port}");
 		snprintf(val, vallen, "%s", a->path ? a->path : "");
 		return 0;
@@ -57,7 +57,7 @@ static int value_of(const char *name, size_t len, const struct sc_exec_address *
 		return 0;
 	}
 #undef IS
-	return sc__say(err, errlen, "unknown substitution '{%.*s}' (" NAMES ")", (int)len, name);
+	return wc_say(err, errlen, "unknown substitution '{%.*s}' (" NAMES ")", (int)len, name);
 }
 
 int sc_exec_expand(const char *arg, const struct sc_exec_address *a,
@@ -74,12 +74,12 @@ int sc_exec_expand(const char *arg, const struct sc_exec_address *a,
 			val[0] = *s++;
 			val[1] = '\0';
 		} else if (*s == '}') {
-			return sc__say(err, errlen, "a '}' without its '{' in '%s' (}} for a brace)", arg);
+			return wc_say(err, errlen, "a '}' without its '{' in '%s' (}} for a brace)", arg);
 		} else if (*s != '{') {
 			val[0] = *s;
 			val[1] = '\0';
 		} else if (!(close = strchr(s, '}'))) {
-			return sc__say(err, errlen, "an unclosed '{' in '%s' ({{ for a brace)", arg);
+			return wc_say(err, errlen, "an unclosed '{' in '%s' ({{ for a brace)", arg);
 		} else {
 			if (value_of(s + 1, (size_t)(close - s - 1), a, val, sizeof(val), err, errlen) < 0)
 				return -1;
@@ -87,7 +87,7 @@ int sc_exec_expand(const char *arg, const struct sc_exec_address *a,
 		}
 		vlen = strlen(val);
 		if (out && o + vlen >= outlen)
-			return sc__say(err, errlen, "'%s' is longer than %zu bytes once substituted", arg, outlen - 1);
+			return wc_say(err, errlen, "'%s' is longer than %zu bytes once substituted", arg, outlen - 1);
 		if (out)
 			memcpy(out + o, val, vlen);
 		o += vlen;

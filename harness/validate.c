@@ -19,7 +19,7 @@ static int check_conn(const struct scenario *sc, int conn, int line,
 		      char *err, size_t errlen)
 {
 	if (conn >= sc->connections)
-		return sc__say(err, errlen, "%s:%d: conn=%d, but the scenario has %d connection%s (indexes from 0)",
+		return wc_say(err, errlen, "%s:%d: conn=%d, but the scenario has %d connection%s (indexes from 0)",
 			   sc->path ? sc->path : "scenario", line, conn,
 			   sc->connections, sc->connections == 1 ? "" : "s");
 	return 0;
@@ -38,7 +38,7 @@ static int check_block(const struct scenario *sc, const struct sc_block *b,
 		/* WebSocket operations need WebSocket connections. */
 		if ((k == SC_OP_WS_SEND || k == SC_OP_WS_CLOSE ||
 		     k == SC_OP_WS_PING || k == SC_OP_WS_BUFFERED) && !sc->websocket)
-			return sc__say(err, errlen, "%s:%d: '%s' needs 'websocket yes'",
+			return wc_say(err, errlen, "%s:%d: '%s' needs 'websocket yes'",
 				       sc->path ? sc->path : "scenario",
 				       b->ops[i].line, sc_op_name(k));
 	}
@@ -94,22 +94,22 @@ static int check_peer_exec(const struct scenario *sc, char *err, size_t errlen)
 
 	/* PROGRAM as the run expands it (peer_exec.c): {dir} only. */
 	if (sc_exec_expand(x->argv[0], &a, out, sizeof(out), msg, sizeof(msg)) < 0)
-		return sc__say(err, errlen, "%s:%d: peer exec: %s", where, x->line, msg);
+		return wc_say(err, errlen, "%s:%d: peer exec: %s", where, x->line, msg);
 	if (!find_program(out))
-		return sc__say(err, errlen, "%s:%d: peer exec: no program '%s' (%s)", where, x->line,
+		return wc_say(err, errlen, "%s:%d: peer exec: no program '%s' (%s)", where, x->line,
 			       out, strchr(out, '/') ? "not an executable file" : "not found in PATH");
 	a.program = 0;
 	for (int i = 1; i < x->argc; i++)
 		if (sc_exec_expand(x->argv[i], &a, out, sizeof(out), msg, sizeof(msg)) < 0)
-			return sc__say(err, errlen, "%s:%d: peer exec: %s", where, x->line, msg);
+			return wc_say(err, errlen, "%s:%d: peer exec: %s", where, x->line, msg);
 	if (sc->npeer > 0)
-		return sc__say(err, errlen, "%s:%d: 'peer %s' does not go with 'peer exec' (line %d): the program is the peer",
+		return wc_say(err, errlen, "%s:%d: 'peer %s' does not go with 'peer exec' (line %d): the program is the peer",
 			       where, sc->peer[0].line,
 			       sc->peer[0].kind == SC_PEER_READ ? "read" :
 			       sc->peer[0].kind == SC_PEER_SEND ? "send" :
 			       sc->peer[0].kind == SC_PEER_SHUTDOWN ? "shutdown" : "reset", x->line);
 	if (sc->peer_rcvbuf > 0 || sc->peer_on_eof != SC_EOF_CLOSE)
-		return sc__say(err, errlen, "%s:%d: 'peer rcvbuf' and 'peer on-eof' do not go with 'peer exec': the program is the peer",
+		return wc_say(err, errlen, "%s:%d: 'peer rcvbuf' and 'peer on-eof' do not go with 'peer exec': the program is the peer",
 			       where, x->line);
 	return 0;
 }
@@ -125,10 +125,10 @@ static int check_rule_count(const struct scenario *sc, char *err, size_t errlen)
 		return 0;
 	f = &sc->faults[FI_MAX_RULES];
 	if (f->line == 0)
-		return sc__say(err, errlen, "%s: %zu fault rules with the command line's: the gate arms at most %d "
+		return wc_say(err, errlen, "%s: %zu fault rules with the command line's: the gate arms at most %d "
 			       "(each clamp-send, refuse-write, SIG@SYSCALL:K signal and fault makes one)",
 			       where, sc->nfaults, FI_MAX_RULES);
-	return sc__say(err, errlen, "%s:%d: fault rule %d: the gate arms at most %d "
+	return wc_say(err, errlen, "%s:%d: fault rule %d: the gate arms at most %d "
 		       "(each clamp-send, refuse-write, SIG@SYSCALL:K signal and fault makes one)",
 		       where, f->line, FI_MAX_RULES + 1, FI_MAX_RULES);
 }
@@ -152,11 +152,11 @@ int sc_validate(const struct scenario *sc, char *err, size_t errlen)
 		if (a->conn >= 0 && check_conn(sc, a->conn, a->line, err, errlen) < 0)
 			return -1;
 		if (a->at.kind == SC_AT_CHECKPOINT && a->at.task > count_checkpoints(sc))
-			return sc__say(err, errlen, "%s:%d: 'at checkpoint %d', but the scenario has %d checkpoint%s",
+			return wc_say(err, errlen, "%s:%d: 'at checkpoint %d', but the scenario has %d checkpoint%s",
 				   where, a->line, a->at.task, count_checkpoints(sc),
 				   count_checkpoints(sc) == 1 ? "" : "s");
 		if (a->at.kind == SC_AT_TASK && (size_t)a->at.task > sc->ntasks)
-			return sc__say(err, errlen, "%s:%d: 'at task %d', but the scenario has %zu task%s",
+			return wc_say(err, errlen, "%s:%d: 'at task %d', but the scenario has %zu task%s",
 				   where, a->line, a->at.task, sc->ntasks, sc->ntasks == 1 ? "" : "s");
 	}
 	for (size_t i = 0; i < sc->ndeclared; i++)
@@ -169,18 +169,18 @@ int sc_validate(const struct scenario *sc, char *err, size_t errlen)
 			continue;
 		/* Line 0: the signal came from the command line. */
 		if (ts->line == 0)
-			return sc__say(err, errlen, "%s: --signal: a signal at task %d, but the scenario has %zu task%s",
+			return wc_say(err, errlen, "%s: --signal: a signal at task %d, but the scenario has %zu task%s",
 				   where, ts->task, sc->ntasks, sc->ntasks == 1 ? "" : "s");
-		return sc__say(err, errlen, "%s:%d: a signal at task %d, but the scenario has %zu task%s",
+		return wc_say(err, errlen, "%s:%d: a signal at task %d, but the scenario has %zu task%s",
 			   where, ts->line, ts->task, sc->ntasks, sc->ntasks == 1 ? "" : "s");
 	}
 	if (sc->peer_exec && check_peer_exec(sc, err, errlen) < 0)
 		return -1;
 	if (sc->ws_deflate[0] && !sc->websocket)
-		return sc__say(err, errlen, "%s:%d: 'ws-deflate' needs 'websocket yes'",
+		return wc_say(err, errlen, "%s:%d: 'ws-deflate' needs 'websocket yes'",
 			   where, sc->ws_deflate_line);
 	if (sc->http && sc->role != SC_ROLE_SERVER)
-		return sc__say(err, errlen, "%s:%d: 'http yes' needs 'role server' (the peer is the HTTP client)",
+		return wc_say(err, errlen, "%s:%d: 'http yes' needs 'role server' (the peer is the HTTP client)",
 			   where, sc->http_line);
 	return 0;
 }

@@ -3,22 +3,11 @@
  */
 #include "event_line.h"
 
+#include "say.h"
+
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-static int problem_is(char *problem, size_t plen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int problem_is(char *problem, size_t plen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(problem, plen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* A decimal number of at most max, digits only; advances *s past it.
  * Returns 0, or -1 when there is none or it is too large. */
@@ -65,13 +54,13 @@ static int parse_ev(const char *line, const struct el_context *cx,
 	const char *p = line + 3;
 
 	if (parse_num(&p, UINT64_MAX, &l->task) < 0 || *p++ != ' ')
-		return problem_is(problem, plen, "TASK is not a number (ev TASK CONN TEXT)");
+		return wc_say(problem, plen, "TASK is not a number (ev TASK CONN TEXT)");
 	if (parse_num(&p, (uint64_t)cx->nconns - 1, &l->conn) < 0 ||
 	    (*p != ' ' && *p != '\0'))
-		return problem_is(problem, plen, "CONN is not a connection of the scenario "
+		return wc_say(problem, plen, "CONN is not a connection of the scenario "
 				  "(0 to %d; ev TASK CONN TEXT)", cx->nconns - 1);
 	if (*p == '\0' || *++p == '\0')
-		return problem_is(problem, plen, "an event without a TEXT (ev TASK CONN TEXT)");
+		return wc_say(problem, plen, "an event without a TEXT (ev TASK CONN TEXT)");
 	l->text = p;
 	return 0;
 }
@@ -86,16 +75,16 @@ static int parse_sync(const char *line, const struct el_context *cx,
 	int n = cx->nconns, i;
 
 	if (!is_point(point, len) || len >= sizeof(l->point))
-		return problem_is(problem, plen, "POINT is not start, done, task:N or "
+		return wc_say(problem, plen, "POINT is not start, done, task:N or "
 				  "checkpoint:N (sync POINT W0 W1 ...)");
 	for (i = 0; *p == ' ' && i < n; i++) {
 		p++;
 		if (parse_num(&p, UINT64_MAX, &cx->written[i]) < 0 ||
 		    (*p != ' ' && *p != '\0'))
-			return problem_is(problem, plen, "W%d is not a byte count", i);
+			return wc_say(problem, plen, "W%d is not a byte count", i);
 	}
 	if (i < n || *p != '\0')
-		return problem_is(problem, plen, "%s byte counts: the scenario has %d "
+		return wc_say(problem, plen, "%s byte counts: the scenario has %d "
 				  "connection%s (sync POINT W0 W1 ...)",
 				  i < n ? "too few" : "too many", n, n == 1 ? "" : "s");
 	memcpy(l->point, point, len);
@@ -113,7 +102,7 @@ static int parse_kill(const char *line, struct el_line *l, char *problem,
 	if (parse_num(&p, INT_MAX, &l->sig) < 0 ||
 	    (*p == ' ' && (++p, parse_num(&p, INT_MAX, &l->pid) < 0 || l->pid == 0)) ||
 	    *p != '\0')
-		return problem_is(problem, plen, "expected kill SIG [PID], numbers");
+		return wc_say(problem, plen, "expected kill SIG [PID], numbers");
 	return 0;
 }
 
@@ -126,7 +115,7 @@ static int parse_listening(const char *line, const struct el_context *cx,
 
 	if (parse_num(&p, 65535, &port) < 0 || *p != '\0' ||
 	    (port == 0) != (cx->unix_transport != 0))
-		return problem_is(problem, plen, "PORT is not %s (listening PORT)",
+		return wc_say(problem, plen, "PORT is not %s (listening PORT)",
 				  cx->unix_transport ? "0 (the transport is unix)"
 						     : "a TCP port, 1 to 65535");
 	l->port = (int)port;
@@ -145,11 +134,11 @@ static int parse_stats(const char *line, struct el_line *l, char *problem,
 
 		if (strncmp(p, keys[i], k) != 0 ||
 		    (p += k, parse_num(&p, INT64_MAX, &l->stats[i]) < 0))
-			return problem_is(problem, plen, "expected stats bytes_moved=N "
+			return wc_say(problem, plen, "expected stats bytes_moved=N "
 					  "allocations=M bytes_copied=C");
 	}
 	if (*p != '\0')
-		return problem_is(problem, plen, "expected stats bytes_moved=N "
+		return wc_say(problem, plen, "expected stats bytes_moved=N "
 				  "allocations=M bytes_copied=C, and nothing after");
 	return 0;
 }
@@ -162,7 +151,7 @@ int el_parse(const char *line, size_t len, const struct el_context *cx,
 	memset(out, 0, sizeof(*out));
 	out->kind = EL_BROKEN;
 	if (nul)
-		return problem_is(problem, plen, "a NUL byte (byte %zu of the line)",
+		return wc_say(problem, plen, "a NUL byte (byte %zu of the line)",
 				  (size_t)(nul - line) + 1);
 	if (strncmp(line, "ev ", 3) == 0) {
 		out->kind = EL_EV;
@@ -193,6 +182,6 @@ int el_parse(const char *line, size_t len, const struct el_context *cx,
 		out->kind = EL_NOTE;
 		return 0;
 	}
-	return problem_is(problem, plen, "not a line of the protocol (ev, sync, kill, "
+	return wc_say(problem, plen, "not a line of the protocol (ev, sync, kill, "
 			  "listening, stats, fatal or note)");
 }

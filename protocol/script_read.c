@@ -5,7 +5,8 @@
  */
 #include "script_read.h"
 
-#include <stdarg.h>
+#include "say.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,18 +24,6 @@ const char *const sr_ev_names[SR_EV_KIND_COUNT] = {
 	"data", "eof", "drain", "finish", "close", "write-cb", "end-cb",
 	"request", "writable",
 };
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 void sr_init(struct sr_script *s)
 {
@@ -64,7 +53,7 @@ static int parse_op_line(struct sr_script *s, char *line, struct sr_block *b,
 		if (tok && strcmp(tok, sr_op_names[k]) == 0)
 			break;
 	if (k == SR_OP_KIND_COUNT)
-		return fail(err, errlen, "unknown op '%s'", tok ? tok : "");
+		return wc_say(err, errlen, "unknown op '%s'", tok ? tok : "");
 	op.kind = (enum sr_op_kind)k;
 	while ((tok = strtok_r(NULL, " ", &save))) {
 		char *eq = strchr(tok, '=');
@@ -72,7 +61,7 @@ static int parse_op_line(struct sr_script *s, char *line, struct sr_block *b,
 
 		if (!eq) {
 			free(op.data);
-			return fail(err, errlen, "bad op field '%s'", tok);
+			return wc_say(err, errlen, "bad op field '%s'", tok);
 		}
 		*eq++ = '\0';
 		if (strcmp(tok, "hex") == 0) {
@@ -81,13 +70,13 @@ static int parse_op_line(struct sr_script *s, char *line, struct sr_block *b,
 			free(op.data);
 			op.data = malloc(n ? n : 1);
 			if (!op.data)
-				return fail(err, errlen, "out of memory");
+				return wc_say(err, errlen, "out of memory");
 			for (size_t i = 0; i < n; i++) {
 				int hi = hexval(eq[2 * i]), lo = hexval(eq[2 * i + 1]);
 
 				if (hi < 0 || lo < 0) {
 					free(op.data);
-					return fail(err, errlen, "bad hex in op");
+					return wc_say(err, errlen, "bad hex in op");
 				}
 				op.data[i] = (unsigned char)(hi * 16 + lo);
 			}
@@ -110,12 +99,12 @@ static int parse_op_line(struct sr_script *s, char *line, struct sr_block *b,
 			;
 		else {
 			free(op.data);
-			return fail(err, errlen, "unknown op field '%s'", tok);
+			return wc_say(err, errlen, "unknown op field '%s'", tok);
 		}
 	}
 	if (op.conn >= s->nconns) {
 		free(op.data);
-		return fail(err, errlen, "op on connection %d of %d", op.conn,
+		return wc_say(err, errlen, "op on connection %d of %d", op.conn,
 			    s->nconns);
 	}
 	if (b->nops == b->cap) {
@@ -124,7 +113,7 @@ static int parse_op_line(struct sr_script *s, char *line, struct sr_block *b,
 		slot = realloc(b->ops, cap * sizeof(*b->ops));
 		if (!slot) {
 			free(op.data);
-			return fail(err, errlen, "out of memory");
+			return wc_say(err, errlen, "out of memory");
 		}
 		b->ops = slot;
 		b->cap = cap;
@@ -156,10 +145,10 @@ static int parse_header_line(struct sr_script *s, char *line, char *err,
 		int rc = rs_variant_apply(&scratch, a, b);
 
 		if (rc < 0)
-			return fail(err, errlen, "variant %s=%s: %s", a, b, strerror(-rc));
+			return wc_say(err, errlen, "variant %s=%s: %s", a, b, strerror(-rc));
 		bigger = realloc(s->variants, (s->nvariants + 1) * sizeof(*bigger));
 		if (!bigger)
-			return fail(err, errlen, "out of memory");
+			return wc_say(err, errlen, "out of memory");
 		s->variants = bigger;
 		memcpy(bigger[s->nvariants].name, a, sizeof(a));
 		memcpy(bigger[s->nvariants].value, b, sizeof(b));
@@ -171,7 +160,7 @@ static int parse_header_line(struct sr_script *s, char *line, char *err,
 			return -1;
 		bigger = realloc(s->faults, (s->nfaults + 1) * sizeof(*bigger));
 		if (!bigger)
-			return fail(err, errlen, "out of memory");
+			return wc_say(err, errlen, "out of memory");
 		s->faults = bigger;
 		s->faults[s->nfaults++] = rule;
 	} else if (sscanf(line, "connections %d", &n) == 1 && n > 0) {
@@ -192,12 +181,12 @@ static int parse_header_line(struct sr_script *s, char *line, char *err,
 
 		if (sscanf(line, "websocket %llu %zu%n", &s->ws_seed, &s->ws_max_message,
 			   &at) != 2)
-			return fail(err, errlen, "bad websocket line '%s'", line);
+			return wc_say(err, errlen, "bad websocket line '%s'", line);
 		if (line[at] != '\0') {
 			if (sscanf(line + at, " deflate %ld %ld %ld %ld %ld", &s->ws_deflate[1],
 				   &s->ws_deflate[2], &s->ws_deflate[3], &s->ws_deflate[4],
 				   &s->ws_deflate[5]) != 5)
-				return fail(err, errlen, "bad websocket line '%s'", line);
+				return wc_say(err, errlen, "bad websocket line '%s'", line);
 			s->ws_deflate[0] = 1;
 		}
 		s->websocket = 1;
@@ -207,11 +196,11 @@ static int parse_header_line(struct sr_script *s, char *line, char *err,
 		int *bigger = realloc(s->sync_list, (s->nsync + 1) * sizeof(int));
 
 		if (!bigger)
-			return fail(err, errlen, "out of memory");
+			return wc_say(err, errlen, "out of memory");
 		s->sync_list = bigger;
 		s->sync_list[s->nsync++] = n;
 	} else {
-		return fail(err, errlen, "unknown script line '%s'", line);
+		return wc_say(err, errlen, "unknown script line '%s'", line);
 	}
 	return 0;
 }
@@ -226,14 +215,14 @@ int sr_feed_line(struct sr_script *s, char *line, char *err, size_t errlen)
 		struct sr_block *b;
 
 		if (!s->open_is_task && !s->open)
-			return fail(err, errlen, "an op outside a block");
+			return wc_say(err, errlen, "an op outside a block");
 		b = s->open_is_task ? &s->tasks[s->ntasks - 1] : s->open;
 		return parse_op_line(s, line, b, err, errlen);
 	} else if (sscanf(line, "task %d", &n) == 1) {
 		struct sr_block *b = new_block(&s->tasks, &s->ntasks);
 
 		if (!b)
-			return fail(err, errlen, "out of memory");
+			return wc_say(err, errlen, "out of memory");
 		b->conn = n;
 		s->open = NULL;
 		s->open_is_task = 1;
@@ -243,15 +232,15 @@ int sr_feed_line(struct sr_script *s, char *line, char *err, size_t errlen)
 		int k;
 
 		if (sscanf(line, "handler %15s %d", ev, &n) != 2)
-			return fail(err, errlen, "bad handler line '%s'", line);
+			return wc_say(err, errlen, "bad handler line '%s'", line);
 		for (k = 0; k < SR_EV_KIND_COUNT; k++)
 			if (strcmp(ev, sr_ev_names[k]) == 0)
 				break;
 		if (k == SR_EV_KIND_COUNT)
-			return fail(err, errlen, "unknown handler event '%s'", ev);
+			return wc_say(err, errlen, "unknown handler event '%s'", ev);
 		b = new_block(&s->handlers, &s->nhandlers);
 		if (!b)
-			return fail(err, errlen, "out of memory");
+			return wc_say(err, errlen, "out of memory");
 		b->event = (enum sr_ev_kind)k;
 		b->conn = n;
 		s->open = b;
@@ -273,11 +262,11 @@ static int check_conns(const struct sr_script *s, const struct sr_block *b,
 {
 	for (size_t i = 0; i < n; i++) {
 		if (b[i].conn < (b == s->tasks ? 0 : -1) || b[i].conn >= s->nconns)
-			return fail(err, errlen, "%s %zu on connection %d of %d", what,
+			return wc_say(err, errlen, "%s %zu on connection %d of %d", what,
 				    i + 1, b[i].conn, s->nconns);
 		for (size_t k = 0; k < b[i].nops; k++)
 			if (b[i].ops[k].conn < -1 || b[i].ops[k].conn >= s->nconns)
-				return fail(err, errlen, "%s %zu: op on connection %d of %d",
+				return wc_say(err, errlen, "%s %zu: op on connection %d of %d",
 					    what, i + 1, b[i].ops[k].conn, s->nconns);
 	}
 	return 0;
@@ -290,10 +279,10 @@ int sr_finish(struct sr_script *s, char *err, size_t errlen)
 		return -1;
 	s->sync_task = calloc(s->ntasks + 1, 1);
 	if (!s->sync_task)
-		return fail(err, errlen, "out of memory");
+		return wc_say(err, errlen, "out of memory");
 	for (size_t i = 0; i < s->nsync; i++) {
 		if ((size_t)s->sync_list[i] > s->ntasks)
-			return fail(err, errlen, "sync at task %d, but the script has %zu tasks",
+			return wc_say(err, errlen, "sync at task %d, but the script has %zu tasks",
 				    s->sync_list[i], s->ntasks);
 		s->sync_task[s->sync_list[i]] = 1;
 	}

@@ -35,6 +35,8 @@
 #include "protocol.h"
 #include "script_read.h"
 #include "script_run.h"
+#include "subject.h"
+#include "subject_bufs.h"
 #include "subject_pipe.h"
 
 #include <errno.h>
@@ -77,17 +79,9 @@ struct conn {
 	uint64_t written;  /* the kernel took (sampled) */
 	int writes;
 	/* The subject's buffer of the last write or write-owned, for
-	 * overwrite: a write's is the connection's to free, a write-owned's
-	 * is on S.owned until the end (libuv may still hold it). */
-	unsigned char *last;
-	size_t last_len;
-	int last_number, last_owned;
-};
-
-/* A buffer handed to uv_write by reference (write-owned). */
-struct owned_buf {
-	struct owned_buf *next;
-	unsigned char *bytes;
+	 * overwrite; a write-owned's stays on S.owned until the end (libuv
+	 * may still hold it). */
+	struct sb_last last;
 };
 
 struct wreq {
@@ -125,7 +119,7 @@ static struct {
 	uv_idle_t idle;
 	struct job *posted, **posted_tail;
 	struct job *micro, **micro_tail;
-	struct owned_buf *owned;  /* every write-owned buffer */
+	struct sb_owned *owned;   /* every write-owned buffer */
 } S;
 
 /* ---- the event pipe (protocol/subject_pipe.c) --------------------------- */
@@ -164,17 +158,6 @@ static void event(int conn, const char *fmt, ...)
 	sp_event(S.loop_task, conn, "%s", text);
 }
 
-
-/* A command to the preloaded gate (faultinject/preload.c): 0 or -1. */
-static int gate_command(const char *text)
-{
-	ssize_t n;
-
-	if (!getenv("WIRECHECK_SHM_FD"))
-		return strcmp(text, "disarm") == 0 ? 0 : -1;
-	n = write(WC_FD_SHM, text, strlen(text));
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
 
 /* ---- tasks ------------------------------------------------------------------ */
 
@@ -271,17 +254,6 @@ static const char *sig_name(int sig, char *buf, size_t len)
 	return buf;
 }
 
-static unsigned char *op_bytes(const struct sr_op *op, struct conn *c)
-{
-	unsigned char *buf = xmalloc(op->len);
-
-	for (size_t i = 0; i < op->len; i++)
-		buf[i] = op->data ? op->data[i]
-			 : op->fill >= 0 ? (unsigned char)op->fill
-			 : wc_pattern(c->seq + i);
-	return buf;
-}
-
 static void close_conn(struct conn *c, int had_error);
 
 static void on_write(uv_write_t *req, int status)
@@ -355,17 +327,6 @@ static int send_bytes(struct conn *c, unsigned char *bytes, size_t len, int numb
 	return 0;
 }
 
-static void keep_last(struct conn *c, unsigned char *bytes, size_t len, int number,
-		      int owned)
-{
-	if (c->last && !c->last_owned)
-		free(c->last);
-	c->last = bytes;
-	c->last_len = len;
-	c->last_number = number;
-	c->last_owned = owned;
-}
-
 static unsigned char *copy_of(const unsigned char *bytes, size_t len)
 {
 	unsigned char *copy = xmalloc(len);
@@ -402,11 +363,11 @@ static void op_write(const struct sr_op *op, struct conn *c)
 	}
 	/* The subject's buffer stays its own (overwrite changes it): libuv,
 	 * which holds what it is given until the callback, gets a copy. */
-	user = op_bytes(op, c);
+	user = sb_op_bytes(op, c->seq);
 	rc = c->ended ? UV_EPIPE
 		      : send_bytes(c, copy_of(user, op->len), op->len, number, op->cb,
 				   !op->cb, 0);
-	keep_last(c, user, op->len, number, 0);
+	sb_keep(&c->last, user, op->len, number);
 	c->seq += op->len;
 	if (rc < 0) {
 		event(c->index, "write#%d %zu -> %s", number, op->len, uv_err_name(rc));
@@ -425,20 +386,16 @@ static void op_write(const struct sr_op *op, struct conn *c)
 static void op_write_owned(const struct sr_op *op, struct conn *c)
 {
 	int number = ++c->writes;
-	struct owned_buf *ob;
+	unsigned char *bytes;
 	int rc;
 
 	if (c->closed || !c->open) {
 		event(c->index, "write#%d %zu owned -> EBADF (closed)", number, op->len);
 		return;
 	}
-	ob = xmalloc(sizeof(*ob));
-	ob->bytes = op_bytes(op, c);
-	ob->next = S.owned;
-	S.owned = ob;
-	keep_last(c, ob->bytes, op->len, number, 1);
+	bytes = sb_keep_owned(&c->last, &S.owned, op, c->seq, number);
 	c->seq += op->len;
-	rc = c->ended ? UV_EPIPE : send_bytes(c, ob->bytes, op->len, number, 1, 0, 1);
+	rc = c->ended ? UV_EPIPE : send_bytes(c, bytes, op->len, number, 1, 0, 1);
 	if (rc < 0) {
 		event(c->index, "write#%d %zu owned -> %s", number, op->len, uv_err_name(rc));
 		write_failed(c, rc);
@@ -452,12 +409,10 @@ static void op_write_owned(const struct sr_op *op, struct conn *c)
 
 static void op_overwrite(const struct sr_op *op, struct conn *c)
 {
-	if (!c->last) {
-		event(c->index, "overwrite (no write)");
-		return;
-	}
-	memset(c->last, op->fill, c->last_len);
-	event(c->index, "overwrite write#%d %zu", c->last_number, c->last_len);
+	char text[64];
+
+	sb_overwrite(&c->last, op->fill, text, sizeof(text));
+	event(c->index, "%s", text);
 }
 
 static void on_shutdown(uv_shutdown_t *req, int status)
@@ -514,7 +469,7 @@ static void op_end(const struct sr_op *op, struct conn *c)
 		return;
 	}
 	if (op->len > 0)
-		rc = send_bytes(c, op_bytes(op, c), op->len, 0, 0, 1, 0);
+		rc = send_bytes(c, sb_op_bytes(op, c->seq), op->len, 0, 0, 1, 0);
 	c->seq += op->len;
 	c->end_cb = op->cb;
 	if (rc == 0)
@@ -627,7 +582,7 @@ static void run_op(const struct sr_op *op, int conn_index)
 	case SR_OP_END: op_end(op, c); return;
 	case SR_OP_SIGNAL: op_signal(op, ci); return;
 	case SR_OP_DISARM:
-		(void)gate_command("disarm");
+		(void)uvs_gate_command("disarm");
 		event(ci, "disarm");
 		return;
 	case SR_OP_IGNORE: op_ignore(op, ci); return;
@@ -862,106 +817,13 @@ static void read_script(void)
 			 S.sc.variants[i].name, S.sc.variants[i].value);
 }
 
-/* The first op or handler event of the blocks that this subject does not
- * perform, or NULL: cork and uncork (libuv has none), and the HTTP and
- * WebSocket ops and events, which belong to the reference stack's layers. */
-static const char *unsupported_in(const struct sr_block *b, size_t n, int *is_cork)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (b != S.sc.tasks && b[i].event > SR_EV_END_CB)
-			return sr_ev_names[b[i].event];
-		for (size_t k = 0; k < b[i].nops; k++) {
-			enum sr_op_kind kind = b[i].ops[k].kind;
-
-			*is_cork = kind == SR_OP_CORK || kind == SR_OP_UNCORK;
-			if (*is_cork || kind >= SR_OP_RES_WRITE)
-				return sr_op_names[kind];
-		}
-	}
-	return NULL;
-}
-
-/* An operation libuv has no equivalent for: the run stops before it
- * connects, and says why (docs/subjects.md, "Unsupported operations"). */
-static void refuse_unsupported(void)
-{
-	const char *what;
-	int cork = 0;
-
-	if (S.sc.websocket)
-		sp_fatal("unsupported websocket: WebSocket framing (websocket yes) is a layer "
-		      "of the reference stack (its own code above the socket); the libuv "
-		      "subject drives libuv streams only");
-	if (S.sc.http)
-		sp_fatal("unsupported http: HTTP/1.1 serving (http yes) is a layer of the "
-		      "reference stack (its own code above the socket); the libuv subject "
-		      "drives libuv streams only");
-	what = unsupported_in(S.sc.tasks, S.sc.ntasks, &cork);
-	if (!what)
-		what = unsupported_in(S.sc.handlers, S.sc.nhandlers, &cork);
-	if (what && cork)
-		sp_fatal("unsupported %s: libuv streams have no cork (uv_write sends at "
-		      "once; TCP_CORK is not node's user-space cork)", what);
-	if (what)
-		sp_fatal("unsupported %s: an operation this subject does not perform yet "
-		      "(docs/subjects.md)", what);
-}
-
-/* A script whose every fault is on a call libuv never makes (it reads with
- * read(2) and writes with write(2)/writev(2)) would run fault-free and wait
- * for an error that cannot come: declared unsupported, with the reason. */
-static void refuse_unreached_faults(void)
-{
-	const unsigned unreached = FI_MASK(FI_SEND) | FI_MASK(FI_SENDTO) |
-				   FI_MASK(FI_SENDMSG) | FI_MASK(FI_RECV);
-	char targets[128] = "";
-	size_t off = 0;
-
-	for (size_t i = 0; i < S.sc.nfaults; i++) {
-		if (S.sc.faults[i].sys_mask & ~unreached)
-			return;
-		off += (size_t)snprintf(targets + off, sizeof(targets) - off, "%s%.*s",
-					i ? "," : "", (int)sizeof(S.sc.faults[i].target),
-					S.sc.faults[i].target);
-		if (off >= sizeof(targets))
-			off = sizeof(targets) - 1;
-	}
-	if (S.sc.nfaults > 0)
-		sp_fatal("unsupported fault %s: libuv never calls send(2), sendto(2), "
-		      "sendmsg(2) or recv(2) (it reads with read(2), writes with "
-		      "write(2)/writev(2)), so the scenario would run without its faults",
-		      targets);
-}
-
 static void free_script(void)
 {
 	for (int i = 0; S.conns && i < S.sc.nconns; i++)
-		if (!S.conns[i].last_owned)
-			free(S.conns[i].last);
-	while (S.owned) {
-		struct owned_buf *ob = S.owned;
-
-		S.owned = ob->next;
-		free(ob->bytes);
-		free(ob);
-	}
+		sb_last_free(&S.conns[i].last);
+	sb_owned_free(&S.owned);
 	free(S.conns);
 	sr_free(&S.sc);
-}
-
-/* Arms the script's faults in the preloaded gate, each in its canonical
- * spec (faultinject/fi.h, fi_rule_format). */
-static void arm_faults(void)
-{
-	for (size_t i = 0; i < S.sc.nfaults; i++) {
-		char spec[256], cmd[300];
-
-		(void)fi_rule_format(&S.sc.faults[i], spec, sizeof(spec));
-		snprintf(cmd, sizeof(cmd), "arm %s", spec);
-		if (gate_command(cmd) < 0)
-			sp_fatal("cannot arm '%s' (is the gate preloaded? "
-			      "wirecheck run --subject libuv sets it)", spec);
-	}
 }
 
 int main(void)
@@ -977,9 +839,9 @@ int main(void)
 	if (sigemptyset(&ign.sa_mask) < 0 || sigaction(SIGPIPE, &ign, NULL) < 0)
 		sp_fatal("sigaction SIGPIPE: %s", strerror(errno));
 	read_script();
-	refuse_unsupported();
-	refuse_unreached_faults();
-	arm_faults();
+	uvs_refuse_unsupported(&S.sc);
+	uvs_refuse_unreached_faults(&S.sc);
+	uvs_arm_faults(&S.sc);
 	S.posted_tail = &S.posted;
 	S.micro_tail = &S.micro;
 	S.loop = uv_default_loop();

@@ -13,6 +13,7 @@
 #include "protocol.h"
 #include "script_run.h"
 #include "subject.h"
+#include "subject_bufs.h"
 #include "subject_pipe.h"
 
 #include <errno.h>
@@ -28,12 +29,6 @@ extern char **environ;
 
 
 
-/* A buffer handed to rs_socket_write_owned: freed after the loop, so that
- * an overwrite after its release writes to memory still allocated. */
-struct owned_buf {
-	struct owned_buf *next;
-	unsigned char *bytes;
-};
 
 
 
@@ -52,27 +47,9 @@ static struct {
 	rs_loop *loop;
 	rs_listener *listener;
 	int http;                 /* serve HTTP on accepted connections */
-	struct owned_buf *owned;  /* every write-owned buffer */
+	struct sb_owned *owned;   /* every write-owned buffer */
 	int deferred;             /* the running script task awaits a drain */
 } S;
-
-int subj_nconns(void)
-{
-	return S.nconns;
-}
-
-/* ---- the event pipe (subject_pipe.c) --------------------------------- */
-
-void subj_event(int conn, const char *fmt, ...)
-{
-	char text[768];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	sp_event(rs_loop_task(S.loop), conn, "%s", text);
-}
 
 /* The bytes the kernel took on conn, kept once its socket is gone. */
 static uint64_t host_written(int conn)
@@ -86,94 +63,6 @@ static uint64_t host_written(int conn)
 
 /* ---- operations --------------------------------------------------------- */
 
-const char *subj_errname(int e)
-{
-	const char *n = fi_errno_name(e < 0 ? -e : e);
-	static char buf[16];
-
-	if (n)
-		return n;
-	snprintf(buf, sizeof(buf), "E%d", e < 0 ? -e : e);
-	return buf;
-}
-
-void subj_on_write_done(rs_socket *s, int status, void *arg)
-{
-	struct cb_ctx *ctx = arg;
-	int conn = ctx->conn, number = ctx->number, ctx_http = ctx->http;
-
-	(void)s;
-	free(ctx);
-	if (number)
-		subj_event(conn, "%swrite#%d cb %s", ctx_http ? "res-" : "", number,
-		      status == 0 ? "ok" : subj_errname(status));
-	else
-		subj_event(conn, "%send cb %s", ctx_http ? "res-" : "",
-		      status == 0 ? "ok" : subj_errname(status));
-	sr_run_handlers(number ? SR_EV_WRITE_CB : SR_EV_END_CB, conn);
-}
-
-unsigned char *subj_op_bytes_at(const struct sr_op *op, uint64_t at)
-{
-	unsigned char *buf;
-
-	if (op->data || op->len == 0)
-		return op->data;
-	buf = malloc(op->len);
-	if (!buf)
-		sp_fatal("out of memory for a write of %zu bytes", op->len);
-	for (size_t i = 0; i < op->len; i++)
-		buf[i] = op->fill >= 0 ? (unsigned char)op->fill : wc_pattern(at + i);
-	return buf;
-}
-
-unsigned char *subj_op_bytes(const struct sr_op *op, struct conn *c)
-{
-	return subj_op_bytes_at(op, c->seq);
-}
-
-struct cb_ctx *subj_op_ctx(const struct sr_op *op, struct conn *c, int number)
-{
-	struct cb_ctx *ctx;
-
-	if (!op->cb)
-		return NULL;
-	ctx = malloc(sizeof(*ctx));
-	if (!ctx)
-		sp_fatal("out of memory");
-	ctx->conn = c->index;
-	ctx->number = number;
-	ctx->http = 0;
-	return ctx;
-}
-
-/* The bytes of a write as a buffer of the subject's own (a copy of a
- * literal), kept as the connection's last for overwrite. */
-static unsigned char *op_own_bytes(const struct sr_op *op, struct conn *c)
-{
-	unsigned char *buf;
-
-	if (!op->data && op->len > 0)
-		return subj_op_bytes(op, c);
-	buf = malloc(op->len ? op->len : 1);
-	if (!buf)
-		sp_fatal("out of memory for a write of %zu bytes", op->len);
-	if (op->len > 0)
-		memcpy(buf, op->data, op->len);
-	return buf;
-}
-
-static void keep_last(struct conn *c, unsigned char *bytes, size_t len,
-		      int number, int owned)
-{
-	if (c->last && !c->last_owned)
-		free(c->last);
-	c->last = bytes;
-	c->last_len = len;
-	c->last_number = number;
-	c->last_owned = owned;
-}
-
 static void op_write(const struct sr_op *op, struct conn *c)
 {
 	int number = ++c->writes;
@@ -185,11 +74,12 @@ static void op_write(const struct sr_op *op, struct conn *c)
 		subj_event(c->index, "write#%d %zu -> EBADF (closed)", number, op->len);
 		return;
 	}
-	bytes = op_own_bytes(op, c);
+	/* The subject's own buffer (a literal copied), kept for overwrite. */
+	bytes = sb_op_bytes(op, c->seq);
 	ctx = subj_op_ctx(op, c, number);
 	c->seq += op->len;
 	rc = rs_socket_write(c->sock, bytes, op->len, ctx ? subj_on_write_done : NULL, ctx);
-	keep_last(c, bytes, op->len, number, 0);
+	sb_keep(&c->last, bytes, op->len, number);
 	if (rc < 0)
 		subj_event(c->index, "write#%d %zu -> %s", number, op->len, subj_errname(rc));
 	else
@@ -213,7 +103,7 @@ static void on_release(rs_socket *s, int status, void *arg)
 static void op_write_owned(const struct sr_op *op, struct conn *c)
 {
 	int number = ++c->writes;
-	struct owned_buf *ob;
+	unsigned char *bytes;
 	struct cb_ctx *ctx;
 	int rc;
 
@@ -221,17 +111,13 @@ static void op_write_owned(const struct sr_op *op, struct conn *c)
 		subj_event(c->index, "write#%d %zu owned -> EBADF (closed)", number, op->len);
 		return;
 	}
-	ob = malloc(sizeof(*ob));
 	ctx = malloc(sizeof(*ctx));
-	if (!ob || !ctx)
+	if (!ctx)
 		sp_fatal("out of memory");
-	ob->bytes = op_own_bytes(op, c);
-	ob->next = S.owned;
-	S.owned = ob;
 	*ctx = (struct cb_ctx){ .conn = c->index, .number = number };
+	bytes = sb_keep_owned(&c->last, &S.owned, op, c->seq, number);
 	c->seq += op->len;
-	keep_last(c, ob->bytes, op->len, number, 1);
-	rc = rs_socket_write_owned(c->sock, ob->bytes, op->len, on_release, ctx);
+	rc = rs_socket_write_owned(c->sock, bytes, op->len, on_release, ctx);
 	if (rc < 0)
 		subj_event(c->index, "write#%d %zu owned -> %s", number, op->len, subj_errname(rc));
 	else
@@ -241,12 +127,10 @@ static void op_write_owned(const struct sr_op *op, struct conn *c)
 /* overwrite fill=C: every byte of the last write's buffer becomes C. */
 static void op_overwrite(const struct sr_op *op, struct conn *c)
 {
-	if (!c->last) {
-		subj_event(c->index, "overwrite (no write)");
-		return;
-	}
-	memset(c->last, op->fill, c->last_len);
-	subj_event(c->index, "overwrite write#%d %zu", c->last_number, c->last_len);
+	char text[64];
+
+	sb_overwrite(&c->last, op->fill, text, sizeof(text));
+	subj_event(c->index, "%s", text);
 }
 
 static void op_end(const struct sr_op *op, struct conn *c)
@@ -651,15 +535,8 @@ static void free_script(void)
 {
 	sr_free(&S.script);
 	for (int i = 0; S.conns && i < S.nconns; i++)
-		if (!S.conns[i].last_owned)
-			free(S.conns[i].last);
-	while (S.owned) {
-		struct owned_buf *ob = S.owned;
-
-		S.owned = ob->next;
-		free(ob->bytes);
-		free(ob);
-	}
+		sb_last_free(&S.conns[i].last);
+	sb_owned_free(&S.owned);
 	free(S.conns);
 }
 
@@ -675,6 +552,7 @@ int main(void)
 	if (rc < 0)
 		sp_fatal("loop: %s", strerror(-rc));
 	rs_loop_set_hook(S.loop, task_hook, NULL);
+	subj_report_start(S.loop, S.nconns);
 	open_connections();
 	rc = rs_loop_run(S.loop);
 	if (rc < 0)

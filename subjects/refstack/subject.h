@@ -2,8 +2,9 @@
  * subject.h: what the parts of refstack-subject share. subject.c reads the
  * script, runs the tasks and handlers and reports the stream socket's
  * events; subject_http.c serves HTTP responses (`http yes`); subject_ws.c
- * runs WebSocket connections (`websocket SEED MAX`). Internal to the
- * subject: nothing here is a library interface.
+ * runs WebSocket connections (`websocket SEED MAX`); subject_report.c is
+ * what the three report their ops with. Internal to the subject: nothing
+ * here is a library interface.
  */
 #ifndef WIRECHECK_SUBJECT_H
 #define WIRECHECK_SUBJECT_H
@@ -11,6 +12,7 @@
 #include "rs.h"
 #include "script_read.h"
 #include "script_run.h"
+#include "subject_bufs.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -26,12 +28,8 @@ struct conn {
 	int ws_sends;      /* numbers ws-sends for the event log */
 	int ws_opened;     /* its handshake was done (ws-open) */
 	/* The buffer the last write or write-owned handed the stack, for
-	 * overwrite; a write's is the connection's to free, a write-owned's
-	 * is on S.owned until the end. */
-	unsigned char *last;
-	size_t last_len;
-	int last_number;
-	int last_owned;
+	 * overwrite; a write-owned's stays on S.owned until the end. */
+	struct sb_last last;
 	/* http yes: the response in progress, and the last try-write. */
 	rs_http_res *res;
 	uint64_t body_seq; /* body bytes handed to the response calls */
@@ -50,7 +48,12 @@ struct cb_ctx {
 	int http;          /* a response's res-write / res-end */
 };
 
-/* ---- subject.c ----------------------------------------------------------- */
+/* ---- subject_report.c ---------------------------------------------------- */
+
+/* Starts the reports: events are numbered by LOOP's tasks, and the script
+ * opens NCONNS connections. Called once the loop exists, before any event. */
+void subj_report_start(rs_loop *loop, int nconns);
+
 
 /* Reports an event of connection `conn` on the event pipe, numbered by the
  * task that reported it (docs/subject-protocol.md). Never fails: a harness

@@ -430,7 +430,7 @@ def test_fortified_programs_are_seen(wc, tmp_path, preload):
     assert rep["counts"]["injected"] == {"read": 1, "recv": 1}
 
 
-# --- Rules aim at sockets (issue 12, item 1) ----------------------------------
+# --- Rules aim at sockets, unless fd=N or fds=any -----------------------------
 
 def node_or_skip():
     node = shutil.which("node")

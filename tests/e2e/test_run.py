@@ -42,7 +42,7 @@ QUEUE_SCENARIOS = HERE.parents[1] / "scenarios" / "queue"
 TRANSPORTS = ["tcp", "unix"]
 KIB = 1024
 
-# The flags of `wirecheck run` (harness/wirecheck.c, docs/cli.md).
+# The flags of `wirecheck run` (harness/cli_run.c, docs/cli.md).
 RUN_FLAGS = ["--clamp-send", "--refuse-write", "--signal", "--fault", "--variant",
              "--transport", "--timeout", "--repeat", "--valgrind", "--trace", "--subject",
              "--connections", "--strace", "--subject-preload", "--subject-handoff"]
@@ -563,7 +563,7 @@ BAD_FLAGS = [
     (["--repeat", "x"], ["--repeat", "'x'"]),
     # end-large has one task: a signal at task 3 names the flag, not a line.
     (["--signal", "SIGTERM@task:3"], ["--signal", "task 3"]),
-    # Too large: the bound, not "at least 1" (issue 12, item 16).
+    # Too large: the message names the bound, not "at least 1".
     (["--clamp-send", "99999999999999999999"], ["--clamp-send '99999999999999999999': at most 2147483647"]),
     (["--refuse-write", "EPIPE@99999999999"], ["call 99999999999: at most 2147483647"]),
     (["--connections", "5000"], ["--connections '5000': expected 1 to 1024"]),
@@ -614,7 +614,7 @@ def test_two_files(wc):
     assert str(other) in proc.stderr
 
 
-# ---- input that parses but cannot run (issue 12, items 14-16) -------------------------
+# ---- input that parses but cannot run ------------------------------------------------
 
 
 def _fault_lines(n):

@@ -43,9 +43,9 @@ def scenario(tmp_path, text=SCENARIO, name="s.wcs"):
 
 
 def test_what_the_subject_prints_goes_to_stderr(wc, tmp_path):
-    """A subject's print() landed in wirecheck's stdout, the trace: the
-    JSON no longer parsed (the pytest plugin died with JSONDecodeError).
-    Fails on the code before: stdout starts with the subject's text."""
+    """A subject's print() must not land in wirecheck's stdout, the trace:
+    the JSON would not parse (the pytest plugin dies with JSONDecodeError).
+    Where it does land, stdout starts with the subject's text."""
     subj = subject(tmp_path, 'print("hello from my stack", flush=True)\n'
                              'out(b"ev 1 0 connect")\n')
     proc = wc("run", scenario(tmp_path), "--subject", subj)

@@ -1,6 +1,6 @@
 """bench/ws_syscalls.py and ws_echo's --serve-ref and --client modes, which
 it runs under the preload gate: a quick run gives a count for every row
-on every side (the chat row too, issue 26), and the reference server, which batches the echoes of one
+on every side (the chat row too), and the reference server, which batches the echoes of one
 read, makes at most one writing call per message."""
 import json
 import pathlib
@@ -28,7 +28,7 @@ def test_quick_run_counts_every_row():
     assert [r["row"] for r in res["rows"]] == [
         "echo 16 B text", "echo 16 B binary", "echo 1 KiB non-ASCII text",
         "echo 16 KiB non-ASCII text", "chat, 32 clients (per message in)"]
-    # Bun's column (issue 26) when Bun is installed; the chat row also
+    # Bun's column when Bun is installed; the chat row also
     # by a loop of sends on the reference and on Bun.
     sides = ["ref", "node"] + (["bun"] if res.get("bun_version") else [])
     for r in res["rows"]:

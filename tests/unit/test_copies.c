@@ -1,5 +1,5 @@
 /*
- * test_copies.c: the bytes the stack copies (issue 9), counted by
+ * test_copies.c: the bytes the stack copies, counted by
  * rs_socket_bytes_copied, on a real connected pair (stack_pair.h).
  *
  * The invariant of the copying write path: a plain write (not corked, not

@@ -851,7 +851,7 @@ static void test_fiu_ctrl_remote(void **state)
 
 
 /* ------------------------------------------------------------------------ */
-/* Sockets only, unless a rule says otherwise (issue 12, item 1).           */
+/* Sockets only, unless a rule says otherwise (fd=N, fds=any).             */
 
 static void test_rules_aim_at_sockets(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * test_owned.c: owned writes (rs_socket_write_owned, issue 9) on a real
+ * test_owned.c: owned writes (rs_socket_write_owned) on a real
  * connected pair (stack_pair.h): no copy, release exactly once (on
  * success, on error, on destroy), the order of bytes among copying writes,
  * cork and batch, and the write-then-change difference that is the

@@ -10,7 +10,9 @@
  *
  * Every expected figure comes from the model of docs/queue-model.md (a
  * closed form, or the growth rule max(needed, 2 * cap, 8)), never from a
- * run; where the PR gives a figure, the test also checks the model against it.
+ * run; where the upstream pull request the behaviour comes from (oven-sh/bun,
+ * "socket: drain node:net's pending-write queue with a cursor"; "the pull
+ * request" below) gives a figure, the test also checks the model against it.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -521,8 +523,9 @@ static void test_legacy_end_model_is_closed_form(void **state)
 }
 
 /*
- * The seed's table (PR "Bytes moved", and DESIGN.md behaviour 1) is the
- * closed form with two sends in the call. One row is replayed for real.
+ * The seed's table (the pull request's "Bytes moved", and DESIGN.md
+ * behaviour 1) is the closed form with two sends in the call. One row is
+ * replayed for real.
  */
 static void test_legacy_seed_table_is_two_sends_in_call(void **state)
 {
@@ -540,7 +543,7 @@ static void test_legacy_seed_table_is_two_sends_in_call(void **state)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Allocation sizes: analogues of the PR's node:net tests.                  */
+/* Allocation sizes: analogues of the pull request's node:net tests.       */
 
 /*
  * Analogue of "writev clamp below the tail": 16 KiB are queued, a write of
@@ -561,7 +564,7 @@ static void test_writev_clamp_below_tail(void **state)
 	size_t expected = model_grown_cap(16 * KIB, 79 * KIB);
 
 	(void)state;
-	assert_int_equal(expected, 80896); /* the PR's figure */
+	assert_int_equal(expected, 80896); /* the pull request's figure */
 	rs_queue_init(&q, subject);
 	writev_clamp_below_tail(&q);
 	assert_int_equal(q.cap, expected);
@@ -578,7 +581,7 @@ static void test_legacy_writev_clamp_below_tail(void **state)
 	size_t expected = model_grown_cap(16 * KIB, 78 * KIB);
 
 	(void)state;
-	assert_int_equal(expected, 79872); /* main's figure in the PR */
+	assert_int_equal(expected, 79872); /* main's figure in the pull request */
 	rs_queue_init(&q, RS_QUEUE_MEMMOVE);
 	writev_clamp_below_tail(&q);
 	assert_int_equal(q.cap, expected);
@@ -606,7 +609,7 @@ static void test_write_behind_partly_sent_tail(void **state)
 	size_t expected = model_grown_cap(512 * KIB, (512 + 767) * KIB);
 
 	(void)state;
-	assert_int_equal(expected, 1309696); /* the PR's figure */
+	assert_int_equal(expected, 1309696); /* the pull request's figure */
 	rs_queue_init(&q, subject);
 	write_behind_partly_sent_tail(&q);
 	assert_int_equal(q.cap, expected);
@@ -622,7 +625,7 @@ static void test_legacy_write_behind_partly_sent_tail(void **state)
 	size_t expected = model_grown_cap(512 * KIB, (510 + 767) * KIB);
 
 	(void)state;
-	assert_int_equal(expected, 1307648); /* main's figure in the PR */
+	assert_int_equal(expected, 1307648); /* main's figure in the pull request */
 	rs_queue_init(&q, RS_QUEUE_MEMMOVE);
 	write_behind_partly_sent_tail(&q);
 	assert_int_equal(q.cap, expected);
@@ -632,8 +635,8 @@ static void test_legacy_write_behind_partly_sent_tail(void **state)
 }
 
 /*
- * The PR's downside: 1,044,480 bytes queued (a 1 MiB write less the 4 KiB
- * the call sent), writable events send 508 KiB, so the sent prefix is
+ * The pull request's downside: 1,044,480 bytes queued (a 1 MiB write less
+ * the 4 KiB the call sent), writable events send 508 KiB, so the sent prefix is
  * under half; a 1 KiB write then doubles the buffer although only 525,312
  * bytes are unsent, where the legacy queue fits them in what it has.
  */
@@ -650,7 +653,7 @@ static void test_write_behind_under_half_sent_tail(void **state)
 	size_t expected = model_grown_cap(1020 * KIB, 1021 * KIB);
 
 	(void)state;
-	assert_int_equal(expected, 2088960); /* the PR's figure */
+	assert_int_equal(expected, 2088960); /* the pull request's figure */
 	rs_queue_init(&q, subject);
 	write_behind_under_half_sent_tail(&q);
 	assert_int_equal(rs_queue_len(&q), 525312);
@@ -667,7 +670,7 @@ static void test_legacy_write_behind_under_half_sent_tail(void **state)
 	rs_queue_init(&q, RS_QUEUE_MEMMOVE);
 	write_behind_under_half_sent_tail(&q);
 	assert_int_equal(rs_queue_len(&q), 525312);
-	assert_int_equal(q.cap, 1044480); /* main's figure in the PR */
+	assert_int_equal(q.cap, 1044480); /* main's figure in the pull request */
 	assert_int_equal(q.bytes_moved, 512 * KIB);
 	assert_int_equal(q.allocations, 1);
 	rs_queue_free(&q);
@@ -700,8 +703,8 @@ static void test_writev_past_tail_frees_then_allocates(void **state)
 /* The prefix rule against "drop the prefix whenever an append misfits".    */
 
 /*
- * The PR's comparison: a 1 MiB write, 4 KiB sent in the call, so 1,044,480
- * bytes queued; then rounds of "send 4 KiB, append 4 KiB". At each append
+ * The pull request's comparison: a 1 MiB write, 4 KiB sent in the call, so
+ * 1,044,480 bytes queued; then rounds of "send 4 KiB, append 4 KiB". At each append
  * u = 1,040,384 bytes are unsent.
  *
  * The misfit rule: the first append takes exactly 1,044,480 bytes, so every
@@ -750,7 +753,7 @@ static void test_prefix_rule_rounds_behind_1mib_tail(void **state)
 	struct rs_queue_probe p;
 
 	(void)state;
-	/* The model reproduces the PR's figure for the misfit rule. */
+	/* The model reproduces the pull request's figure for the misfit rule. */
 	assert_int_equal(model_misfit_rule(unsent, ROUNDS),
 			 UINT64_C(2080768000));
 	p = run_rounds(subject);

@@ -515,7 +515,8 @@ static void test_exec_expand(void **state)
 	assert_non_null(strstr(err, "unknown substitution '{dirs}'"));
 }
 
-/* What the subject would refuse, check refuses, at its line (issue 12). */
+/* What the subject would refuse, check refuses, at its line, so that a
+ * scenario that cannot run fails before it runs. */
 static void test_limits(void **state)
 {
 	struct scenario sc;

@@ -1,6 +1,6 @@
 /*
- * test_write_pair.c: rs__socket_write_pair (issue 11's small WebSocket send
- * builds its frame in the batch) against rs_socket_write of the same bytes
+ * test_write_pair.c: rs__socket_write_pair (with which a small WebSocket
+ * send builds its frame in the batch) against rs_socket_write of the same bytes
  * in one buffer, on a real connected pair (stack_pair.h): the same stream,
  * the same send calls of each kind, the same bytes copied, and
  * RS__WRITE_BATCHED exactly when the plain write would have been held in

@@ -1,5 +1,5 @@
 /*
- * test_ws_group.c: rs_ws_publish (reference/ws_group.c, issue 26). Three
+ * test_ws_group.c: rs_ws_publish (reference/ws_group.c). Three
  * WebSocket clients of the reference stack connect to a server of the
  * same loop; the server's sockets are the members of a group. Once all
  * three are open, one task publishes "one", sends "direct" to member 1
