@@ -31,7 +31,7 @@
  * broadcast. The targets compare them with bounds computed from the tasks
  * that wrote, per such task and client: the design's bound, min(frames, 2)
  * sends (the first write of a task goes to the kernel in the call, the
- * later ones in one batch at the end of the task; decided in issue 9), and
+ * later ones in one batch at the end of the task: the batching rule), and
  * the batches' own bound, 1 end-of-task send.
  *
  * TCP: TCP_NODELAY on every socket of both ends (the stack has no option

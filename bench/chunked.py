@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""bench/chunked.py: chunked responses (issue 10), fixed vs separate vs node
-vs Bun (issue 26).
+"""bench/chunked.py: chunked responses, fixed vs separate vs node
+vs Bun.
 
 Bun's server is Bun.serve (uWebSockets inside; bench/chunked_bun.js) with a
 streamed body, a direct ReadableStream that writes the payload and ends,

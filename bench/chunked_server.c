@@ -1,6 +1,6 @@
 /*
  * chunked_server: the reference stack's HTTP server with chunked responses
- * (issue 10), standalone, for real clients (tests/e2e/test_chunked_clients.py:
+ * standalone, for real clients (tests/e2e/test_chunked_clients.py:
  * curl, http.client, h11) and load generators (bench/chunked.py: wrk).
  *
  *   chunked_server [--port N] [--variant NAME=VALUE]... [--requests N]

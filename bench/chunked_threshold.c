@@ -1,7 +1,7 @@
 /*
  * chunked_threshold: where copying a whole chunked response into one buffer
  * and sending it stops beating a head with MSG_MORE and one sendmsg of body
- * and terminator (issue 10; RS_HTTP_COPY_MAX in reference/rs.h).
+ * and terminator (RS_HTTP_COPY_MAX in reference/rs.h).
  *
  *   chunked_threshold [--quick] [--blocks N] [--rounds N] [--json]
  *                     [--sizes BYTES,BYTES,...]

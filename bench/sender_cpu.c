@@ -2,7 +2,7 @@
  * sender_cpu.c: the CPU time a sender spends to hand one large payload to
  * the kernel, from end() to its completion callback: the "Sender CPU" table
  * of the oven-sh/bun pull request "socket: drain node:net's pending-write
- * queue with a cursor", for the reference stack. This is issue 9's secondary
+ * queue with a cursor", for the reference stack. This is the sender's secondary
  * figure: its targets are judged on callgrind instructions, which do not
  * move between runs (bench/sender_instr.c). The report is printed by
  * sender_cpu_report.c; node's sender is sender_node.c and sender_node.js.
@@ -74,7 +74,7 @@
  * and faults it in before the rounds, so that the figures show the queue's
  * work without the faults of a fresh allocation.
  *
- * --subjects is issue 13's figure: end(64 MiB) over the unix socket,
+ * --subjects is the figure across subjects: end(64 MiB) over the unix socket,
  * unclamped and at the 4 KiB clamp, for the reference stack (cursor), node,
  * libuv and the floor, in one run, with a table of its own.
  *
@@ -131,8 +131,7 @@
 
 #define MAX_SIZE_MIB 4096
 #define MAX_ROUNDS 1000
-/* At least 7 rounds, so that the minimum and the median mean something
- * (issue 9). */
+/* At least 7 rounds, so that the minimum and the median mean something. */
 #define DEFAULT_ROUNDS 7
 #define QUICK_ROUNDS 7
 

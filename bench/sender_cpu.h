@@ -89,7 +89,7 @@ struct options {
 	const char *node_script;
 	const char *libuv_sender; /* bench/sender_libuv, or NULL: not built */
 	const char *preload;      /* the gate as a preload library, or NULL */
-	/* --subjects: 64 MiB over the unix socket, the senders of issue 13's
+	/* --subjects: 64 MiB over the unix socket, the senders of the
 	 * figure only (cursor, floor, node, libuv), and its own table. */
 	int subjects;
 	int want_sender[NSENDERS];

@@ -1,6 +1,6 @@
 /*
  * sender_cpu_report.c: the Markdown and JSON of bench/sender_cpu. The CPU
- * times are the secondary figure of issue 9; its targets are judged on
+ * times are the secondary figure; the sender's targets are judged on
  * callgrind instructions by bench/sender_instr, so this report prints
  * ratios and bounds, not PASS or FAIL.
  */
@@ -299,7 +299,7 @@ static void md_load(const struct bc_machine *m)
 			     : "the machine was not loaded");
 }
 
-/* --subjects: issue 13's table, one row per sender, both modes. */
+/* --subjects: the table across subjects, one row per sender, both modes. */
 static void md_subjects(const struct options *o, int argc, char **argv,
 			const struct bc_machine *mach)
 {
@@ -484,7 +484,7 @@ void sender_cpu_json(const struct options *o, int argc, char **argv,
 		first = 0;
 		json_cell(o, t, m, i, s);
 	}
-	/* No targets: issue 9 judges them on instructions (sender_instr). */
+	/* No targets: they are judged on instructions (sender_instr). */
 	printf("\n  ],\n  \"targets\": [],\n");
 	bc_json_end_targets(0, 0);
 }

@@ -1,7 +1,7 @@
 /*
  * sender_instr.c: the user-space instructions, syscalls and bytes copied of
  * end(P) per sender, counted so that the figures do not move from run to run
- * (issue 9). The CPU-time figures are bench/sender_cpu.c's.
+ * The CPU-time figures are bench/sender_cpu.c's.
  *
  * Senders (each in its own process under callgrind):
  *   floor         a plain loop: send(MSG_NOSIGNAL) of what is left,

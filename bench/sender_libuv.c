@@ -1,6 +1,6 @@
 /*
  * sender_libuv.c: libuv's end(P) as a sender of bench/sender_cpu, beside the
- * reference stack, node and the plain send loop (issue 13, "Figures").
+ * reference stack, node and the plain send loop.
  *
  * It speaks bench/sender_node.js's protocol, one line each way per run:
  * bench/sender_cpu writes "unix <path> <bytes>" or "tcp <port> <bytes>"; the

@@ -15,7 +15,7 @@
 #        counts rs__socket_read (the recv, the frame decode, the unmask,
 #        the UTF-8 check and the call of the handler), the difference of
 #        runs of N/2 and N messages over N/2 as for the echo.
-# Exits 1 when the send costs more than LIMIT (default 150, issue 11's
+# Exits 1 when the send costs more than LIMIT (default 150, the send's
 # target; the seed's figures are 488 with the PR and 2,508 on its base, in
 # Bun), the echo more than ECHO_LIMIT or the receive path more than
 # RECV_LIMIT (defaults: no limit).

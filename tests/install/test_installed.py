@@ -1,4 +1,4 @@
-"""The installed tool, used as a stranger would (issue 24).
+"""The installed tool, used as a stranger would.
 
 `cmake --install` of the build into a temporary prefix, the Python package
 pip-installed (offline) into a venv with the system's site packages, then,

@@ -1,4 +1,4 @@
-"""The WebSocket benchmark's report section (sections/bench_ws.py, issue 11):
+"""The WebSocket benchmark's report section (sections/bench_ws.py):
 its table, targets and plot from bench/ws_echo's JSON, and its registration
 among the benches."""
 import json
@@ -101,7 +101,7 @@ def test_the_bench_output_renders():
     out = subprocess.run([str(WS_ECHO), "--quick", "--rounds", "1", "--json"],
                          capture_output=True, text=True, timeout=600, check=True)
     ws = json.loads(out.stdout)
-    # Issue 26: two more chat rows, every side by a loop of sends.
+    # Two more chat rows, every side by a loop of sends.
     assert len(ws["rows"]) == 12
     if ws.get("bun_version"):
         # Bun's column: every row has a target against node and one

@@ -1,4 +1,4 @@
-"""The chunked responses section of the report (issue 10): the syscalls and
+"""The chunked responses section of the report: the syscalls and
 requests-per-second tables from bench/chunked.py's JSON, its targets, its
 plot, and one real run of the bench (syscalls only) whose figures the
 section shows."""

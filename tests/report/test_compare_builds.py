@@ -1,4 +1,4 @@
-"""Base against head (issue 12, item 11): `python3 -m wirecheck.report
+"""Base against head: `python3 -m wirecheck.report
 --base-bin OTHER` runs the same scenarios on two builds and puts their
 counts side by side in report.md and summary.md.
 

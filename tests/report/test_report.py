@@ -387,7 +387,7 @@ MD_LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 
 @needs_wirecheck
 def test_summary_is_short_and_its_links_resolve(made):
-    """Issue 12, item 10: summary.md beside report.md, far below GitHub's
+    """summary.md beside report.md, far below GitHub's
     65,536 characters, with the targets, the plots and the full report
     linked relative to the folder, so that they render where it is browsed."""
     out, md = made["out"], (made["out"] / "summary.md").read_text()
@@ -417,7 +417,7 @@ def test_summary_links_start_with_link_base(made, tmp_path):
 
 @needs_wirecheck
 def test_paths_outside_the_repository(tmp_path):
-    """Issue 12, item 10: --paths outside the repository, relative to the
+    """--paths outside the repository, relative to the
     working folder or absolute, runs (it failed with `cannot open`), and no
     plot name starts with a dash (an absolute path gave '-tmp-...svg')."""
     mine = tmp_path / "my suite"
@@ -488,7 +488,7 @@ def test_real_benchmarks_at_small_sizes(tmp_path):
 
 @needs_wirecheck
 def test_real_sender_cpu_across_subjects(tmp_path):
-    """sender_cpu --subjects (issue 13): the unix transport only, cursor,
+    """sender_cpu --subjects: the unix transport only, cursor,
     floor, node and libuv, each clamped too when its sender runs (node's and
     libuv's under the preloaded gate), and the load beside the figures."""
     bench = wirecheck_bin().parent / "sender_cpu"
@@ -564,7 +564,7 @@ def test_per_connection_table_is_the_commands(real):
     for label, f, p in rows:
         assert f == f"{fixed[kinds[label]]:.2f}", label
         assert p == f"{poll[kinds[label]]:.2f}", label
-    # Issue 5: the fix makes no poll change for a peer-closed connection;
+    # The fix makes no poll change for a peer-closed connection;
     # poll-first makes one.
     mod = dict((r[0], r[1:]) for r in rows)["epoll_ctl MOD"]
     assert mod == ["0.00", "1.00"]
@@ -632,7 +632,7 @@ def test_batching_and_chat_targets_as_the_benches_say(real):
     rows = md_section_table(real["md"], "Targets (bench/chat)")
     assert rows == [[t["target"], f"{t['bound']:.2f}", f"{t['measured']:.2f}",
                      "PASS" if t["pass"] else "FAIL"] for t in bench["chat"]["targets"]]
-    # Issue 9: the bound is min(frames, 2) sends per client per task that
+    # The bound is min(frames, 2) sends per client per task that
     # writes; the literal "1 send per client per task" is no target, the
     # batches' own bound (1 per client per task) is. Sends are counts: every
     # target holds.

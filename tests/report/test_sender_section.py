@@ -1,4 +1,4 @@
-"""The sender section of the report (issue 9): the instructions table with
+"""The sender section of the report: the instructions table with
 its targets, PASS/FAIL and spread, beside the CPU table with node's row."""
 from __future__ import annotations
 
