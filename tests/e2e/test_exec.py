@@ -538,7 +538,7 @@ process.on("SIGTERM", () => srv.close(() => console.log("stopped")));
 """
 
 PY_CLIENT = """
-import socket, sys
+import os, socket, sys
 path, ready = sys.argv[1:]
 open(ready).read()  # blocks until the server has written its line
 s = socket.socket(socket.AF_UNIX)
@@ -549,7 +549,10 @@ while True:
     if not d:
         break
     got += d
-print("client got", got)
+# One write(2) for the whole line: under PYTHONUNBUFFERED (set by some CI
+# runners) print() writes each argument on its own, and the server's own
+# line, on the same pipe, can land between them.
+os.write(1, f"client got {got!r}\\n".encode())
 """
 
 

@@ -28,7 +28,7 @@ for i in range(int(sys.argv[1])):
         pass
     try:
         while True:
-            print("got", len(b.recv(4096)), flush=True)
+            print(f"got {len(b.recv(4096))}", flush=True)
     except BlockingIOError:
         pass
 """

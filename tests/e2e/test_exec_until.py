@@ -288,7 +288,7 @@ signal.signal(signal.SIGTERM, stop)
 # Read only once COMMAND holds the terminal: from the background.
 while os.tcgetpgrp(0) == os.getpgrp():
     pass
-print("reading", os.getpid(), flush=True)
+print(f"reading {os.getpid()}", flush=True)
 sys.stdin.readline()
 """
 
