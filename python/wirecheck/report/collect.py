@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 
 from .. import record
 from ..runner import REPO, WirecheckError, check, profiles, run
-from .derive import (PER_CONNECTION_SIDES, derive_profiles, parse_gate_cost,
+from .derive import (PER_CONNECTION_SIDES, derive_profiles,
                      per_connection_rows, scenario_stem, summarize_trace)
 from .fmt import rel
 
@@ -207,7 +207,7 @@ def run_benches(bench_dir: Path, opts, log) -> dict:
     plan = [(name, argvs[name]) for name in selected_benches(opts)]
     for i, (name, argv) in enumerate(plan, 1):
         res = run_bench(argv, log, f"{i}/{len(plan)} {name}")
-        parsed = parse_gate_cost(res["stdout"]) if name == "gate_cost" else parse_json_bench(res)
+        parsed = parse_json_bench(res)
         if parsed is None and not res["error"]:
             res["error"] = f"{name}: no figures in its output"
         if isinstance(parsed, dict) and isinstance(parsed.get("command"), list) \
