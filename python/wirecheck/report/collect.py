@@ -131,16 +131,23 @@ def run_scenarios(paths: Sequence[Path], binary: Path, log,
     return scenarios
 
 
+# The folder that holds the wirecheck package, for a benchmark that is one
+# of its modules (python3 -m wirecheck.subjects_tool) run by /usr/bin/python3.
+PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+
+
 def run_bench(argv: Sequence[str], log, label: str, timeout: float = 3600,
               tag: str = "bench") -> dict:
     """Runs one benchmark; returns {command, seconds, returncode, stdout,
-    stderr_tail, error}."""
+    stderr_tail, error}. Its PYTHONPATH starts with this package's folder."""
     start = time.monotonic()
     log(f"[{tag}] {label}: "
         f"{' '.join(rel(Path(a)) if i == 0 or os.path.isabs(a) else a for i, a in enumerate(argv))}")
     res: dict = {"command": [rel(Path(argv[0]))] + list(argv[1:]), "error": None}
     try:
-        proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout)
+        path = os.pathsep.join(p for p in (PACKAGE_PARENT, os.environ.get("PYTHONPATH")) if p)
+        proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout,
+                              env={**os.environ, "PYTHONPATH": path})
     except (OSError, subprocess.TimeoutExpired) as e:
         res.update(seconds=round(time.monotonic() - start, 3), returncode=None,
                    stdout="", stderr_tail="", error=str(e))
@@ -187,7 +194,7 @@ def run_benches(bench_dir: Path, opts, log) -> dict:
         # The sender: callgrind instructions of end(P), 1 MiB (--full: 1 and 4).
         "sender_instr": [str(bench_dir / "sender_instr"), *quick, "--json"],
         # Node and libuv against the reference goldens (docs/subjects.md).
-        "subjects": ["/usr/bin/python3", str(REPO / "bench" / "subjects.py"), "--json", "-q",
+        "subjects": ["/usr/bin/python3", "-m", "wirecheck.subjects_tool", "--json", "-q",
                      "--wirecheck-bin", str(bench_dir / "wirecheck")],
         # Chunked: syscalls per response and wrk's requests per second
         # (--quick: 1 round of 1 s and 20 pairs; --full: 5 rounds of 3 s
