@@ -13,18 +13,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --no-run
 quick=${1:-}
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+json_dir=$(mktemp -d)
+trap 'rm -rf "$json_dir"' EXIT
 
-# show KIND COMMAND...: runs a benchmark into $out/KIND.json and prints its
+# show KIND COMMAND...: runs a benchmark into $json_dir/KIND.json and prints its
 # tables. A benchmark that fails still has its output rendered when it is
 # JSON, so that the figures print before the failure is reported.
 show() {
   local kind=$1 rc=0
   shift
   echo "   command: $*"
-  "$@" > "$out/$kind.json" || rc=$?
-  PYTHONPATH=python /usr/bin/python3 -m wirecheck.report.render "$kind" "$out/$kind.json" |
+  "$@" > "$json_dir/$kind.json" || rc=$?
+  PYTHONPATH=python /usr/bin/python3 -m wirecheck.report.render "$kind" "$json_dir/$kind.json" |
     sed 's/^/   /'
   return "$rc"
 }

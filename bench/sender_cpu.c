@@ -745,7 +745,7 @@ static int usage(void)
 		"  --preload FILE  the gate preloaded into node's and libuv's "
 		"clamped senders\n"
 		"                (default %s)\n"
-		"  --subjects    issue 13's figure: 64 MiB over the unix socket, "
+		"  --subjects    the figure across subjects: 64 MiB over the unix socket, "
 		"cursor, floor,\n"
 		"                node and libuv only (--sizes and --rounds still "
 		"apply)\n"

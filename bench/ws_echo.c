@@ -4,7 +4,7 @@
  * 8.18.3 (bench/ws_server.js) and Bun's Bun.serve (bench/ws_server_bun.js,
  * uWebSockets inside; $WIRECHECK_BUN, else the pinned one in third_party/bun,
  * left out with a note when neither runs, or with --no-bun), in the same
- * run (issues 11 and 26).
+ * run, so that the three share whatever the machine does meanwhile.
  *
  * Echo rows: 16-byte text, 16-byte binary, 1 KiB and 16 KiB of non-ASCII
  * text (UTF-8 of 2- and 3-byte characters). A round sends M messages on one

@@ -369,7 +369,8 @@ def print_sends(rows: list[dict], subjects) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(prog="python3 -m wirecheck.subjects_tool",
-                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--subject", action="append", metavar="NAME|PATH",
                     help=f"{', '.join(SUBJECTS)} or a subject program's PATH "
                          "(default: every named one that is built)")
