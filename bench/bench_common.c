@@ -115,9 +115,6 @@ double bc_median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Text.                                                                    */
-
 struct bc_spread bc_spread_of(const double *v, size_t n)
 {
 	double *c = malloc(n * sizeof(*c));
@@ -132,6 +129,9 @@ struct bc_spread bc_spread_of(const double *v, size_t n)
 	free(c);
 	return s;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Text.                                                                    */
 
 const char *bc_commas(char *buf, size_t len, uint64_t v)
 {

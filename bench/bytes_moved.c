@@ -35,6 +35,8 @@
 
 #define KIB ((size_t)1024)
 #define MIB (1024 * KIB)
+/* The largest --max-mib: far above the largest payload, 32 MiB. */
+#define MAX_MIB (1 << 20)
 
 static const size_t payloads[] = { 4 * MIB, 8 * MIB, 16 * MIB, 32 * MIB };
 static const size_t clamps[] = { 4 * KIB, 16 * KIB };
@@ -278,20 +280,6 @@ static int usage(void)
 	return 2;
 }
 
-static int parse_size_mib(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v == 0 ||
-	    v > SIZE_MAX / MIB)
-		return -EINVAL;
-	*out = (size_t)v * MIB;
-	return 0;
-}
-
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	*o = (struct options){ .max_payload = SIZE_MAX };
@@ -301,8 +289,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 		} else if (strcmp(argv[i], "--time") == 0) {
 			o->time = 1;
 		} else if (strcmp(argv[i], "--max-mib") == 0 && i + 1 < argc) {
-			if (parse_size_mib(argv[++i], &o->max_payload) < 0)
+			int mib;
+
+			if (bc_parse_int(argv[++i], 1, MAX_MIB, &mib) < 0)
 				return -EINVAL;
+			o->max_payload = (size_t)mib * MIB;
 		} else {
 			return -EINVAL;
 		}
