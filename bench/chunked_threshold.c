@@ -231,6 +231,10 @@ static double block(int fd, int ctl, enum way w, size_t size, int rounds,
 	return bc_median(scratch, (size_t)rounds);
 }
 
+/* The responses per way and size that warm the buffers and the
+ * connection before the measured blocks. */
+#define WARM_ROUNDS 10
+
 static int parse_sizes(const char *s, struct opts *o)
 {
 	char *end;
@@ -284,7 +288,10 @@ int main(int argc, char **argv)
 		max = o.sizes[i] > max ? o.sizes[i] : max;
 	body = malloc(max);
 	copy_buf = malloc(response_len(max));
-	scratch = malloc(sizeof(double) * (size_t)o.b.rounds);
+	/* One time per round of a block: the warm-up's WARM_ROUNDS too, which
+	 * overflowed a smaller --rounds. */
+	scratch = malloc(sizeof(double) *
+			 (size_t)(o.b.rounds > WARM_ROUNDS ? o.b.rounds : WARM_ROUNDS));
 	if (!body || !copy_buf || !scratch)
 		bc_die("out of memory");
 	for (int w = 0; w < WAYS; w++)
@@ -319,7 +326,8 @@ int main(int argc, char **argv)
 	/* Warm: the buffers' pages and the connection's windows. */
 	for (int i = 0; i < o.n_sizes; i++)
 		for (int w = 0; w < WAYS; w++)
-			(void)block(fd, ctl[1], (enum way)w, o.sizes[i], 10, scratch);
+			(void)block(fd, ctl[1], (enum way)w, o.sizes[i], WARM_ROUNDS,
+				    scratch);
 	for (int i = 0; i < o.n_sizes; i++) {
 		for (int b = 0; b < o.b.blocks; b++)
 			for (int k = 0; k < WAYS; k++) {

@@ -931,6 +931,8 @@ int main(int argc, char **argv)
 		chat_rounds = per;
 	}
 	bc_machine_end(&machine);
+	for (int i = 0; i < 4; i++)
+		free(rows[i].payload);
 	if (ws_send)
 		have_instr = run_instructions(ws_send, instr) == 0;
 	print_json(argc, argv, &machine, rounds, chat_rounds,
