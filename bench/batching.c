@@ -33,7 +33,9 @@
  * an unacknowledged one and coalesce the unbatched sends by itself.
  *
  * usage: batching [--unix] [--quick] [--blocks N] [--rounds N] [--json]
- * Exits 0 when the benchmark ran (the targets are printed, PASS or FAIL),
+ * It prints one JSON object (--json changes nothing); the report's
+ * bench_batching section renders it.
+ * Exits 0 when the benchmark ran (the targets are in the JSON, PASS or FAIL),
  * 1 when something failed (a byte count, a reply, a callback), 2 on a usage
  * error.
  */
@@ -646,11 +648,10 @@ static void verdict_flat(const struct bc_block_options *o, struct verdict *v,
 		    ratio, band, o->blocks, off->sends.mean, on->sends.mean);
 }
 
-static int targets_eval(const struct bc_block_options *o, struct verdict *v)
+static void targets_eval(const struct bc_block_options *o, struct verdict *v)
 {
 	const struct cell *on = &cells[ROW_256][C_ON];
 	double ratio = ratio_off_on(ROW_256);
-	int met = 0;
 
 	verdict_set(&v[T_SENDS],
 		    on->sends.min == TARGET_SENDS &&
@@ -669,136 +670,70 @@ static int targets_eval(const struct bc_block_options *o, struct verdict *v)
 		    "256 x write(128 B): off/on >= 25x", "%.2fx", ratio);
 	verdict_flat(o, &v[T_ONE], ROW_ONE);
 	verdict_flat(o, &v[T_CB], ROW_CB);
-	for (int t = 0; t < NTARGETS; t++)
-		met += v[t].pass;
-	return met;
 }
 
 /* ------------------------------------------------------------------------ */
-/* Output.                                                                  */
+/* Output: JSON, rendered by the report's bench_batching section.           */
 
-static void print_sends(const struct stat3 *st)
+static json_t *json_stat(const struct stat3 *st)
 {
-	if (st->min == st->max)
-		printf(" | %" PRIu32, st->min);
-	else
-		printf(" | %.1f", st->mean);
+	return bc_pack("{s:o, s:I, s:I}", "mean", bc_real(st->mean, 3),
+		       "min", (json_int_t)st->min, "max", (json_int_t)st->max);
 }
 
-static void print_markdown(const struct bc_block_options *o, int argc,
-			   char **argv, const struct bc_machine *m)
+static json_t *json_cell(const struct bc_block_options *o,
+			 const struct cell *x)
 {
-	struct verdict v[NTARGETS];
-	int met;
+	json_t *blocks = bc_pack("[]");
 
-	printf("## Write batching: N writes in one task, per round\n\n");
-	bc_md_command(argc, argv);
-	printf("%s. A round is one posted task that makes the writes; it "
-	       "ends when the peer (a forked process, blocking recv of 256 "
-	       "KiB) has read every byte and the sender's on_data has its "
-	       "1-byte reply. %d blocks; in each, every row in every "
-	       "configuration, %d warm-up rounds then %d measured rounds, the "
-	       "order of the configurations rotating by block and row. Time: "
-	       "CLOCK_MONOTONIC from the start of the writing task to the "
-	       "reply's on_data, median over the %d measured rounds of a "
-	       "cell. Sends: send+sendto+sendmsg+write+writev of fi_counters "
-	       "over the same span, per round (the mean when rounds differ). ",
-	       o->unix_socket ? "Unix socket"
-			      : "TCP over 127.0.0.1, TCP_NODELAY on both ends",
-	       o->blocks, WARMUP_ROUNDS, o->rounds, o->blocks * o->rounds);
-	bc_md_machine(m);
-	printf("| Writes in one task | sends off | sends off again | sends on "
-	       "| off | off again | on | off/on | off/off again |\n"
-	       "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-	for (int r = 0; r < NROWS; r++) {
-		printf("| `%s`", rows[r].label);
-		for (int c = 0; c < NCONFIGS; c++)
-			print_sends(&cells[r][c].sends);
-		for (int c = 0; c < NCONFIGS; c++)
-			printf(" | %.2f µs", cells[r][c].median_us);
-		printf(" | %.2fx | %.3fx |\n", ratio_off_on(r),
-		       ratio_off_off2(r));
-	}
-	printf("\nbatch=on, sends per round split (mean): in the write calls "
-	       "/ at the end of the task\n\n| Row | in the calls | at the "
-	       "end of the task | other (writable events) |\n"
-	       "|---|---:|---:|---:|\n");
-	for (int r = 0; r < NROWS; r++) {
-		const struct cell *c = &cells[r][C_ON];
-
-		printf("| `%s` | %.2f | %.2f | %.2f |\n", rows[r].label,
-		       c->in_call.mean, c->at_end.mean,
-		       c->sends.mean - c->in_call.mean - c->at_end.mean);
-	}
-	met = targets_eval(o, v);
-	printf("\n### Targets\n\n| Target | Measured | Result |\n"
-	       "|---|---|---|\n");
-	for (int t = 0; t < NTARGETS; t++)
-		printf("| %s | %s | %s |\n", v[t].what, v[t].measured,
-		       v[t].pass ? "PASS" : "FAIL");
-	bc_md_targets_met(met, NTARGETS);
+	for (int k = 0; k < o->blocks; k++)
+		bc_append(blocks, bc_real(x->block_median_us[k], 3));
+	return bc_pack("{s:o, s:o, s:o, s:o, s:o}",
+		       "median_us", bc_real(x->median_us, 3),
+		       "block_median_us", blocks,
+		       "sends", json_stat(&x->sends),
+		       "sends_in_call", json_stat(&x->in_call),
+		       "sends_at_end_of_task", json_stat(&x->at_end));
 }
 
-static void json_stat(const char *name, const struct stat3 *st)
+static json_t *json_row(const struct bc_block_options *o, int r)
 {
-	printf(", \"%s\": {\"mean\": %.3f, \"min\": %" PRIu32
-	       ", \"max\": %" PRIu32 "}",
-	       name, st->mean, st->min, st->max);
+	json_t *configs = bc_pack("{}");
+
+	for (int c = 0; c < NCONFIGS; c++)
+		bc_set(configs, config_keys[c], json_cell(o, &cells[r][c]));
+	return bc_pack("{s:s, s:i, s:I, s:b, s:o, s:o, s:o, s:o}",
+		       "label", rows[r].label, "writes", rows[r].writes,
+		       "size", (json_int_t)rows[r].size,
+		       "callback", rows[r].callback, "configs", configs,
+		       "ratio_off_on", bc_real(ratio_off_on(r), 4),
+		       "ratio_off_off2", bc_real(ratio_off_off2(r), 4),
+		       "noise_band", bc_real(noise_band(o, r), 4));
 }
 
 static void print_json(const struct bc_block_options *o, int argc, char **argv,
 		       const struct bc_machine *m)
 {
 	struct verdict v[NTARGETS];
-	int met = targets_eval(o, v);
+	json_t *report = bc_report_new(argc, argv), *jrows, *targets;
 
-	bc_json_begin(argc, argv);
-	printf(",\n  \"transport\": \"%s\",\n  \"blocks\": %d,\n"
-	       "  \"rounds_per_block\": %d,\n  \"warmup_rounds_per_block\": "
-	       "%d,\n  \"time\": \"CLOCK_MONOTONIC, writing task start to "
-	       "the reply's on_data, microseconds, median over rounds\",\n",
-	       o->unix_socket ? "unix" : "tcp", o->blocks, o->rounds,
-	       WARMUP_ROUNDS);
-	bc_json_machine(m);
-	printf("  \"rows\": [\n");
-	for (int r = 0; r < NROWS; r++) {
-		printf("    {\"label\": ");
-		bc_json_string(rows[r].label);
-		printf(", \"writes\": %d, \"size\": %zu, \"callback\": %s, "
-		       "\"configs\": {",
-		       rows[r].writes, rows[r].size,
-		       rows[r].callback ? "true" : "false");
-		for (int c = 0; c < NCONFIGS; c++) {
-			const struct cell *x = &cells[r][c];
-
-			printf("%s\"%s\": {\"median_us\": %.3f, "
-			       "\"block_median_us\": [",
-			       c ? ", " : "", config_keys[c], x->median_us);
-			for (int k = 0; k < o->blocks; k++)
-				printf("%s%.3f", k ? ", " : "",
-				       x->block_median_us[k]);
-			printf("]");
-			json_stat("sends", &x->sends);
-			json_stat("sends_in_call", &x->in_call);
-			json_stat("sends_at_end_of_task", &x->at_end);
-			printf("}");
-		}
-		printf("}, \"ratio_off_on\": %.4f, \"ratio_off_off2\": %.4f, "
-		       "\"noise_band\": %.4f}%s\n",
-		       ratio_off_on(r), ratio_off_off2(r), noise_band(o, r),
-		       r + 1 < NROWS ? "," : "");
-	}
-	printf("  ],\n  \"targets\": [\n");
-	for (int t = 0; t < NTARGETS; t++) {
-		printf("    {\"target\": ");
-		bc_json_string(v[t].what);
-		printf(", \"measured\": ");
-		bc_json_string(v[t].measured);
-		printf(", \"pass\": %s}%s\n", v[t].pass ? "true" : "false",
-		       t + 1 < NTARGETS ? "," : "");
-	}
-	printf("  ],\n");
-	bc_json_end_targets(met, NTARGETS);
+	bc_set(report, "transport", json_string(o->unix_socket ? "unix" : "tcp"));
+	bc_set(report, "blocks", json_integer(o->blocks));
+	bc_set(report, "rounds_per_block", json_integer(o->rounds));
+	bc_set(report, "warmup_rounds_per_block", json_integer(WARMUP_ROUNDS));
+	bc_set(report, "time",
+	       json_string("CLOCK_MONOTONIC, writing task start to the reply's "
+			   "on_data, microseconds, median over rounds"));
+	bc_report_machine(report, m);
+	bc_set(report, "rows", jrows = bc_pack("[]"));
+	for (int r = 0; r < NROWS; r++)
+		bc_append(jrows, json_row(o, r));
+	targets_eval(o, v);
+	targets = bc_pack("[]");
+	for (int t = 0; t < NTARGETS; t++)
+		bc_append(targets, bc_target(v[t].what, v[t].measured, v[t].pass));
+	bc_report_targets(report, targets);
+	bc_report_print(report);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -814,7 +749,7 @@ static int usage(void)
 		"  --blocks N  blocks (every row in every configuration)\n"
 		"  --rounds N  measured rounds per row and configuration in a "
 		"block\n"
-		"  --json      print JSON instead of Markdown\n",
+		"  --json      accepted; the output is JSON either way\n",
 		block_defaults.quick_blocks, block_defaults.quick_rounds,
 		block_defaults.blocks, block_defaults.rounds);
 	return 2;
@@ -836,7 +771,6 @@ int main(int argc, char **argv)
 	bc_set_prog("batching");
 	if (parse_options(argc, argv, &o) < 0)
 		return usage();
-	m.cpus = bc_cpus_online();
 	/* A peer that died makes the control pipe's write fail with EPIPE,
 	 * which is reported, instead of killing this process silently. */
 	bc_ignore_sigpipe();
@@ -852,17 +786,13 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < MAX_WRITE; i++)
 		b.payload[i] = (char)('a' + i % 26);
 	cells_alloc(&o);
-	m.load_start = bc_load_average();
+	m = bc_machine_start();
 	bench_run(&b);
-	m.load_end = bc_load_average();
+	bc_machine_end(&m);
 	peer_stop(&the_peer);
 	cells_reduce(&o);
-	if (o.json)
-		print_json(&o, argc, argv, &m);
-	else
-		print_markdown(&o, argc, argv, &m);
+	print_json(&o, argc, argv, &m);
 	cells_free();
 	free(b.payload);
-	bc_finish_output();
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -114,6 +115,21 @@ double bc_median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
+struct bc_spread bc_spread_of(const double *v, size_t n)
+{
+	double *c = malloc(n * sizeof(*c));
+	struct bc_spread s;
+
+	if (c == NULL)
+		bc_die("out of memory");
+	memcpy(c, v, n * sizeof(*c));
+	s.median = bc_median(c, n);
+	s.min = c[0]; /* bc_median sorted c */
+	s.max = c[n - 1];
+	free(c);
+	return s;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Text.                                                                    */
 
@@ -176,7 +192,7 @@ int bc_parse_block_options(int argc, char **argv,
 		int rc = 1;
 
 		if (strcmp(argv[i], "--json") == 0)
-			o->json = 1;
+			rc = 1; /* JSON is the only output */
 		else if (strcmp(argv[i], "--unix") == 0)
 			o->unix_socket = 1;
 		else if (strcmp(argv[i], "--quick") == 0)
@@ -398,64 +414,131 @@ void bc_wait_child(pid_t pid, const char *what)
 /* ------------------------------------------------------------------------ */
 /* Reports.                                                                 */
 
-void bc_md_command(int argc, char **argv)
+json_t *bc_report_new(int argc, char **argv)
 {
-	printf("Command:");
+	json_t *command = bc_pack("[]");
+
 	for (int i = 0; i < argc; i++)
-		printf(" %s", argv[i]);
-	printf("\n\n");
+		bc_append(command, json_string(argv[i]));
+	return bc_pack("{s:o}", "command", command);
 }
 
-void bc_md_machine(const struct bc_machine *m)
+json_t *bc_pack(const char *fmt, ...)
 {
-	printf("%ld CPUs, load average %.2f at the start and %.2f at the "
-	       "end.\n\n",
-	       m->cpus, m->load_start, m->load_end);
+	json_error_t error;
+	va_list ap;
+	json_t *v;
+
+	va_start(ap, fmt);
+	v = json_vpack_ex(&error, 0, fmt, ap);
+	va_end(ap);
+	if (v == NULL)
+		bc_die("json_pack(\"%s\"): %s", fmt, error.text);
+	return v;
 }
 
-void bc_md_targets_met(int met, int total)
+void bc_set(json_t *obj, const char *key, json_t *value)
 {
-	printf("\nTargets met: %d of %d.\n", met, total);
+	if (value == NULL || json_object_set_new(obj, key, value) != 0)
+		bc_die("cannot set \"%s\" in the JSON report", key);
 }
 
-void bc_json_string(const char *s)
+void bc_append(json_t *arr, json_t *value)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
+	if (value == NULL || json_array_append_new(arr, value) != 0)
+		bc_die("cannot append to a JSON array of the report");
+}
 
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
+double bc_round(double v, int decimals)
+{
+	double scale = 1.0;
+
+	for (int i = 0; i < decimals; i++)
+		scale *= 10.0;
+	/* round(v * scale) is a whole number, held exactly, and one correctly
+	 * rounded division gives the double nearest to that decimal: the one
+	 * that strtod of printf's "%.Nf" gives. */
+	return round(v * scale) / scale;
+}
+
+json_t *bc_real(double v, int decimals)
+{
+	json_t *r = json_real(bc_round(v, decimals));
+
+	if (r == NULL)
+		bc_die("%g is not a JSON number", v);
+	return r;
+}
+
+json_t *bc_spread_json(const struct bc_spread *s, int decimals)
+{
+	return bc_pack("{s:o, s:o, s:o}", "median", bc_real(s->median, decimals),
+		       "min", bc_real(s->min, decimals),
+		       "max", bc_real(s->max, decimals));
+}
+
+struct bc_machine bc_machine_start(void)
+{
+	struct bc_machine m = { .cpus = bc_cpus_online() };
+
+	m.load_start = m.load_end = bc_load_average();
+	return m;
+}
+
+void bc_machine_end(struct bc_machine *m)
+{
+	m->load_end = bc_load_average();
+}
+
+void bc_report_machine(json_t *report, const struct bc_machine *m)
+{
+	bc_set(report, "cpus", json_integer(m->cpus));
+	bc_set(report, "load_average_start", bc_real(m->load_start, 2));
+	bc_set(report, "load_average_end", bc_real(m->load_end, 2));
+}
+
+json_t *bc_target(const char *what, const char *measured, int pass)
+{
+	return bc_pack("{s:s, s:s, s:b}", "target", what, "measured", measured,
+		       "pass", pass);
+}
+
+int bc_report_targets(json_t *report, json_t *targets)
+{
+	size_t i, total = 0;
+	json_t *t;
+	int met = 0;
+
+	json_array_foreach(targets, i, t) {
+		json_t *pass = json_object_get(t, "pass");
+
+		total += pass != NULL;
+		met += json_is_true(pass);
 	}
-	putchar('"');
+	bc_set(report, "targets", targets);
+	bc_set(report, "targets_met", json_integer(met));
+	bc_set(report, "targets_total", json_integer((json_int_t)total));
+	bc_set(report, "all_targets_pass", json_boolean((size_t)met == total));
+	return met;
 }
 
-void bc_json_begin(int argc, char **argv)
+/* 15 significant digits: every figure is rounded to a few decimals
+ * (bc_real), and %.15g gives such a value back as it was written. */
+#define REPORT_FLAGS (JSON_INDENT(1) | JSON_REAL_PRECISION(15))
+
+void bc_report_write(const json_t *report, const char *path)
 {
-	printf("{\n  \"command\": [");
-	for (int i = 0; i < argc; i++) {
-		printf("%s", i ? ", " : "");
-		bc_json_string(argv[i]);
-	}
-	printf("]");
+	if (json_dump_file(report, path, REPORT_FLAGS) != 0)
+		bc_die("%s: cannot write the JSON", path);
 }
 
-void bc_json_machine(const struct bc_machine *m)
+void bc_report_print(json_t *report)
 {
-	printf("  \"cpus\": %ld,\n  \"load_average_start\": %.2f,\n"
-	       "  \"load_average_end\": %.2f,\n",
-	       m->cpus, m->load_start, m->load_end);
-}
-
-void bc_json_end_targets(int met, int total)
-{
-	printf("  \"targets_met\": %d,\n  \"targets_total\": %d,\n"
-	       "  \"all_targets_pass\": %s\n}\n",
-	       met, total, met == total ? "true" : "false");
+	if (json_dumpf(report, stdout, REPORT_FLAGS) != 0 ||
+	    putchar('\n') == EOF)
+		bc_die("cannot write the output");
+	json_decref(report);
+	bc_finish_output();
 }
 
 void bc_finish_output(void)

@@ -20,6 +20,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "fi.h"
 #include "rs.h"
 
@@ -80,6 +82,20 @@ void bc_sort_doubles(double *v, size_t n);
  */
 double bc_median(double *v, size_t n);
 
+/* A figure over rounds: the median and the extremes. */
+struct bc_spread {
+	double median, min, max;
+};
+
+/*
+ * The median, min and max of v[0..n), n at least 1, with v left in its
+ * order. Dies when it cannot allocate the sorted copy.
+ */
+struct bc_spread bc_spread_of(const double *v, size_t n);
+
+/* {"median": M, "min": A, "max": B}, each with the given decimals. */
+json_t *bc_spread_json(const struct bc_spread *s, int decimals);
+
 /* ------------------------------------------------------------------------ */
 /* Text.                                                                    */
 
@@ -111,7 +127,6 @@ int bc_parse_int(const char *s, int lo, int hi, int *out);
 struct bc_block_options {
 	int blocks;      /* --blocks N, else the default */
 	int rounds;      /* --rounds N, else the default */
-	int json;        /* --json: JSON instead of Markdown */
 	int unix_socket; /* --unix: a unix socket instead of TCP */
 };
 
@@ -132,7 +147,8 @@ struct bc_block_defaults {
 typedef int bc_flag_fn(int argc, char **argv, int *i, void *ctx);
 
 /*
- * Parses argv[1..argc) into *o: --json, --unix, --quick, --blocks N (1 to
+ * Parses argv[1..argc) into *o: --json (accepted and ignored: every
+ * benchmark writes JSON), --unix, --quick, --blocks N (1 to
  * BC_MAX_BLOCKS), --rounds N (1 to BC_MAX_ROUNDS), and, through other with
  * ctx, the program's own flags (other may be NULL when it has none).
  * --quick only changes the defaults taken from d, so that it combines with
@@ -165,6 +181,16 @@ struct bc_machine {
 	double load_start; /* the load average before the measured work */
 	double load_end;   /* and after it */
 };
+
+/*
+ * The readings before the measured work: the CPUs online and the load
+ * average (load_end is set to it too, until bc_machine_end). Dies as
+ * bc_cpus_online and bc_load_average do.
+ */
+struct bc_machine bc_machine_start(void);
+
+/* Reads the load average after the measured work into m->load_end. */
+void bc_machine_end(struct bc_machine *m);
 
 /* ------------------------------------------------------------------------ */
 /* Sockets.                                                                 */
@@ -242,45 +268,79 @@ static inline uint64_t bc_gate_writes(void)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Reports. All print on stdout; bc_finish_output() checks that it worked.  */
-
-/* Prints "Command: argv[0] argv[1] ...", then a blank line. */
-void bc_md_command(int argc, char **argv);
-
+/* Reports: one JSON object per run, built with jansson.                    */
 /*
- * Prints "N CPUs, load average X at the start and Y at the end.", then a
- * blank line: the end of a report's opening paragraph.
+ * A benchmark writes its figures as one JSON object on stdout and nothing
+ * else: the report's Python sections (python/wirecheck/report/sections/
+ * bench_*.py) are the one place that turns them into tables, for report.md
+ * and for the terminal (`python3 -m wirecheck.report.render`). The builders
+ * below die (bc_die) when jansson cannot allocate or a value is not JSON (a
+ * NaN), so a caller never holds half a report.
  */
-void bc_md_machine(const struct bc_machine *m);
-
-/* Prints a blank line, then "Targets met: MET of TOTAL.". */
-void bc_md_targets_met(int met, int total);
-
-/* Prints s as a JSON string, quoted, with '"', '\\' and controls escaped. */
-void bc_json_string(const char *s);
 
 /*
- * Opens a JSON report: prints "{", a new line, and the member "command", the
- * command line as an array of strings, with no comma or new line after it.
+ * A new report: {"command": [argv[0], ..., argv[argc - 1]]}. The caller owns
+ * it and gives it to bc_report_print().
  */
-void bc_json_begin(int argc, char **argv);
+json_t *bc_report_new(int argc, char **argv);
 
 /*
- * Prints the members "cpus", "load_average_start" and "load_average_end" of
- * a JSON report, each on its own line and followed by a comma.
+ * json_pack(fmt, ...) that dies with jansson's message instead of returning
+ * NULL; the new value is the caller's (or the container's it is packed into:
+ * "o" steals, "O" takes a new reference, as in json_pack).
  */
-void bc_json_machine(const struct bc_machine *m);
+json_t *bc_pack(const char *fmt, ...);
 
 /*
- * Closes a JSON report once the caller has closed its "targets" array (with
- * "  ],\n"): prints the members "targets_met", "targets_total" and
- * "all_targets_pass", each on its own line, then "}" and a new line.
+ * Sets obj[key] = value, stealing value (as json_object_set_new). Dies when
+ * value is NULL or the set fails.
  */
-void bc_json_end_targets(int met, int total);
+void bc_set(json_t *obj, const char *key, json_t *value);
+
+/* Appends value to arr, stealing it (as json_array_append_new). Dies likewise. */
+void bc_append(json_t *arr, json_t *value);
 
 /*
- * Flushes stdout and dies when anything written to it failed: a report cut
- * short by a full disk or a closed pipe is a failure, not a result.
+ * v rounded to the given number of decimals, as printf("%.*f") shows it: a
+ * report keeps the figures' stated precision, not the clock's noise digits.
+ */
+double bc_round(double v, int decimals);
+
+/* json_real(bc_round(v, decimals)), or dies. */
+json_t *bc_real(double v, int decimals);
+
+/*
+ * Sets the members "cpus", "load_average_start" and "load_average_end" (2
+ * decimals) of report.
+ */
+void bc_report_machine(json_t *report, const struct bc_machine *m);
+
+/* One target's entry: {"target": what, "measured": measured, "pass": pass}. */
+json_t *bc_target(const char *what, const char *measured, int pass);
+
+/*
+ * Sets "targets" (stealing the array targets), "targets_met" (the entries
+ * whose "pass" is true), "targets_total" (the entries that have a "pass":
+ * one without, such as a target whose code is not built yet, was not
+ * judged) and "all_targets_pass" of report. Returns targets_met.
+ */
+int bc_report_targets(json_t *report, json_t *targets);
+
+/*
+ * Prints report on stdout as indented JSON and a new line, frees it, and
+ * dies when anything written to stdout failed: a report cut short by a full
+ * disk or a closed pipe is a failure, not a result.
+ */
+void bc_report_print(json_t *report);
+
+/* Writes report to the file at path as bc_report_print prints it (the
+ * caller keeps report). Dies when the file cannot be written. */
+void bc_report_write(const json_t *report, const char *path);
+
+/*
+ * Flushes stdout and dies when anything written to it failed (for the
+ * programs that print a line of their own, such as gate_cost's runs under
+ * callgrind).
  */
 void bc_finish_output(void);
 

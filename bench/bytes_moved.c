@@ -8,9 +8,12 @@
  * n = P / C that is n - 1 flushes; the legacy queue moves what is left
  * after each but the last, C * (n - 1) * (n - 2) / 2 bytes in all.
  *
- * The seed's table (the PR and DESIGN.md) fits the same sum with two sends
- * in the call, C * (n - 2) * (n - 3) / 2; the program prints both so the
+ * The seed's table (DESIGN.md) fits the same sum with two sends in the
+ * call, C * (n - 2) * (n - 3) / 2; the program gives both so the
  * difference of C * (n - 2) bytes per row is visible.
+ *
+ * It prints one JSON object; `python3 -m wirecheck.report.render
+ * bytes_moved FILE` shows it as the report's table.
  *
  * usage: bytes_moved [--json] [--time] [--max-mib N]
  * Exits 0 when every check holds, 1 when one fails, 2 on a usage error.
@@ -32,6 +35,8 @@
 
 #define KIB ((size_t)1024)
 #define MIB (1024 * KIB)
+/* The largest --max-mib: far above the largest payload, 32 MiB. */
+#define MAX_MIB (1 << 20)
 
 static const size_t payloads[] = { 4 * MIB, 8 * MIB, 16 * MIB, 32 * MIB };
 static const size_t clamps[] = { 4 * KIB, 16 * KIB };
@@ -41,8 +46,9 @@ static const size_t clamps[] = { 4 * KIB, 16 * KIB };
 #define NROWS (NPAYLOADS * NCLAMPS)
 
 /*
- * The seed's measured figures (PR "Bytes moved", main's column), for the
- * rows it gives; 0 where it gives none.
+ * The seed's measured figures (main's column of the "Bytes moved" table in
+ * oven-sh/bun "socket: drain node:net's pending-write queue with a
+ * cursor"), for the rows it gives; 0 where it gives none.
  */
 struct seed_figure {
 	size_t payload;
@@ -57,7 +63,6 @@ static const struct seed_figure seed_table[] = {
 };
 
 struct options {
-	int json;
 	int time;
 	size_t max_payload;
 };
@@ -212,154 +217,56 @@ static int checks_pass(const struct checks *c)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Output.                                                                  */
+/* Output: JSON, rendered by the report's bench_bytes_moved section.        */
 
-static const char *size_name(char *buf, size_t len, size_t bytes)
+static json_t *json_row(const struct row *r, const struct options *o)
 {
-	if (bytes % MIB == 0)
-		snprintf(buf, len, "%zu MiB", bytes / MIB);
-	else
-		snprintf(buf, len, "%zu KiB", bytes / KIB);
-	return buf;
-}
+	json_t *j = bc_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
+			    "payload", (json_int_t)r->payload,
+			    "clamp", (json_int_t)r->clamp,
+			    "flushes", (json_int_t)r->flushes,
+			    "memmove_bytes_moved", (json_int_t)r->memmove_moved,
+			    "closed_form", (json_int_t)r->closed_form,
+			    "cursor_bytes_moved", (json_int_t)r->cursor_moved);
 
-static void text_header(const struct options *o)
-{
-	printf("| payload | clamp | flushes | memmove: bytes moved "
-	       "| closed form C(n-1)(n-2)/2 | cursor: bytes moved "
-	       "| memmove per doubling | seed: flushes "
-	       "| seed closed form C(n-2)(n-3)/2 | seed's table |%s\n",
-	       o->time ? " memmove CPU ms | cursor CPU ms |" : "");
-	printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|%s\n",
-	       o->time ? "---:|---:|" : "");
-}
-
-static void text_row(const struct row *r, const struct options *o)
-{
-	char p[32], c[32], a[32], b[32], d[32], e[32], f[32], g[32], h[32];
-	char factor[16] = "-";
-
-	if (r->per_doubling > 0.0)
-		snprintf(factor, sizeof(factor), "x%.2f", r->per_doubling);
-	printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |",
-	       size_name(p, sizeof(p), r->payload),
-	       size_name(c, sizeof(c), r->clamp),
-	       bc_commas(a, sizeof(a), r->flushes),
-	       bc_commas(b, sizeof(b), r->memmove_moved),
-	       bc_commas(d, sizeof(d), r->closed_form),
-	       bc_commas(e, sizeof(e), r->cursor_moved), factor,
-	       bc_commas(f, sizeof(f), r->seed_flushes),
-	       bc_commas(g, sizeof(g), r->seed_closed_form),
-	       r->seed_table ? bc_commas(h, sizeof(h), r->seed_table) : "-");
-	if (o->time)
-		printf(" %.1f | %.1f |", r->memmove_ms, r->cursor_ms);
-	printf("\n");
-}
-
-static const char *yes(int ok)
-{
-	return ok ? "yes" : "NO";
-}
-
-/* Explains the gap between the two closed forms on one row. */
-static void text_seed_note(const struct row *rows, size_t nrows)
-{
-	char a[32], b[32], d[32];
-
-	for (size_t i = 0; i < nrows; i++) {
-		const struct row *r = &rows[i];
-
-		if (r->payload != 4 * MIB || r->clamp != 4 * KIB)
-			continue;
-		printf("Why the seed's figures are lower: its end() sends "
-		       "twice in the call before it queues (n - 2 flushes), "
-		       "this model once (n - 1 flushes). At 4 MiB / 4 KiB: "
-		       "%s here, %s in the seed's table, a gap of "
-		       "C * (n - 2) = %s bytes: here the first writable "
-		       "event moves the (n - 2) * C bytes it leaves, where "
-		       "the seed had sent those C bytes before it queued.\n",
-		       bc_commas(a, sizeof(a), r->memmove_moved),
-		       bc_commas(b, sizeof(b), r->seed_table),
-		       bc_commas(d, sizeof(d),
-				 r->memmove_moved - r->seed_table));
+	bc_set(j, "memmove_per_doubling",
+	       r->per_doubling > 0.0 ? bc_real(r->per_doubling, 4) : json_null());
+	bc_set(j, "seed_flushes", json_integer((json_int_t)r->seed_flushes));
+	bc_set(j, "seed_closed_form",
+	       json_integer((json_int_t)r->seed_closed_form));
+	bc_set(j, "seed_table", r->seed_table != 0 ?
+	       json_integer((json_int_t)r->seed_table) : json_null());
+	bc_set(j, "intact", json_boolean(r->intact));
+	if (o->time) {
+		bc_set(j, "memmove_cpu_ms", bc_real(r->memmove_ms, 3));
+		bc_set(j, "cursor_cpu_ms", bc_real(r->cursor_ms, 3));
 	}
-}
-
-static void print_text(const struct row *rows, size_t nrows,
-		       const struct checks *c, const struct options *o)
-{
-	printf("end(P) at clamp C: the call sends C, P - C is queued once, "
-	       "each writable event sends C; n = P / C.\n\n");
-	text_header(o);
-	for (size_t i = 0; i < nrows; i++)
-		text_row(&rows[i], o);
-	printf("\nmemmove figures equal the closed form C(n-1)(n-2)/2: "
-	       "%s (%zu of %zu rows)\n",
-	       yes(c->closed_ok == c->rows), c->closed_ok, c->rows);
-	printf("cursor moves no byte: %s (%zu of %zu rows)\n",
-	       yes(c->cursor_ok == c->rows), c->cursor_ok, c->rows);
-	printf("bytes left in order under both: %s (%zu of %zu rows)\n",
-	       yes(c->intact_ok == c->rows), c->intact_ok, c->rows);
-	printf("seed closed form C(n-2)(n-3)/2 equals the seed's table: "
-	       "%s (%zu of %zu rows it gives)\n",
-	       yes(c->seed_ok == c->seed_rows), c->seed_ok, c->seed_rows);
-	text_seed_note(rows, nrows);
-}
-
-static void json_u64_or_null(const char *key, uint64_t v, int present)
-{
-	if (present)
-		printf("\"%s\": %" PRIu64, key, v);
-	else
-		printf("\"%s\": null", key);
-}
-
-static void json_row(const struct row *r, const struct options *o)
-{
-	printf("    {\"payload\": %zu, \"clamp\": %zu, \"flushes\": %" PRIu64
-	       ", \"memmove_bytes_moved\": %" PRIu64
-	       ", \"closed_form\": %" PRIu64
-	       ", \"cursor_bytes_moved\": %" PRIu64 ", ",
-	       r->payload, r->clamp, r->flushes, r->memmove_moved,
-	       r->closed_form, r->cursor_moved);
-	if (r->per_doubling > 0.0)
-		printf("\"memmove_per_doubling\": %.4f, ", r->per_doubling);
-	else
-		printf("\"memmove_per_doubling\": null, ");
-	printf("\"seed_flushes\": %" PRIu64 ", \"seed_closed_form\": %" PRIu64
-	       ", ",
-	       r->seed_flushes, r->seed_closed_form);
-	json_u64_or_null("seed_table", r->seed_table, r->seed_table != 0);
-	printf(", \"intact\": %s", r->intact ? "true" : "false");
-	if (o->time)
-		printf(", \"memmove_cpu_ms\": %.3f, \"cursor_cpu_ms\": %.3f",
-		       r->memmove_ms, r->cursor_ms);
-	printf("}");
+	return j;
 }
 
 static void print_json(const struct row *rows, size_t nrows,
 		       const struct checks *c, const struct options *o)
 {
-	printf("{\n  \"model\": \"end(P) at clamp C: the call sends C, "
-	       "P - C is queued once, each writable event sends C\",\n");
-	printf("  \"closed_form\": \"C*(n-1)*(n-2)/2\",\n");
-	printf("  \"seed_closed_form\": \"C*(n-2)*(n-3)/2\",\n");
-	printf("  \"seed_model\": \"the call sends C twice, P - 2C is "
-	       "queued once\",\n");
-	printf("  \"rows\": [\n");
-	for (size_t i = 0; i < nrows; i++) {
-		json_row(&rows[i], o);
-		printf("%s\n", i + 1 < nrows ? "," : "");
-	}
-	printf("  ],\n");
-	printf("  \"memmove_equals_closed_form\": %s,\n",
-	       c->closed_ok == c->rows ? "true" : "false");
-	printf("  \"cursor_moves_nothing\": %s,\n",
-	       c->cursor_ok == c->rows ? "true" : "false");
-	printf("  \"intact\": %s,\n",
-	       c->intact_ok == c->rows ? "true" : "false");
-	printf("  \"seed_closed_form_equals_seed_table\": %s\n}\n",
-	       c->seed_ok == c->seed_rows ? "true" : "false");
+	json_t *report = bc_pack(
+		"{s:s, s:s, s:s, s:s, s:[]}",
+		"model", "end(P) at clamp C: the call sends C, P - C is queued "
+			 "once, each writable event sends C",
+		"closed_form", "C*(n-1)*(n-2)/2",
+		"seed_closed_form", "C*(n-2)*(n-3)/2",
+		"seed_model", "the call sends C twice, P - 2C is queued once",
+		"rows");
+	json_t *jrows = json_object_get(report, "rows");
+
+	for (size_t i = 0; i < nrows; i++)
+		bc_append(jrows, json_row(&rows[i], o));
+	bc_set(report, "memmove_equals_closed_form",
+	       json_boolean(c->closed_ok == c->rows));
+	bc_set(report, "cursor_moves_nothing",
+	       json_boolean(c->cursor_ok == c->rows));
+	bc_set(report, "intact", json_boolean(c->intact_ok == c->rows));
+	bc_set(report, "seed_closed_form_equals_seed_table",
+	       json_boolean(c->seed_ok == c->seed_rows));
+	bc_report_print(report);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -367,24 +274,10 @@ static void print_json(const struct row *rows, size_t nrows,
 static int usage(void)
 {
 	fprintf(stderr, "usage: bytes_moved [--json] [--time] [--max-mib N]\n"
-			"  --json       print JSON instead of a table\n"
+			"  --json       accepted; the output is JSON either way\n"
 			"  --time       add the CPU time of each replay\n"
 			"  --max-mib N  only payloads of at most N MiB\n");
 	return 2;
-}
-
-static int parse_size_mib(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v == 0 ||
-	    v > SIZE_MAX / MIB)
-		return -EINVAL;
-	*out = (size_t)v * MIB;
-	return 0;
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
@@ -392,12 +285,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 	*o = (struct options){ .max_payload = SIZE_MAX };
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0) {
-			o->json = 1;
+			continue;
 		} else if (strcmp(argv[i], "--time") == 0) {
 			o->time = 1;
 		} else if (strcmp(argv[i], "--max-mib") == 0 && i + 1 < argc) {
-			if (parse_size_mib(argv[++i], &o->max_payload) < 0)
+			int mib;
+
+			if (bc_parse_int(argv[++i], 1, MAX_MIB, &mib) < 0)
 				return -EINVAL;
+			o->max_payload = (size_t)mib * MIB;
 		} else {
 			return -EINVAL;
 		}
@@ -447,10 +343,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	c = rows_check(rows, nrows);
-	if (o.json)
-		print_json(rows, nrows, &c, &o);
-	else
-		print_text(rows, nrows, &c, &o);
-	bc_finish_output();
+	print_json(rows, nrows, &c, &o);
 	return checks_pass(&c) ? 0 : 1;
 }

@@ -39,7 +39,9 @@
  *
  * usage: chat [--unix] [--quick] [--blocks N] [--rounds N] [--messages N]
  *             [--json]
- * Exits 0 when the benchmark ran (the targets are printed, PASS or FAIL),
+ * It prints one JSON object (--json changes nothing); the report's
+ * bench_chat section renders it.
+ * Exits 0 when the benchmark ran (the targets are in the JSON, PASS or FAIL),
  * 1 when something failed (a frame, a connection), 2 on a usage error.
  */
 #ifndef _GNU_SOURCE
@@ -109,7 +111,6 @@ struct options {
 	int msgs;   /* per client per round */
 	int blocks; /* per configuration */
 	int rounds; /* per block */
-	int json;
 	int unix_socket;
 };
 
@@ -700,10 +701,9 @@ struct verdict {
 	double measured;
 };
 
-static int targets_eval(const struct summary *sm, struct verdict *v)
+static void targets_eval(const struct summary *sm, struct verdict *v)
 {
 	const struct summary *on = &sm[C_ON], *off = &sm[C_OFF];
-	int met = 0;
 
 	v[T_DESIGN] = (struct verdict){
 		on->sends <= on->bound_design,
@@ -719,122 +719,58 @@ static int targets_eval(const struct summary *sm, struct verdict *v)
 		off->sends == off->frames,
 		"batch=off: 1 send per frame out (the baseline is unbatched)",
 		off->frames, off->sends };
-	for (int t = 0; t < NTARGETS; t++)
-		met += v[t].pass;
-	return met;
 }
 
-static void print_markdown(const struct options *o, int argc, char **argv,
-			   const struct summary *sm, const struct bc_machine *m)
+/* One configuration's figures, per round. */
+static json_t *json_config(const struct summary *s)
 {
-	const struct summary *off = &sm[C_OFF], *on = &sm[C_ON];
-	struct verdict v[NTARGETS];
-	int met = targets_eval(sm, v);
-
-	printf("## Chat server: every message broadcast to %d clients\n\n",
-	       NCLIENTS);
-	bc_md_command(argc, argv);
-	printf("%s. Server: the reference stack's loop; a client "
-	       "socket's on_data (one task per readable event) writes each "
-	       "100-byte message frame to all %d client sockets, one write "
-	       "per frame and client. Clients: one forked process with %d "
-	       "blocking sockets; per round each client sends %d messages of "
-	       "%d bytes in one send (%d in, %d frames out), and the round ends "
-	       "when every socket has received the %d frames of the round "
-	       "(each checked). %d blocks of %d rounds per configuration, "
-	       "alternating (off,on / on,off), %zu rounds each. Round time: "
-	       "CLOCK_MONOTONIC in the client process, first send to last "
-	       "frame. Server sends: send+sendto+sendmsg+write+writev of "
-	       "fi_counters per round; server CPU: CLOCK_THREAD_CPUTIME_ID. ",
-	       o->unix_socket ? "Unix sockets"
-			      : "TCP over 127.0.0.1, TCP_NODELAY everywhere",
-	       NCLIENTS, NCLIENTS, o->msgs, FRAME, NCLIENTS * o->msgs,
-	       NCLIENTS * NCLIENTS * o->msgs, NCLIENTS * o->msgs, o->blocks,
-	       o->rounds, off->rounds);
-	bc_md_machine(m);
-	printf("| | batch=off | batch=on | off/on |\n|---|---:|---:|---:|\n");
-	printf("| mean round | %.1f µs | %.1f µs | %.2fx |\n", off->mean_us,
-	       on->mean_us, off->mean_us / on->mean_us);
-	printf("| median round | %.1f µs | %.1f µs | %.2fx |\n",
-	       off->median_us, on->median_us, off->median_us / on->median_us);
-	printf("| mean of the %d slowest rounds of a block | %.1f µs | "
-	       "%.1f µs | %.2fx |\n",
-	       SLOWEST, off->slowest_us, on->slowest_us,
-	       off->slowest_us / on->slowest_us);
-	printf("| first round of a block | %.1f µs | %.1f µs | %.2fx |\n",
-	       off->first_us, on->first_us, off->first_us / on->first_us);
-	printf("| server CPU per round | %.1f µs | %.1f µs | %.2fx |\n",
-	       off->cpu_us, on->cpu_us, off->cpu_us / on->cpu_us);
-	printf("| server sends per round | %.2f | %.2f | %.2fx |\n",
-	       off->sends, on->sends, off->sends / on->sends);
-	printf("| - in the write calls | %.2f | %.2f | |\n", off->in_call,
-	       on->in_call);
-	printf("| - at the end of the task | %.2f | %.2f | |\n", off->at_end,
-	       on->at_end);
-	printf("| - other (writable events) | %.2f | %.2f | |\n", off->other,
-	       on->other);
-	printf("| tasks that broadcast, per round | %.2f | %.2f | |\n",
-	       off->tasks, on->tasks);
-	printf("| messages in / frames out per round | %.0f / %.0f | "
-	       "%.0f / %.0f | |\n\n",
-	       off->messages, off->frames, on->messages, on->frames);
-	printf("### Targets\n\n| Target | Bound per round | Measured per "
-	       "round | Result |\n|---|---:|---:|---|\n");
-	for (int t = 0; t < NTARGETS; t++)
-		printf("| %s | %.2f | %.2f | %s |\n", v[t].what, v[t].bound,
-		       v[t].measured, v[t].pass ? "PASS" : "FAIL");
-	bc_md_targets_met(met, NTARGETS);
+	return bc_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
+		       " s:o, s:o, s:o, s:o}",
+		       "rounds", (json_int_t)s->rounds,
+		       "mean_round_us", bc_real(s->mean_us, 3),
+		       "median_round_us", bc_real(s->median_us, 3),
+		       "mean_slowest4_per_block_us", bc_real(s->slowest_us, 3),
+		       "first_round_per_block_us", bc_real(s->first_us, 3),
+		       "server_cpu_per_round_us", bc_real(s->cpu_us, 3),
+		       "sends_per_round", bc_real(s->sends, 3),
+		       "sends_in_call_per_round", bc_real(s->in_call, 3),
+		       "sends_at_end_of_task_per_round", bc_real(s->at_end, 3),
+		       "sends_other_per_round", bc_real(s->other, 3),
+		       "writing_tasks_per_round", bc_real(s->tasks, 3),
+		       "bound_batches", bc_real(s->bound_batches, 3),
+		       "bound_design", bc_real(s->bound_design, 3),
+		       "messages_per_round", bc_real(s->messages, 1),
+		       "frames_per_round", bc_real(s->frames, 1));
 }
 
+/* JSON, rendered by the report's bench_chat section. */
 static void print_json(const struct options *o, int argc, char **argv,
 		       const struct summary *sm, const struct bc_machine *m)
 {
 	struct verdict v[NTARGETS];
-	int met = targets_eval(sm, v);
+	json_t *report = bc_report_new(argc, argv), *configs, *targets;
 
-	bc_json_begin(argc, argv);
-	printf(",\n  \"transport\": \"%s\",\n  \"clients\": %d,\n"
-	       "  \"messages_per_client_per_round\": %d,\n"
-	       "  \"frame_bytes\": %d,\n  \"blocks_per_config\": %d,\n"
-	       "  \"rounds_per_block\": %d,\n",
-	       o->unix_socket ? "unix" : "tcp", NCLIENTS, o->msgs, FRAME,
-	       o->blocks, o->rounds);
-	bc_json_machine(m);
-	printf("  \"configs\": {\n");
-	for (int c = 0; c < NCONFIGS; c++) {
-		const struct summary *s = &sm[c];
-
-		printf("    \"%s\": {\"rounds\": %zu, \"mean_round_us\": %.3f, "
-		       "\"median_round_us\": %.3f, "
-		       "\"mean_slowest4_per_block_us\": %.3f, "
-		       "\"first_round_per_block_us\": %.3f, "
-		       "\"server_cpu_per_round_us\": %.3f, "
-		       "\"sends_per_round\": %.3f, "
-		       "\"sends_in_call_per_round\": %.3f, "
-		       "\"sends_at_end_of_task_per_round\": %.3f, "
-		       "\"sends_other_per_round\": %.3f, "
-		       "\"writing_tasks_per_round\": %.3f, "
-		       "\"bound_batches\": %.3f, "
-		       "\"bound_design\": %.3f, \"messages_per_round\": %.1f, "
-		       "\"frames_per_round\": %.1f}%s\n",
-		       config_keys[c], s->rounds, s->mean_us, s->median_us,
-		       s->slowest_us, s->first_us, s->cpu_us, s->sends,
-		       s->in_call, s->at_end, s->other, s->tasks, s->bound_batches,
-		       s->bound_design, s->messages, s->frames,
-		       c + 1 < NCONFIGS ? "," : "");
-	}
-	printf("  },\n  \"ratio_mean_round_off_on\": %.4f,\n"
-	       "  \"targets\": [\n",
-	       sm[C_OFF].mean_us / sm[C_ON].mean_us);
-	for (int t = 0; t < NTARGETS; t++) {
-		printf("    {\"target\": ");
-		bc_json_string(v[t].what);
-		printf(", \"bound\": %.3f, \"measured\": %.3f, \"pass\": %s}%s\n",
-		       v[t].bound, v[t].measured, v[t].pass ? "true" : "false",
-		       t + 1 < NTARGETS ? "," : "");
-	}
-	printf("  ],\n");
-	bc_json_end_targets(met, NTARGETS);
+	bc_set(report, "transport", json_string(o->unix_socket ? "unix" : "tcp"));
+	bc_set(report, "clients", json_integer(NCLIENTS));
+	bc_set(report, "messages_per_client_per_round", json_integer(o->msgs));
+	bc_set(report, "frame_bytes", json_integer(FRAME));
+	bc_set(report, "blocks_per_config", json_integer(o->blocks));
+	bc_set(report, "rounds_per_block", json_integer(o->rounds));
+	bc_report_machine(report, m);
+	bc_set(report, "configs", configs = bc_pack("{}"));
+	for (int c = 0; c < NCONFIGS; c++)
+		bc_set(configs, config_keys[c], json_config(&sm[c]));
+	bc_set(report, "ratio_mean_round_off_on",
+	       bc_real(sm[C_OFF].mean_us / sm[C_ON].mean_us, 4));
+	targets_eval(sm, v);
+	targets = bc_pack("[]");
+	for (int t = 0; t < NTARGETS; t++)
+		bc_append(targets, bc_pack("{s:s, s:o, s:o, s:b}", "target", v[t].what,
+					   "bound", bc_real(v[t].bound, 3),
+					   "measured", bc_real(v[t].measured, 3),
+					   "pass", v[t].pass));
+	bc_report_targets(report, targets);
+	bc_report_print(report);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -853,7 +789,7 @@ static int usage(void)
 		"  --messages N  messages per client per round, sent in one "
 		"send (default %d,\n"
 		"              at most %d)\n"
-		"  --json      print JSON instead of Markdown\n",
+		"  --json      accepted; the output is JSON either way\n",
 		block_defaults.quick_blocks, block_defaults.quick_rounds,
 		block_defaults.blocks, block_defaults.rounds,
 		DEFAULT_MSGS, MAX_MSGS);
@@ -882,7 +818,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 	*o = (struct options){ .msgs = msgs,
 			       .blocks = run.blocks,
 			       .rounds = run.rounds,
-			       .json = run.json,
 			       .unix_socket = run.unix_socket };
 	return 0;
 }
@@ -901,7 +836,6 @@ int main(int argc, char **argv)
 	bc_set_prog("chat");
 	if (parse_options(argc, argv, &o) < 0)
 		return usage();
-	m.cpus = bc_cpus_online();
 	/* A pipe to clients that died fails with EPIPE (reported), instead
 	 * of killing this process silently. The clients' process inherits
 	 * this, so its writes to a server that died fail the same way. */
@@ -923,19 +857,15 @@ int main(int argc, char **argv)
 	srv.stats = calloc((size_t)srv.nblocks, sizeof(*srv.stats));
 	if (srv.stats == NULL)
 		bc_die("out of memory");
-	m.load_start = bc_load_average();
+	m = bc_machine_start();
 	server_run(&srv, port_fd);
 	bc_wait_child(pid, "clients");
-	m.load_end = bc_load_average();
+	bc_machine_end(&m);
 	for (int c = 0; c < NCONFIGS; c++)
 		summarize(&o, srv.stats, times, c, &sm[c]);
-	if (o.json)
-		print_json(&o, argc, argv, sm, &m);
-	else
-		print_markdown(&o, argc, argv, sm, &m);
+	print_json(&o, argc, argv, sm, &m);
 	free(srv.stats);
 	if (munmap(times, ntimes * sizeof(double)) != 0)
 		bc_die("munmap: %s", strerror(errno));
-	bc_finish_output();
 	return 0;
 }

@@ -6,6 +6,10 @@
  *   chunked_threshold [--quick] [--blocks N] [--rounds N] [--json]
  *                     [--sizes BYTES,BYTES,...]
  *
+ * It prints one JSON object (--json is accepted and changes nothing);
+ * `python3 -m wirecheck.report.render chunked_threshold FILE` shows it as a
+ * table.
+ *
  * For each body size B, the response is what reference/http.c emits for
  * try_write(B bytes, final) with its head: the head, the chunk header
  * "%zx\r\n", the body, the terminator "\r\n0\r\n\r\n". Two ways to send it,
@@ -227,6 +231,10 @@ static double block(int fd, int ctl, enum way w, size_t size, int rounds,
 	return bc_median(scratch, (size_t)rounds);
 }
 
+/* The responses per way and size that warm the buffers and the
+ * connection before the measured blocks. */
+#define WARM_ROUNDS 10
+
 static int parse_sizes(const char *s, struct opts *o)
 {
 	char *end;
@@ -260,9 +268,10 @@ int main(int argc, char **argv)
 {
 	static const struct bc_block_defaults d = { 9, 400, 5, 100 };
 	struct opts o = { .n_sizes = 0 };
-	double med[MAX_SIZES][WAYS], lo[MAX_SIZES][WAYS], hi[MAX_SIZES][WAYS];
+	struct bc_spread sp[MAX_SIZES][WAYS];
 	double *scratch, *per_block[WAYS];
 	struct bc_machine m;
+	json_t *report, *rows;
 	int lfd, port, fd, ctl[2], crossover = -1;
 	size_t max = 0;
 	pid_t pid;
@@ -279,7 +288,10 @@ int main(int argc, char **argv)
 		max = o.sizes[i] > max ? o.sizes[i] : max;
 	body = malloc(max);
 	copy_buf = malloc(response_len(max));
-	scratch = malloc(sizeof(double) * (size_t)o.b.rounds);
+	/* One time per round of a block: the warm-up's WARM_ROUNDS too, which
+	 * overflowed a smaller --rounds. */
+	scratch = malloc(sizeof(double) *
+			 (size_t)(o.b.rounds > WARM_ROUNDS ? o.b.rounds : WARM_ROUNDS));
 	if (!body || !copy_buf || !scratch)
 		bc_die("out of memory");
 	for (int w = 0; w < WAYS; w++)
@@ -310,12 +322,12 @@ int main(int argc, char **argv)
 		bc_die("TCP_NODELAY: %s", strerror(errno));
 	pin(0);
 
-	m.cpus = bc_cpus_online();
-	m.load_start = bc_load_average();
+	m = bc_machine_start();
 	/* Warm: the buffers' pages and the connection's windows. */
 	for (int i = 0; i < o.n_sizes; i++)
 		for (int w = 0; w < WAYS; w++)
-			(void)block(fd, ctl[1], (enum way)w, o.sizes[i], 10, scratch);
+			(void)block(fd, ctl[1], (enum way)w, o.sizes[i], WARM_ROUNDS,
+				    scratch);
 	for (int i = 0; i < o.n_sizes; i++) {
 		for (int b = 0; b < o.b.blocks; b++)
 			for (int k = 0; k < WAYS; k++) {
@@ -324,14 +336,10 @@ int main(int argc, char **argv)
 				per_block[w][b] = block(fd, ctl[1], (enum way)w, o.sizes[i],
 							o.b.rounds, scratch);
 			}
-		for (int w = 0; w < WAYS; w++) {
-			/* bc_median sorts: the extremes are then at the ends. */
-			med[i][w] = bc_median(per_block[w], (size_t)o.b.blocks);
-			lo[i][w] = per_block[w][0];
-			hi[i][w] = per_block[w][o.b.blocks - 1];
-		}
+		for (int w = 0; w < WAYS; w++)
+			sp[i][w] = bc_spread_of(per_block[w], (size_t)o.b.blocks);
 	}
-	m.load_end = bc_load_average();
+	bc_machine_end(&m);
 	{
 		uint64_t zero = 0;
 
@@ -341,64 +349,36 @@ int main(int argc, char **argv)
 	bc_wait_child(pid, "reader");
 	close(fd);
 	close(ctl[1]);
-	for (int i = o.n_sizes - 1; i >= 0 && med[i][WAY_IOV] < med[i][WAY_COPY]; i--)
+	for (int i = o.n_sizes - 1; i >= 0 && sp[i][WAY_IOV].median < sp[i][WAY_COPY].median; i--)
 		crossover = i;
 
-	if (o.b.json) {
-		bc_json_begin(argc, argv);
-		printf(",\n");
-		bc_json_machine(&m);
-		printf("  \"blocks\": %d,\n  \"rounds\": %d,\n  \"rows\": [\n", o.b.blocks,
-		       o.b.rounds);
-		for (int i = 0; i < o.n_sizes; i++) {
-			printf("    {\"body\": %zu, \"response\": %zu", o.sizes[i],
-			       response_len(o.sizes[i]));
-			for (int w = 0; w < WAYS; w++)
-				printf(", \"%s_us\": %.4f, \"%s_block_us\": [%.4f, %.4f]",
-				       way_name[w], med[i][w], way_name[w], lo[i][w], hi[i][w]);
-			printf("}%s\n", i + 1 < o.n_sizes ? "," : "");
-		}
-		printf("  ],\n  \"crossover_body\": ");
-		if (crossover < 0)
-			printf("null\n}\n");
-		else
-			printf("%zu\n}\n", o.sizes[crossover]);
-	} else {
-		bc_md_command(argc, argv);
-		printf("Sender CPU µs per response (thread CPU time, user + kernel), medians of "
-		       "%d blocks of %d responses per way, interleaved; TCP 127.0.0.1, "
-		       "TCP_NODELAY. ", o.b.blocks, o.b.rounds);
-		bc_md_machine(&m);
-		printf("| body | response | copy + send [block min, max] | "
-		       "MSG_MORE + sendmsg [block min, max] | copy/iov | "
-		       "separate: 3 sends [block min, max] | one sendmsg [block min, max] | "
-		       "separate/fixed |\n");
-		printf("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-		for (int i = 0; i < o.n_sizes; i++) {
-			/* What the fixed strategy does at this size. */
-			enum way f = response_len(o.sizes[i]) <= RS_HTTP_COPY_MAX ? WAY_COPY
-										: WAY_IOV;
+	report = bc_report_new(argc, argv);
+	bc_report_machine(report, &m);
+	bc_set(report, "blocks", json_integer(o.b.blocks));
+	bc_set(report, "rounds", json_integer(o.b.rounds));
+	bc_set(report, "copy_max", json_integer(RS_HTTP_COPY_MAX));
+	bc_set(report, "rows", rows = bc_pack("[]"));
+	for (int i = 0; i < o.n_sizes; i++) {
+		json_t *row = bc_pack("{s:I, s:I}", "body", (json_int_t)o.sizes[i],
+				      "response", (json_int_t)response_len(o.sizes[i]));
+		char key[32];
 
-			printf("| %zu | %zu | %.2f [%.2f, %.2f] | %.2f [%.2f, %.2f] | %.2f | "
-			       "%.2f [%.2f, %.2f] | %.2f [%.2f, %.2f] | %.2f |\n",
-			       o.sizes[i], response_len(o.sizes[i]), med[i][WAY_COPY],
-			       lo[i][WAY_COPY], hi[i][WAY_COPY], med[i][WAY_IOV],
-			       lo[i][WAY_IOV], hi[i][WAY_IOV],
-			       med[i][WAY_COPY] / med[i][WAY_IOV], med[i][WAY_SEP],
-			       lo[i][WAY_SEP], hi[i][WAY_SEP], med[i][WAY_ONE],
-			       lo[i][WAY_ONE], hi[i][WAY_ONE], med[i][WAY_SEP] / med[i][f]);
+		for (int w = 0; w < WAYS; w++) {
+			snprintf(key, sizeof(key), "%s_us", way_name[w]);
+			bc_set(row, key, bc_real(sp[i][w].median, 4));
+			snprintf(key, sizeof(key), "%s_block_us", way_name[w]);
+			bc_set(row, key, bc_pack("[oo]", bc_real(sp[i][w].min, 4),
+						 bc_real(sp[i][w].max, 4)));
 		}
-		if (crossover < 0)
-			printf("\nCopying is cheaper up to the largest size measured.\n");
-		else
-			printf("\nMSG_MORE + sendmsg is cheaper from a %zu-byte body on "
-			       "(and at every larger size measured).\n", o.sizes[crossover]);
+		bc_append(rows, row);
 	}
+	bc_set(report, "crossover_body", crossover < 0 ? json_null() :
+	       json_integer((json_int_t)o.sizes[crossover]));
+	bc_report_print(report);
 	free(body);
 	free(copy_buf);
 	free(scratch);
 	for (int w = 0; w < WAYS; w++)
 		free(per_block[w]);
-	bc_finish_output();
 	return 0;
 }

@@ -14,10 +14,13 @@
  * timed batches, and the armed variant arms its rule outside them too.
  *
  * usage: gate_cost [all|direct|disarmed|armed] [CALLS]
- *   all (default)   timed rounds of every variant; prints ns per call.
+ *   all (default)   timed rounds of every variant; prints ns per call as
+ *                   JSON ({"setup", "rows": [{"variant", "median_ns",
+ *                   "median_diff_ns"}]}), which the report renders.
  *   VARIANT         only that variant, CALLS sends, untimed: for
  *                   valgrind --tool=callgrind --toggle-collect=run_calls,
- *                   whose Ir divided by CALLS is instructions per call.
+ *                   whose Ir divided by CALLS is instructions per call
+ *                   (prints {"sends", "variant"}).
  * Exits 0, 1 when a send fails, 2 on a usage error.
  */
 #include <errno.h>
@@ -149,6 +152,8 @@ static double diff[VARIANT_COUNT][ROUNDS];
 static int run_timed(struct bench *b)
 {
 	double per_call[VARIANT_COUNT];
+	char setup[96];
+	json_t *report;
 
 	/* Warm the caches, the branch predictors and libfiu's tables. */
 	round_run(b, 0, per_call);
@@ -159,12 +164,17 @@ static int run_timed(struct bench *b)
 			diff[v][r] = per_call[v] - per_call[DIRECT];
 		}
 	}
-	printf("gate_cost: %d rounds x %d sends of 1 byte per variant\n",
-	       ROUNDS, BATCH * BATCHES_PER_ROUND);
-	printf("%-9s %12s %18s\n", "variant", "median ns", "median diff ns");
+	snprintf(setup, sizeof(setup),
+		 "gate_cost: %d rounds x %d sends of 1 byte per variant", ROUNDS,
+		 BATCH * BATCHES_PER_ROUND);
+	report = bc_pack("{s:s, s:[]}", "setup", setup, "rows");
 	for (int v = 0; v < VARIANT_COUNT; v++)
-		printf("%-9s %12.1f %+18.1f\n", variant_names[v],
-		       bc_median(ns[v], ROUNDS), bc_median(diff[v], ROUNDS));
+		bc_append(json_object_get(report, "rows"),
+			  bc_pack("{s:s, s:o, s:o}", "variant", variant_names[v],
+				  "median_ns", bc_real(bc_median(ns[v], ROUNDS), 1),
+				  "median_diff_ns",
+				  bc_real(bc_median(diff[v], ROUNDS), 1)));
+	bc_report_print(report);
 	return 0;
 }
 
@@ -181,7 +191,8 @@ static int run_one(struct bench *b, enum variant v, long calls)
 		bench_drain(b);
 		done += n;
 	}
-	printf("gate_cost: %ld sends, variant %s\n", calls, variant_names[v]);
+	bc_report_print(bc_pack("{s:I, s:s}", "sends", (json_int_t)calls,
+				"variant", variant_names[v]));
 	return 0;
 }
 

@@ -6,21 +6,37 @@
 # seed's table and a chat server), and the half-open syscalls per connection.
 #   bench/run.sh            everything (a few minutes)
 #   bench/run.sh --quick    smaller payloads and fewer rounds
+# Each C benchmark writes JSON only; its tables here come from the report's
+# section for it (python3 -m wirecheck.report.render), the same code that
+# writes reports/out/report.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --no-run
 quick=${1:-}
+json_dir=$(mktemp -d)
+trap 'rm -rf "$json_dir"' EXIT
+
+# show KIND COMMAND...: runs a benchmark into $json_dir/KIND.json and prints its
+# tables. A benchmark that fails still has its output rendered when it is
+# JSON, so that the figures print before the failure is reported.
+show() {
+  local kind=$1 rc=0
+  shift
+  echo "   command: $*"
+  "$@" > "$json_dir/$kind.json" || rc=$?
+  PYTHONPATH=python /usr/bin/python3 -m wirecheck.report.render "$kind" "$json_dir/$kind.json" |
+    sed 's/^/   /'
+  return "$rc"
+}
 max=32; calls=100000
 [ "$quick" = "--quick" ] && { max=8; calls=20000; }
 
 echo "== Bytes moved by end(P) at clamp C (oven-sh/bun \"socket: drain node:net's pending-write queue with a cursor\"'s model)"
-echo "   command: build/bin/bytes_moved --max-mib $max"
-build/bin/bytes_moved --max-mib "$max"
+show bytes_moved build/bin/bytes_moved --max-mib "$max"
 
 echo
 echo "== Fault gate: ns per 1-byte send, medians of interleaved rounds"
-echo "   command: build/bin/gate_cost"
-build/bin/gate_cost
+show gate_cost build/bin/gate_cost
 
 echo
 echo "== Fault gate: instructions per send (callgrind, $calls calls each)"
@@ -35,24 +51,20 @@ done
 
 q=""; [ "$quick" = "--quick" ] && q="--quick"
 echo
-echo "== Sender instructions of end(P) (callgrind; issue 9's targets): floor, copy, copying, owned, memmove"
-echo "   command: build/bin/sender_instr $q"
-build/bin/sender_instr $q
+echo "== Sender instructions of end(P) (callgrind, with their targets): floor, copy, copying, owned, memmove"
+show sender_instr build/bin/sender_instr $q
 
 echo
 echo "== Sender CPU of end(P) (secondary): refstack cursor and memmove, node, against a plain send loop"
-echo "   command: build/bin/sender_cpu $q"
-build/bin/sender_cpu $q
+show sender_cpu build/bin/sender_cpu $q
 
 echo
 echo "== Write batching: the seed's table (oven-sh/bun#45246)"
-echo "   command: build/bin/batching $q"
-build/bin/batching $q
+show batching build/bin/batching $q
 
 echo
 echo "== Write batching: a broadcast chat server, 8 clients"
-echo "   command: build/bin/chat $q"
-build/bin/chat $q
+show chat build/bin/chat $q
 
 echo
 echo "== Half-open: syscalls per connection, (N=300 - N=100) / 200"
@@ -74,8 +86,7 @@ bench/ws_instructions.sh build/bin/ws_send || echo "   (above the target)"
 
 echo
 echo "== WebSocket: echo and chat servers, reference against node + npm ws (medians of interleaved rounds)"
-echo "   command: build/bin/ws_echo $q"
-build/bin/ws_echo $q
+show ws build/bin/ws_echo $q
 
 echo
 echo "== WebSocket: server syscalls per echoed message, reference against node + npm ws (preload gate)"

@@ -4,8 +4,9 @@
  * of the oven-sh/bun pull request "socket: drain node:net's pending-write
  * queue with a cursor", for the reference stack. This is the sender's secondary
  * figure: its targets are judged on callgrind instructions, which do not
- * move between runs (bench/sender_instr.c). The report is printed by
- * sender_cpu_report.c; node's sender is sender_node.c and sender_node.js.
+ * move between runs (bench/sender_instr.c). Its figures are one JSON object
+ * (sender_cpu_json.c), which the report's bench_sender_cpu section renders;
+ * node's sender is sender_node.c and sender_node.js.
  *
  * Senders:
  *   cursor   librefstack with queue=cursor: rs_socket_end(payload), timed
@@ -744,15 +745,15 @@ static int usage(void)
 		"  --preload FILE  the gate preloaded into node's and libuv's "
 		"clamped senders\n"
 		"                (default %s)\n"
-		"  --subjects    issue 13's figure: 64 MiB over the unix socket, "
+		"  --subjects    the figure across subjects: 64 MiB over the unix socket, "
 		"cursor, floor,\n"
 		"                node and libuv only (--sizes and --rounds still "
 		"apply)\n"
 		"  --warm-heap   reuse faulted-in heap memory for the queue "
 		"instead of a fresh\n"
 		"                mapping per run\n"
-		"  --json        print JSON instead of Markdown\n"
-		"  --json-out FILE  print Markdown, and write the JSON to FILE\n",
+		"  --json        accepted; the output is JSON either way\n"
+		"  --json-out FILE  also write the JSON to FILE\n",
 		DEFAULT_ROUNDS, QUICK_ROUNDS, SENDER_NODE_JS,
 		SENDER_LIBUV[0] ? SENDER_LIBUV : "not built",
 		WIRECHECK_PRELOAD[0] ? WIRECHECK_PRELOAD : "not built");
@@ -791,7 +792,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			       .preload = WIRECHECK_PRELOAD[0] ? WIRECHECK_PRELOAD : NULL };
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0) {
-			o->json = 1;
+			continue; /* JSON is the only output */
 		} else if (strcmp(argv[i], "--warm-heap") == 0) {
 			o->warm_heap = 1;
 		} else if (strcmp(argv[i], "--no-node") == 0) {
@@ -848,28 +849,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 	if (!rounds_given)
 		o->rounds = quick ? QUICK_ROUNDS : DEFAULT_ROUNDS;
 	return 0;
-}
-
-/* --json-out: the JSON report into o->json_out, with stdout (where the
- * report functions print) pointed at the file meanwhile. */
-static void json_to_file(const struct options *o, int argc, char **argv,
-			 const struct bc_machine *m)
-{
-	int saved, fd;
-
-	if (fflush(stdout) != 0)
-		bc_die("cannot write the output");
-	fd = open(o->json_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		bc_die("%s: %s", o->json_out, strerror(errno));
-	saved = dup(STDOUT_FILENO);
-	if (saved < 0 || dup2(fd, STDOUT_FILENO) < 0 || close(fd) != 0)
-		bc_die("dup2: %s", strerror(errno));
-	sender_cpu_json(o, argc, argv, m);
-	if (fflush(stdout) != 0 || ferror(stdout))
-		bc_die("%s: cannot write the JSON", o->json_out);
-	if (dup2(saved, STDOUT_FILENO) < 0 || close(saved) != 0)
-		bc_die("dup2: %s", strerror(errno));
 }
 
 /* Starts one child sender (S_NODE or S_LIBUV) for mode m: clamped, with the
@@ -939,12 +918,12 @@ int main(int argc, char **argv)
 	struct bench b;
 	char err[256];
 	struct bc_machine m;
+	json_t *report;
 	char *payload;
 
 	bc_set_prog("sender_cpu");
 	if (parse_options(argc, argv, &o) < 0)
 		return usage();
-	m.cpus = bc_cpus_online();
 	if (fi_init() != 0)
 		bc_die("fi_init failed");
 	if (fi_rule_parse(CLAMP_RULE, &b.rule, err, sizeof(err)) != 0)
@@ -969,21 +948,18 @@ int main(int argc, char **argv)
 	b.o = &o;
 	b.rd = &the_reader;
 	b.payload = payload;
-	m.load_start = bc_load_average();
+	m = bc_machine_start();
 	cells_plan(&o, &b);
 	warm_up(&b);
 	rounds_run(&b);
-	m.load_end = bc_load_average();
+	bc_machine_end(&m);
 	children_stop(&b);
 	reader_stop(&the_reader);
 	cells_reduce(&o);
-	if (o.json)
-		sender_cpu_json(&o, argc, argv, &m);
-	else
-		sender_cpu_markdown(&o, argc, argv, &m);
+	report = sender_cpu_report(&o, argc, argv, &m);
 	if (o.json_out != NULL)
-		json_to_file(&o, argc, argv, &m);
+		bc_report_write(report, o.json_out);
+	bc_report_print(report);
 	free(payload);
-	bc_finish_output();
 	return 0;
 }

@@ -1,6 +1,6 @@
 /*
- * sender_cpu.h: what bench/sender_cpu.c measures and bench/sender_cpu_report.c
- * prints: the senders, the cells of the table, the options.
+ * sender_cpu.h: what bench/sender_cpu.c measures and bench/sender_cpu_json.c
+ * writes as JSON: the senders, the cells, the options.
  */
 #ifndef WIRECHECK_SENDER_CPU_H
 #define WIRECHECK_SENDER_CPU_H
@@ -44,11 +44,8 @@ enum sender {
 #endif
 
 extern const char *const transport_names[NTRANSPORTS];
-extern const char *const transport_labels[NTRANSPORTS];
 extern const char *const mode_names[NMODES];
-extern const char *const mode_titles[NMODES];
 extern const char *const sender_names[NSENDERS];
-extern const char *const sender_labels[NSENDERS];
 
 /* One run of one sender. */
 struct sample {
@@ -81,8 +78,7 @@ struct options {
 	size_t sizes[MAX_SIZES]; /* bytes, ascending, distinct */
 	size_t nsizes;
 	int rounds;
-	int json;
-	const char *json_out; /* --json-out FILE, or NULL */
+	const char *json_out; /* --json-out FILE, or NULL: a copy of stdout */
 	int warm_heap;
 	int no_node;
 	int no_libuv;
@@ -112,10 +108,11 @@ static inline int cell_ran(const struct cell *c)
 	return !c->skipped && !c->na && c->n > 0;
 }
 
-/* The report, on stdout: Markdown or JSON of the cells and options. */
-void sender_cpu_markdown(const struct options *o, int argc, char **argv,
-			 const struct bc_machine *mach);
-void sender_cpu_json(const struct options *o, int argc, char **argv,
-		     const struct bc_machine *mach);
+/*
+ * The run's report: the cells and the options as a JSON object (see
+ * bc_report_new), the caller's to print. Dies as the bc_ builders do.
+ */
+json_t *sender_cpu_report(const struct options *o, int argc, char **argv,
+			  const struct bc_machine *mach);
 
 #endif

@@ -64,8 +64,10 @@
  *
  * usage: sender_instr [--sizes 1,4] [--quick] [--repeat N] [--json]
  *                     [--check] [--rep-movsb] [--keep] [--valgrind PATH]
- * Exits 0 when every run worked (targets are printed PASS or FAIL; with
- * --check a FAIL also exits 1), 1 when a run failed, 2 on a usage error.
+ * It prints one JSON object (--json changes nothing), which the report's
+ * bench_sender_cpu section renders.
+ * Exits 0 when every run worked (the targets are in the JSON, PASS or FAIL;
+ * with --check a FAIL also exits 1), 1 when a run failed, 2 on a usage error.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -123,18 +125,8 @@ enum sender {
 };
 
 static const char *const mode_names[NMODES] = { "unclamped", "clamp_4k" };
-static const char *const mode_titles[NMODES] = {
-	"Unclamped (the kernel takes what the socket's buffer holds)",
-	"Every send clamped to 4 KiB" };
 static const char *const sender_names[NSENDERS] = {
 	"floor", "floor_direct", "copy", "copying", "owned", "memmove" };
-static const char *const sender_labels[NSENDERS] = {
-	"floor (send loop, through the gate)",
-	"floor, direct send() (no gate)",
-	"copy alone (no socket)",
-	"copying queue (queue=cursor)",
-	"owned queue (release callback)",
-	"legacy memmove (queue=memmove)" };
 
 /* Whether librefstack has the owned write and the bytes-copied counter:
  * bench/CMakeLists.txt looks for them in rs.h. Until then the owned row
@@ -197,7 +189,6 @@ struct options {
 	size_t nsizes;
 	size_t nfull;        /* sizes[nfull..] run the floor and owned only */
 	int repeat;
-	int json;
 	int check;
 	int rep_movsb;
 	int keep;
@@ -971,217 +962,92 @@ static int targets_make(const struct options *o, struct target *t)
 	return n;
 }
 
-/* ---- Markdown ----------------------------------------------------------- */
-
-static void md_tables(const struct options *o)
-{
-	char a[BC_COMMAS_LEN], b[BC_COMMAS_LEN], c[BC_COMMAS_LEN],
-		d[BC_COMMAS_LEN], e[BC_COMMAS_LEN];
-
-	for (int m = 0; m < NMODES; m++) {
-		printf("### %s\n\n", mode_titles[m]);
-		printf("| payload | sender | instructions | spread over %d "
-		       "runs | / floor | sends (EAGAIN) | epoll_wait "
-		       "| syscalls | bytes taken in the call | bytes copied "
-		       "| bytes moved | counts equal |\n"
-		       "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-		       "---:|---|\n",
-		       o->repeat);
-		for (size_t i = 0; i < o->nsizes; i++)
-		for (int s = 0; s < NSENDERS; s++) {
-			const struct cell *x = &cells[m][i][s];
-			const struct run *r = &x->runs[0];
-			uint64_t fl = first(m, i, S_FLOOR)->ir;
-
-			printf("| %zu MiB | %s", o->sizes[i] / MIB,
-			       sender_labels[s]);
-			if (x->skip) {
-				printf(" | not built yet | | | | | | | | | |\n");
-				continue;
-			}
-			if (x->not_run) {
-				printf(" | not run (a payload of the split "
-				       "only) | | | | | | | | | |\n");
-				continue;
-			}
-			printf(" | %s | %.4f%% | %.3fx", bc_commas(a, sizeof(a), r->ir),
-			       100.0 * ir_spread(o, m, i, s),
-			       (double)r->ir / (double)fl);
-			if (s == S_COPY) {
-				printf(" | - | - | 0 | - | %s | %s | %s |\n",
-				       bc_commas(b, sizeof(b), r->c.copied),
-				       bc_commas(c, sizeof(c), r->c.moved),
-				       counts_equal(o, m, i, s) ? "yes" : "NO");
-				continue;
-			}
-			printf(" | %s (%s) | %s | %s",
-			       bc_commas(a, sizeof(a), r->c.sends),
-			       bc_commas(b, sizeof(b), r->c.eagain),
-			       bc_commas(c, sizeof(c), r->c.waits),
-			       bc_commas(d, sizeof(d), r->c.syscalls));
-			if (s == S_FLOOR || s == S_FLOOR_DIRECT)
-				printf(" | - | 0 | 0");
-			else
-				printf(" | %s | %s | %s",
-				       bc_commas(a, sizeof(a), r->c.in_call),
-				       bc_commas(b, sizeof(b), r->c.copied),
-				       bc_commas(e, sizeof(e), r->c.moved));
-			printf(" | %s |\n",
-			       counts_equal(o, m, i, s) ? "yes" : "NO");
-		}
-		printf("\n");
-	}
-}
-
-/* The split targets' parts, one row per mode and pair of payloads. */
-static void md_split(const struct options *o, const struct target *t,
-		     int n)
-{
-	printf("Split of the owned write's and the floor's instructions "
-	       "between two payloads: per send = difference of instructions "
-	       "/ difference of sends; fixed = instructions at the first "
-	       "payload - per send x its sends.\n\n"
-	       "| mode | payloads | owned per send | floor per send | beyond "
-	       "| owned fixed | floor fixed | beyond |\n"
-	       "|---|---|---:|---:|---:|---:|---:|---:|\n");
-	for (int k = 0; k < n; k++) {
-		const struct target *x = &t[k];
-
-		/* Each pair has two targets with the same parts. */
-		if (!x->split || !x->built || k + 1 >= n || !t[k + 1].split ||
-		    t[k + 1].i != x->i || t[k + 1].m != x->m)
-			continue;
-		printf("| %s | %zu to %zu MiB | %.2f | %.2f | %.2f | %.1f | "
-		       "%.1f | %.1f |\n",
-		       mode_names[x->m], o->sizes[x->i0] / MIB,
-		       o->sizes[x->i] / MIB, x->owned.per_send,
-		       x->floor.per_send,
-		       x->owned.per_send - x->floor.per_send, x->owned.fixed,
-		       x->floor.fixed, x->owned.fixed - x->floor.fixed);
-	}
-	printf("\n");
-}
-
-static void md_targets(const struct options *o, const struct target *t,
-		       int n, int *met, int *total)
-{
-	*met = 0;
-	*total = 0;
-	printf("### Targets, on callgrind instructions\n\n"
-	       "A target is judged only when the figures it uses spread by "
-	       "less than its margin between the %d runs (the split: not at "
-	       "all), and the sends, bytes and syscalls are the same in every "
-	       "run.\n\n"
-	       "| target | mode | payload | figure | limit | spread | result |\n"
-	       "|---|---|---:|---:|---:|---:|---|\n",
-	       o->repeat);
-	for (int k = 0; k < n; k++) {
-		const struct target *x = &t[k];
-
-		if (x->split)
-			printf("| %s | %s | %zu to %zu MiB", x->what,
-			       mode_names[x->m], o->sizes[x->i0] / MIB,
-			       o->sizes[x->i] / MIB);
-		else
-			printf("| %s | %s | %zu MiB", x->what,
-			       mode_names[x->m], o->sizes[x->i] / MIB);
-		if (!x->built) {
-			printf(" | - | %.2f%s | - | not built yet |\n",
-			       x->bound, x->split ? "" : "x");
-			continue;
-		}
-		if (x->split)
-			printf(" | %.2f | %.0f", x->figure, x->bound);
-		else
-			printf(" | %.4fx | %.2fx", x->figure, x->bound);
-		printf(" | %.4f%% | %s |\n", 100.0 * x->spread,
-		       x->pass ? "PASS" : "FAIL");
-		*met += x->pass;
-		(*total)++;
-	}
-	printf("\n");
-	md_split(o, t, n);
-	bc_md_targets_met(*met, *total);
-}
-
 /* ---- JSON --------------------------------------------------------------- */
 
-static void json_counts(const struct counts *c)
+static json_t *json_counts(const struct counts *c)
 {
-	printf("{\"sends\": %" PRIu64 ", \"eagain\": %" PRIu64
-	       ", \"epoll_wait\": %" PRIu64 ", \"syscalls\": %" PRIu64
-	       ", \"bytes_in_call\": %" PRIu64 ", \"bytes_copied\": %" PRIu64
-	       ", \"bytes_moved\": %" PRIu64 ", \"syncs\": %" PRIu64 "}",
-	       c->sends, c->eagain, c->waits, c->syscalls, c->in_call,
-	       c->copied, c->moved, c->syncs);
+	return bc_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		       "sends", (json_int_t)c->sends, "eagain", (json_int_t)c->eagain,
+		       "epoll_wait", (json_int_t)c->waits,
+		       "syscalls", (json_int_t)c->syscalls,
+		       "bytes_in_call", (json_int_t)c->in_call,
+		       "bytes_copied", (json_int_t)c->copied,
+		       "bytes_moved", (json_int_t)c->moved,
+		       "syncs", (json_int_t)c->syncs);
 }
 
-static void print_json(const struct options *o, int argc, char **argv,
-		       const struct target *t, int n)
+static json_t *json_cell(const struct options *o, int m, size_t i, int s)
 {
-	int first_cell = 1, met = 0, total = 0;
+	const struct cell *x = &cells[m][i][s];
+	json_t *j = bc_pack("{s:s, s:I, s:s, s:b, s:b}", "mode", mode_names[m],
+			    "payload", (json_int_t)o->sizes[i],
+			    "sender", sender_names[s], "built", !x->skip,
+			    "run", !x->skip && !x->not_run);
+	json_t *ir;
 
-	bc_json_begin(argc, argv);
-	printf(",\n  \"transport\": \"unix\",\n  \"clamp\": %zu,\n"
-	       "  \"clamp_rule\": \"%s\",\n  \"repeat\": %d,\n"
-	       "  \"owned_built\": %s,\n  \"bytes_copied_source\": \"%s\",\n"
-	       "  \"cells\": [\n",
-	       CLAMP, CLAMP_RULE, o->repeat, OWNED_BUILT ? "true" : "false",
-	       COPIED_SOURCE);
+	if (x->skip || x->not_run)
+		return j;
+	ir = bc_pack("[]");
+	for (int k = 0; k < o->repeat; k++)
+		bc_append(ir, json_integer((json_int_t)x->runs[k].ir));
+	bc_set(j, "instructions", ir);
+	bc_set(j, "spread", bc_real(ir_spread(o, m, i, s), 6));
+	bc_set(j, "counts_equal", json_boolean(counts_equal(o, m, i, s)));
+	bc_set(j, "counts", json_counts(&x->runs[0].c));
+	return j;
+}
+
+/* A target; "pass" only when it was judged (its code is built). */
+static json_t *json_target(const struct options *o, const struct target *x)
+{
+	json_t *j = bc_pack("{s:s, s:s, s:I, s:o, s:b, s:s}", "target", x->what,
+			    "mode", mode_names[x->m],
+			    "payload", (json_int_t)o->sizes[x->i],
+			    "limit", bc_real(x->bound, 2), "built", x->built,
+			    "kind", x->split ? "instructions" : "ratio");
+
+	if (x->split)
+		bc_set(j, "payload_from", json_integer((json_int_t)o->sizes[x->i0]));
+	if (x->built) {
+		bc_set(j, "figure", bc_real(x->figure, 6));
+		bc_set(j, "spread", bc_real(x->spread, 6));
+		bc_set(j, "pass", json_boolean(x->pass));
+	}
+	if (x->built && x->split) {
+		bc_set(j, "owned_per_send", bc_real(x->owned.per_send, 6));
+		bc_set(j, "floor_per_send", bc_real(x->floor.per_send, 6));
+		bc_set(j, "owned_fixed", bc_real(x->owned.fixed, 6));
+		bc_set(j, "floor_fixed", bc_real(x->floor.fixed, 6));
+	}
+	return j;
+}
+
+/* The figures as JSON, which the report's bench_sender_cpu section renders.
+ * Returns the targets met; *total gets the targets judged. */
+static int print_json(const struct options *o, int argc, char **argv,
+		      const struct target *t, int n, int *total)
+{
+	json_t *report = bc_report_new(argc, argv), *jcells, *targets;
+	int met;
+
+	bc_set(report, "transport", json_string("unix"));
+	bc_set(report, "clamp", json_integer((json_int_t)CLAMP));
+	bc_set(report, "clamp_rule", json_string(CLAMP_RULE));
+	bc_set(report, "repeat", json_integer(o->repeat));
+	bc_set(report, "owned_built", json_boolean(OWNED_BUILT));
+	bc_set(report, "bytes_copied_source", json_string(COPIED_SOURCE));
+	bc_set(report, "cells", jcells = bc_pack("[]"));
 	for (int m = 0; m < NMODES; m++)
-	for (size_t i = 0; i < o->nsizes; i++)
-	for (int s = 0; s < NSENDERS; s++) {
-		const struct cell *x = &cells[m][i][s];
-
-		printf("%s    {\"mode\": \"%s\", \"payload\": %zu, "
-		       "\"sender\": \"%s\", \"built\": %s, \"run\": %s",
-		       first_cell ? "" : ",\n", mode_names[m], o->sizes[i],
-		       sender_names[s], x->skip ? "false" : "true",
-		       x->skip || x->not_run ? "false" : "true");
-		first_cell = 0;
-		if (!x->skip && !x->not_run) {
-			printf(", \"instructions\": [");
-			for (int k = 0; k < o->repeat; k++)
-				printf("%s%" PRIu64, k ? ", " : "",
-				       x->runs[k].ir);
-			printf("], \"spread\": %.6f, \"counts_equal\": %s, "
-			       "\"counts\": ",
-			       ir_spread(o, m, i, s),
-			       counts_equal(o, m, i, s) ? "true" : "false");
-			json_counts(&x->runs[0].c);
-		}
-		printf("}");
-	}
-	printf("\n  ],\n  \"targets\": [\n");
-	for (int k = 0; k < n; k++) {
-		const struct target *x = &t[k];
-
-		printf("%s    {\"target\": ", k ? ",\n" : "");
-		bc_json_string(x->what);
-		printf(", \"mode\": \"%s\", \"payload\": %zu, \"limit\": %.2f, "
-		       "\"built\": %s, \"kind\": \"%s\"",
-		       mode_names[x->m], o->sizes[x->i], x->bound,
-		       x->built ? "true" : "false",
-		       x->split ? "instructions" : "ratio");
-		if (x->split)
-			printf(", \"payload_from\": %zu", o->sizes[x->i0]);
-		if (x->built) {
-			printf(", \"figure\": %.6f, \"spread\": %.6f, "
-			       "\"pass\": %s",
-			       x->figure, x->spread, x->pass ? "true" : "false");
-			met += x->pass;
-			total++;
-		}
-		if (x->built && x->split)
-			printf(", \"owned_per_send\": %.6f, "
-			       "\"floor_per_send\": %.6f, "
-			       "\"owned_fixed\": %.6f, \"floor_fixed\": %.6f",
-			       x->owned.per_send, x->floor.per_send,
-			       x->owned.fixed, x->floor.fixed);
-		printf("}");
-	}
-	printf("\n  ],\n");
-	bc_json_end_targets(met, total);
+		for (size_t i = 0; i < o->nsizes; i++)
+			for (int s = 0; s < NSENDERS; s++)
+				bc_append(jcells, json_cell(o, m, i, s));
+	targets = bc_pack("[]");
+	for (int k = 0; k < n; k++)
+		bc_append(targets, json_target(o, &t[k]));
+	met = bc_report_targets(report, targets);
+	*total = (int)json_integer_value(json_object_get(report, "targets_total"));
+	bc_report_print(report);
+	return met;
 }
 
 /* ---- options and main --------------------------------------------------- */
@@ -1195,7 +1061,7 @@ static int usage(void)
 		"  --quick         1 MiB, and 4 MiB for the floor and owned "
 		"only (the split)\n"
 		"  --repeat N      runs of every cell, 2 to %d (default 2)\n"
-		"  --json          JSON instead of Markdown\n"
+		"  --json          accepted; the output is JSON either way\n"
 		"  --check         exit 1 when a built target fails\n"
 		"  --keep          keep the callgrind files (for "
 		"callgrind_annotate)\n"
@@ -1220,7 +1086,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	*o = (struct options){ .repeat = 2, .valgrind = "valgrind" };
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0) {
-			o->json = 1;
+			continue; /* JSON is the only output */
 		} else if (strcmp(argv[i], "--keep") == 0) {
 			o->keep = 1;
 		} else if (strcmp(argv[i], "--rep-movsb") == 0) {
@@ -1315,32 +1181,6 @@ int main(int argc, char **argv)
 	if (close(listen_fd) != 0)
 		bc_die("close: %s", strerror(errno));
 	nt = targets_make(&o, t);
-	if (o.json) {
-		print_json(&o, argc, argv, t, nt);
-		met = 0;
-		total = 0;
-		for (int k = 0; k < nt; k++) {
-			met += t[k].built && t[k].pass;
-			total += t[k].built;
-		}
-	} else {
-		printf("## Sender instructions: end(P) over a unix socket, "
-		       "callgrind\n\n");
-		bc_md_command(argc, argv);
-		printf("User-space instructions of the sender from end() to its "
-		       "callback (the floor: first send to shutdown), counted "
-		       "by callgrind; the peer reads in lockstep, so every "
-		       "burst of sends starts on an empty socket and the sends "
-		       "are the same in every run (bench/sender_instr.c says "
-		       "why). Each cell ran %d times; the spread is (max - min) "
-		       "/ min of its instructions. Syscalls: every call through "
-		       "the fault gate in that interval (the direct floor: its "
-		       "own calls); bytes copied: into the queue, %s; bytes "
-		       "moved: memmove inside the queue.\n\n",
-		       o.repeat, COPIED_SOURCE);
-		md_tables(&o);
-		md_targets(&o, t, nt, &met, &total);
-	}
-	bc_finish_output();
+	met = print_json(&o, argc, argv, t, nt, &total);
 	return o.check && met < total ? 1 : 0;
 }

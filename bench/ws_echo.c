@@ -4,7 +4,7 @@
  * 8.18.3 (bench/ws_server.js) and Bun's Bun.serve (bench/ws_server_bun.js,
  * uWebSockets inside; $WIRECHECK_BUN, else the pinned one in third_party/bun,
  * left out with a note when neither runs, or with --no-bun), in the same
- * run (issues 11 and 26).
+ * run, so that the three share whatever the machine does meanwhile.
  *
  * Echo rows: 16-byte text, 16-byte binary, 1 KiB and 16 KiB of non-ASCII
  * text (UTF-8 of 2- and 3-byte characters). A round sends M messages on one
@@ -38,8 +38,8 @@
  *
  * usage: ws_echo [--quick] [--rounds N] [--json] [--instructions WS_SEND]
  *                [--no-bun]
- * --json prints the figures as JSON (the report's bench_ws section reads
- * it); --instructions runs bench/ws_instructions.sh on WS_SEND too and adds
+ * It prints its figures as one JSON object, which the report's bench_ws
+ * section renders (--json is accepted and changes nothing); --instructions runs bench/ws_instructions.sh on WS_SEND too and adds
  * its callgrind figures, which hold still where time does not.
  * Exits 0 when the benchmark ran, 1 on a failure (a frame, a connection,
  * node or npm ws missing), 2 on a usage error.
@@ -484,24 +484,6 @@ static double chat_round(struct conn *c, int n, double *rate)
 	return (cpu1 - cpu0) / (n * CHAT_MSGS);
 }
 
-struct stats {
-	double med, lo, hi;
-};
-
-/* The median, min and max of v[0, n), v left in its order. */
-static struct stats stats_of(const double *v, int n)
-{
-	double c[64];
-	struct stats s;
-
-	memcpy(c, v, (size_t)n * sizeof(*c));
-	bc_sort_doubles(c, (size_t)n);
-	s.lo = c[0];
-	s.hi = c[n - 1];
-	s.med = bc_median(c, (size_t)n);
-	return s;
-}
-
 /*
  * The rounds' own ratios of the reference over another side (each round
  * runs every side once, seconds apart, so a drift of the machine weighs on
@@ -566,7 +548,7 @@ struct result {
 	const char *unit;
 	int higher_better;
 	int have[NSIDES];
-	struct stats s[NSIDES];
+	struct bc_spread s[NSIDES];
 	/* how far ref is ahead of side k: k/ref (CPU), ref/k (rates) */
 	double ahead[NSIDES];
 	/* the same, round by round */
@@ -589,14 +571,14 @@ static void add_result(const char *name, const char *unit, double *v[NSIDES],
 		r->have[k] = v[k] != NULL;
 		if (!v[k])
 			continue;
-		r->s[k] = stats_of(v[k], n);
+		r->s[k] = bc_spread_of(v[k], (size_t)n);
 	}
 	for (int k = 0; k < NSIDES; k++) {
 		double ratios[64];
 
 		r->ahead[k] = !r->have[k] ? 0
-			      : higher_better ? r->s[REF].med / r->s[k].med
-					      : r->s[k].med / r->s[REF].med;
+			      : higher_better ? r->s[REF].median / r->s[k].median
+					      : r->s[k].median / r->s[REF].median;
 		if (!r->have[k] || k == REF)
 			continue;
 		for (int i = 0; i < n; i++)
@@ -619,122 +601,66 @@ static int ahead_of(const struct result *r, int k)
 	return r->ahead[k] > 1 && p->med > 1;
 }
 
-static void print_cell(const struct result *r, int k)
+/* The rounds' ratios against side k: their median, the sign test's
+ * interval (null under 6 rounds) and the rounds the reference won. */
+static json_t *json_paired(const struct paired *q)
 {
-	if (r->have[k])
-		printf(" %10.2f (%.2f-%.2f) |", r->s[k].med, r->s[k].lo, r->s[k].hi);
-	else
-		printf(" %-30s |", "-");
+	return bc_pack("{s:i, s:o, s:i, s:o}", "rounds", q->n,
+		       "median", bc_real(q->med, 4), "won", q->won, "interval",
+		       q->has_interval ? bc_pack("[oo]", bc_real(q->lo, 4),
+						 bc_real(q->hi, 4))
+				       : json_null());
 }
 
-static void print_table(int bun)
+static json_t *json_result(const struct result *r)
 {
-	printf("| %-50s | %-9s | %-30s | %-30s |", "row", "unit",
-	       "reference: median (min-max)", "node + ws: median (min-max)");
-	if (bun)
-		printf(" %-30s |", "Bun: median (min-max)");
-	printf(" ahead of node | %s\n", bun ? "ahead of Bun |" : "");
-	for (int i = 0; i < nresults; i++) {
-		const struct result *r = &results[i];
+	json_t *j = bc_pack("{s:s, s:s, s:b}", "row", r->name, "unit", r->unit,
+			    "higher_is_better", r->higher_better);
+	json_t *paired = bc_pack("{}"), *ahead = bc_pack("{}");
 
-		printf("| %-50s | %-9s |", r->name, r->unit);
-		for (int k = 0; k < (bun ? NSIDES : BUN); k++)
-			print_cell(r, k);
-		for (int k = NODE; k < (bun ? NSIDES : BUN); k++) {
-			const struct paired *q = &r->paired[k];
-
-			if (!r->have[k]) {
-				printf(" - |");
-				continue;
-			}
-			printf(" %.2fx; rounds %.2fx", r->ahead[k], q->med);
-			if (q->has_interval)
-				printf(" [%.2f, %.2f]", q->lo, q->hi);
-			printf(" won %d/%d %s |", q->won, q->n,
-			       ahead_of(r, k) ? "PASS" : "FAIL");
-		}
-		printf("\n");
+	for (int k = 0; k < NSIDES; k++)
+		bc_set(j, side_key[k],
+		       r->have[k] ? bc_spread_json(&r->s[k], 4) : json_null());
+	bc_set(j, "ref_ahead_by",
+	       r->have[NODE] ? bc_real(r->ahead[NODE], 4) : json_null());
+	bc_set(j, "ref_ahead_of_bun",
+	       r->have[BUN] ? bc_real(r->ahead[BUN], 4) : json_null());
+	for (int k = NODE; k < NSIDES; k++) {
+		if (!r->have[k])
+			continue;
+		bc_set(paired, side_key[k], json_paired(&r->paired[k]));
+		bc_set(ahead, side_key[k], json_boolean(ahead_of(r, k)));
 	}
+	bc_set(j, "paired", paired);
+	bc_set(j, "ahead", ahead);
+	return j;
 }
 
-static void json_stats(const struct stats *s)
-{
-	printf("{\"median\": %.4f, \"min\": %.4f, \"max\": %.4f}", s->med, s->lo,
-	       s->hi);
-}
-
+/* The figures as JSON, which the report's bench_ws section renders. */
 static void print_json(int argc, char **argv, const struct bc_machine *m,
 		       int rounds, int chat_rounds, const double *instr,
 		       const char *bun_ver)
 {
-	int met = 0, total = 0, first = 1;
+	json_t *report = bc_report_new(argc, argv), *rows, *targets;
 
-	bc_json_begin(argc, argv);
-	printf(",\n  \"bench\": \"ws\",\n");
-	bc_json_machine(m);
-	printf("  \"rounds\": %d,\n  \"chat_rounds_per_round\": %d,\n"
-	       "  \"chat_clients\": %d,\n  \"chat_messages_per_client\": %d,\n"
-	       "  \"transport\": \"unix\",\n  \"ws_version\": \"8.18.3\",\n",
-	       rounds, chat_rounds, CHAT_CLIENTS, CHAT_MSGS);
-	printf("  \"bun_version\": ");
-	if (bun_ver)
-		bc_json_string(bun_ver);
-	else
-		printf("null");
-	printf(",\n  \"bun_chat\": \"server.publish\",\n");
-	if (instr)
-		printf("  \"instructions\": {\"send_16_text\": %.1f, "
-		       "\"echo_16_text\": %.1f},\n", instr[0], instr[1]);
-	else
-		printf("  \"instructions\": null,\n");
-	printf("  \"rows\": [\n");
-	for (int i = 0; i < nresults; i++) {
-		const struct result *r = &results[i];
-
-		printf("    {\"row\": ");
-		bc_json_string(r->name);
-		printf(", \"unit\": ");
-		bc_json_string(r->unit);
-		printf(", \"higher_is_better\": %s", r->higher_better ? "true" : "false");
-		for (int k = 0; k < NSIDES; k++) {
-			printf(", \"%s\": ", side_key[k]);
-			if (r->have[k])
-				json_stats(&r->s[k]);
-			else
-				printf("null");
-		}
-		printf(", \"ref_ahead_by\": ");
-		if (r->have[NODE])
-			printf("%.4f", r->ahead[NODE]);
-		else
-			printf("null");
-		printf(", \"ref_ahead_of_bun\": ");
-		if (r->have[BUN])
-			printf("%.4f", r->ahead[BUN]);
-		else
-			printf("null");
-		printf(", \"paired\": {");
-		for (int k = NODE, sep = 0; k < NSIDES; k++) {
-			const struct paired *q = &r->paired[k];
-
-			if (!r->have[k])
-				continue;
-			printf("%s\"%s\": {\"rounds\": %d, \"median\": %.4f, \"won\": %d, "
-			       "\"interval\": ", sep++ ? ", " : "", side_key[k], q->n,
-			       q->med, q->won);
-			if (q->has_interval)
-				printf("[%.4f, %.4f]}", q->lo, q->hi);
-			else
-				printf("null}");
-		}
-		printf("}, \"ahead\": {");
-		for (int k = NODE, sep = 0; k < NSIDES; k++)
-			if (r->have[k])
-				printf("%s\"%s\": %s", sep++ ? ", " : "", side_key[k],
-				       ahead_of(r, k) ? "true" : "false");
-		printf("}}%s\n", i + 1 < nresults ? "," : "");
-	}
-	printf("  ],\n  \"targets\": [\n");
+	bc_set(report, "bench", json_string("ws"));
+	bc_report_machine(report, m);
+	bc_set(report, "rounds", json_integer(rounds));
+	bc_set(report, "chat_rounds_per_round", json_integer(chat_rounds));
+	bc_set(report, "chat_clients", json_integer(CHAT_CLIENTS));
+	bc_set(report, "chat_messages_per_client", json_integer(CHAT_MSGS));
+	bc_set(report, "transport", json_string("unix"));
+	bc_set(report, "ws_version", json_string("8.18.3"));
+	bc_set(report, "bun_version", bun_ver ? json_string(bun_ver) : json_null());
+	bc_set(report, "bun_chat", json_string("server.publish"));
+	bc_set(report, "instructions",
+	       instr ? bc_pack("{s:o, s:o}", "send_16_text", bc_real(instr[0], 1),
+			       "echo_16_text", bc_real(instr[1], 1))
+		     : json_null());
+	bc_set(report, "rows", rows = bc_pack("[]"));
+	for (int i = 0; i < nresults; i++)
+		bc_append(rows, json_result(&results[i]));
+	targets = bc_pack("[]");
 	for (int i = 0; i < nresults; i++) {
 		for (int k = NODE; k < NSIDES; k++) {
 			char name[160];
@@ -743,16 +669,12 @@ static void print_json(int argc, char **argv, const struct bc_machine *m,
 				continue;
 			snprintf(name, sizeof(name), "%.80s: ahead of %s", results[i].name,
 				 k == NODE ? "node + ws" : "Bun");
-			printf("%s    {\"target\": ", first ? "" : ",\n");
-			bc_json_string(name);
-			printf(", \"pass\": %s}", ahead_of(&results[i], k) ? "true" : "false");
-			first = 0;
-			met += ahead_of(&results[i], k);
-			total++;
+			bc_append(targets, bc_pack("{s:s, s:b}", "target", name, "pass",
+						   ahead_of(&results[i], k)));
 		}
 	}
-	printf("\n  ],\n");
-	bc_json_end_targets(met, total);
+	bc_report_targets(report, targets);
+	bc_report_print(report);
 }
 
 /* bench/ws_instructions.sh on ws_send: the send's and the echo's
@@ -833,9 +755,9 @@ enum { CHAT_REF, CHAT_NODE, CHAT_REF_SEND, CHAT_BUN, CHAT_BUN_SEND, NCHAT };
 
 int main(int argc, char **argv)
 {
-	int rounds = 9, quick = 0, as_json = 0, no_bun = 0;
+	int rounds = 9, quick = 0, no_bun = 0;
 	const char *ws_send = NULL;
-	struct bc_machine machine = { bc_cpus_online(), 0, 0 };
+	struct bc_machine machine;
 	double instr[2];
 	int have_instr = 0, nsides, nchat;
 	char dir[128], bun_ver[64] = "";
@@ -888,7 +810,7 @@ int main(int argc, char **argv)
 			if (bc_parse_int(argv[++i], 1, 64, &rounds) < 0)
 				bc_die("--rounds: a number from 1 to 64");
 		} else if (!strcmp(argv[i], "--json")) {
-			as_json = 1;
+			continue; /* JSON is the only output */
 		} else if (!strcmp(argv[i], "--no-bun")) {
 			no_bun = 1;
 		} else if (!strcmp(argv[i], "--instructions") && i + 1 < argc) {
@@ -949,7 +871,7 @@ int main(int argc, char **argv)
 			cc[k][i] = conn_open(paths[3 + k]);
 	for (int i = 0; i < 4; i++)
 		rows[i].payload = payload_of(rows[i].op, rows[i].size);
-	machine.load_start = bc_load_average();
+	machine = bc_machine_start();
 	/* A warm-up round of every row on every side (the JITs). */
 	for (int i = 0; i < 4; i++)
 		for (int side = 0; side < nsides; side++)
@@ -1008,24 +930,13 @@ int main(int argc, char **argv)
 			   "msg/s", t, rounds, 1);
 		chat_rounds = per;
 	}
-	machine.load_end = bc_load_average();
+	bc_machine_end(&machine);
+	for (int i = 0; i < 4; i++)
+		free(rows[i].payload);
 	if (ws_send)
 		have_instr = run_instructions(ws_send, instr) == 0;
-	if (as_json) {
-		print_json(argc, argv, &machine, rounds, chat_rounds,
-			   have_instr ? instr : NULL, nsides == NSIDES ? bun_ver : NULL);
-	} else {
-		printf("ws_echo: reference stack vs node + npm ws 8.18.3%s%s, unix "
-		       "sockets, %d interleaved rounds per row; %ld CPUs, load "
-		       "average %.2f before, %.2f after\n",
-		       nsides == NSIDES ? " vs Bun " : "", nsides == NSIDES ? bun_ver : "",
-		       rounds, machine.cpus, machine.load_start, machine.load_end);
-		print_table(nsides == NSIDES);
-		if (have_instr)
-			printf("callgrind, reference server: %.1f instructions per "
-			       "16-byte text send, %.1f per 16-byte text echo\n",
-			       instr[0], instr[1]);
-	}
+	print_json(argc, argv, &machine, rounds, chat_rounds,
+		   have_instr ? instr : NULL, nsides == NSIDES ? bun_ver : NULL);
 	quit(&ce[REF], pe[REF], "the reference echo server");
 	quit(&ce[NODE], pe[NODE], "node's echo server");
 	if (nsides == NSIDES)

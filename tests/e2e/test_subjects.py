@@ -471,13 +471,9 @@ def test_a_child_left_holding_the_event_pipe_does_not_hold_the_run(wc, tmp_path)
 
 
 def bench_subjects():
-    """bench/subjects.py as a module (it is a script, not a package's)."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("bench_subjects_script",
-                                                  REPO / "bench" / "subjects.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """The subjects tool (python3 -m wirecheck.subjects_tool)."""
+    from wirecheck import subjects_tool
+    return subjects_tool
 
 
 def test_bench_propose_takes_a_subject_path_and_its_preload(node, monkeypatch, capsys):

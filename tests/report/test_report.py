@@ -512,10 +512,10 @@ def test_real_sender_cpu_across_subjects(tmp_path):
     assert all(c["min_cpu_ms"] <= c["median_cpu_ms"] <= c["max_cpu_ms"] for c in ss["cells"])
     assert ss["under_load"] == (max(ss["load_average_start"], ss["load_average_end"])
                                 > ss["cpus"])
-    md = subprocess.run([str(bench), "--subjects", "--sizes", "1", "--rounds", "1"],
-                        capture_output=True, text=True, timeout=300)
-    assert md.returncode == 0, md.stderr
-    assert "| floor (send + epoll) |" in md.stdout and "Load average" in md.stdout
+    # The bench writes JSON only; its table is the report's section's.
+    from wirecheck.report.render import render
+    md = render("sender_subjects", ss)
+    assert "| floor (send + epoll) |" in md and "Load average" in md
 
 
 # ------------------------------------- write batching and half-open (issues 4, 5)

@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 
 from .. import record
 from ..runner import REPO, WirecheckError, check, profiles, run
-from .derive import (PER_CONNECTION_SIDES, derive_profiles, parse_gate_cost,
+from .derive import (PER_CONNECTION_SIDES, derive_profiles,
                      per_connection_rows, scenario_stem, summarize_trace)
 from .fmt import rel
 
@@ -131,16 +131,23 @@ def run_scenarios(paths: Sequence[Path], binary: Path, log,
     return scenarios
 
 
+# The folder that holds the wirecheck package, for a benchmark that is one
+# of its modules (python3 -m wirecheck.subjects_tool) run by /usr/bin/python3.
+PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+
+
 def run_bench(argv: Sequence[str], log, label: str, timeout: float = 3600,
               tag: str = "bench") -> dict:
     """Runs one benchmark; returns {command, seconds, returncode, stdout,
-    stderr_tail, error}."""
+    stderr_tail, error}. Its PYTHONPATH starts with this package's folder."""
     start = time.monotonic()
     log(f"[{tag}] {label}: "
         f"{' '.join(rel(Path(a)) if i == 0 or os.path.isabs(a) else a for i, a in enumerate(argv))}")
     res: dict = {"command": [rel(Path(argv[0]))] + list(argv[1:]), "error": None}
     try:
-        proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout)
+        path = os.pathsep.join(p for p in (PACKAGE_PARENT, os.environ.get("PYTHONPATH")) if p)
+        proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout,
+                              env={**os.environ, "PYTHONPATH": path})
     except (OSError, subprocess.TimeoutExpired) as e:
         res.update(seconds=round(time.monotonic() - start, 3), returncode=None,
                    stdout="", stderr_tail="", error=str(e))
@@ -187,7 +194,7 @@ def run_benches(bench_dir: Path, opts, log) -> dict:
         # The sender: callgrind instructions of end(P), 1 MiB (--full: 1 and 4).
         "sender_instr": [str(bench_dir / "sender_instr"), *quick, "--json"],
         # Node and libuv against the reference goldens (docs/subjects.md).
-        "subjects": ["/usr/bin/python3", str(REPO / "bench" / "subjects.py"), "--json", "-q",
+        "subjects": ["/usr/bin/python3", "-m", "wirecheck.subjects_tool", "--json", "-q",
                      "--wirecheck-bin", str(bench_dir / "wirecheck")],
         # Chunked: syscalls per response and wrk's requests per second
         # (--quick: 1 round of 1 s and 20 pairs; --full: 5 rounds of 3 s
@@ -207,7 +214,7 @@ def run_benches(bench_dir: Path, opts, log) -> dict:
     plan = [(name, argvs[name]) for name in selected_benches(opts)]
     for i, (name, argv) in enumerate(plan, 1):
         res = run_bench(argv, log, f"{i}/{len(plan)} {name}")
-        parsed = parse_gate_cost(res["stdout"]) if name == "gate_cost" else parse_json_bench(res)
+        parsed = parse_json_bench(res)
         if parsed is None and not res["error"]:
             res["error"] = f"{name}: no figures in its output"
         if isinstance(parsed, dict) and isinstance(parsed.get("command"), list) \

@@ -161,22 +161,6 @@ def derive_profiles(scenarios: list[dict]) -> None:
                               else exit_short(p["fixed"]) == exit_short(p["legacy"]))
 
 
-GATE_ROW = re.compile(r"^(direct|disarmed|armed)\s+([-+0-9.]+)\s+([-+0-9.]+)\s*$")
-
-
-def parse_gate_cost(text: str) -> dict | None:
-    """gate_cost's text: its first line and the median ns per variant."""
-    rows = []
-    for line in text.splitlines():
-        m = GATE_ROW.match(line.strip())
-        if m:
-            rows.append({"variant": m.group(1), "median_ns": float(m.group(2)),
-                         "median_diff_ns": float(m.group(3))})
-    if not rows:
-        return None
-    return {"setup": text.splitlines()[0].strip(), "rows": rows}
-
-
 def per_connection_rows(pc: dict) -> None:
     """Fills pc's rows, targets and their count from its sides' results (in
     place)."""

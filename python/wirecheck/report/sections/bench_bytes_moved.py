@@ -50,6 +50,14 @@ def markdown(report: dict) -> list[str]:
         if checks:
             L += ["", "Bench checks: " + ", ".join(f"{k} {'yes' if bm[k] else 'NO'}"
                                                   for k in checks) + "."]
+        timed = [r for r in bm.get("rows", []) if "memmove_cpu_ms" in r] if bm else []
+        if timed:  # bytes_moved --time
+            L += ["", "CPU time of each replay (`--time`; it varies from run to run, the "
+                  "byte counts do not):", ""]
+            L += md_table(["Payload, clamp", "legacy: CPU ms", "fixed: CPU ms"],
+                          ([f"{iec(r['payload'])}, {iec(r['clamp'])}",
+                            f"{r['memmove_cpu_ms']:.1f}", f"{r['cursor_cpu_ms']:.1f}"]
+                           for r in timed), "lrr")
         L += ["", "![Bytes moved against payload, log-log](scaling-bytes-moved.svg)"]
     else:
         L += [not_run_text(report, "bytes_moved")]

@@ -1,4 +1,4 @@
-"""Foreign subjects (bench/subjects.py, issues 13 and 17): node:net, libuv
+"""Foreign subjects (python3 -m wirecheck.subjects_tool): node:net, libuv
 and Bun (and node and Bun on handed-off sockets, `NAME-upgrade`) on every
 queue, batching and half-open scenario against the reference goldens, side
 by side per behaviour and one table per behaviour, the writing calls of
@@ -100,7 +100,7 @@ def markdown(report: dict) -> list[str]:
     if not sub:
         return L + [not_run_text(report, NAME)]
     cmd = bench_command(report, NAME)
-    L += [f"`{' '.join(cmd or ['bench/subjects.py'])}`: each scenario profile run on each "
+    L += [f"`{' '.join(cmd or ['python3', '-m', 'wirecheck.subjects_tool'])}`: each scenario profile run on each "
           "subject (`wirecheck run --subject NAME`, the gate preloaded) and compared with the "
           "reference stack's golden. Bytes: the peer's streams (length and sha256); reads: "
           "what the peer read at its points; every difference has its reason in "

@@ -1,22 +1,21 @@
-#!/usr/bin/python3
 """Foreign subjects against the reference goldens, side by side (docs/subjects.md).
+Run as `python3 -m wirecheck.subjects_tool [OPTION]`:
 
-    bench/subjects.py                      the table: node and libuv on every
-                                           queue, batching and half-open scenario
-    bench/subjects.py --subject node       one subject
-    bench/subjects.py --propose node       the differences-file lines of every
-                                           unexplained difference, for a person
-                                           to review and give a reason
-    bench/subjects.py --propose PATH [--subject-preload]
-                                           the same for a subject program of
-                                           one's own (docs/subjects.md)
-    bench/subjects.py --sends              writing calls for N x write(128 B) in
-                                           one task, N = 1, 16, 256, on each subject
-    bench/subjects.py --claims             the seeds' two claims on the installed
-                                           Bun (and node, the reference stack):
-                                           batching on a handed-off socket, and
-                                           end before the poll change
-    bench/subjects.py --json               all of it, as JSON (the report's section)
+    (no option)              the table: node and libuv on every queue,
+                             batching and half-open scenario
+    --subject node           one subject
+    --propose node           the differences-file lines of every unexplained
+                             difference, for a person to review and give a
+                             reason
+    --propose PATH [--subject-preload]
+                             the same for a subject program of one's own
+                             (docs/subjects.md)
+    --sends                  writing calls for N x write(128 B) in one task,
+                             N = 1, 16, 256, on each subject
+    --claims                 the seeds' two claims on the installed Bun (and
+                             node, the reference stack): batching on a
+                             handed-off socket, and end before the poll change
+    --json                   all of it, as JSON (the report's section)
 
 Subjects: node, libuv, bun (subjects/node/subject.js run by Bun), a
 subject program's PATH (its differences file is subjects/STEM.differences,
@@ -44,12 +43,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-from wirecheck import differences as D  # noqa: E402
-from wirecheck import golden as G  # noqa: E402
-from wirecheck import runner  # noqa: E402
+from . import differences as D
+from . import golden as G
+from . import runner
+from .runner import REPO
 
 BEHAVIOUR_DIRS = ("queue", "batching", "half-open")
 WRITING = ("send", "sendto", "sendmsg", "write", "writev")
@@ -178,7 +175,7 @@ def sends(subjects, binary: Path, log, extra=()) -> list[dict]:
                 t = runner.run(str(wcs), run_flags(s, extra), binary=binary)
                 if "syscalls" not in t:
                     # The trace has no counters when the gate never attached.
-                    raise SystemExit(f"bench/subjects.py --sends: subject {s} reported no "
+                    raise SystemExit(f"wirecheck.subjects_tool --sends: subject {s} reported no "
                                      f"syscalls: its gate never attached (a program not "
                                      f"built against the gate needs --subject-preload)")
                 sc = t["syscalls"]
@@ -371,7 +368,8 @@ def print_sends(rows: list[dict], subjects) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
+    ap = argparse.ArgumentParser(prog="python3 -m wirecheck.subjects_tool",
+                                 description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--subject", action="append", metavar="NAME|PATH",
                     help=f"{', '.join(SUBJECTS)} or a subject program's PATH "
@@ -422,7 +420,7 @@ def main() -> int:
         return 0
     result = compare_all(subjects, binary, log, extra)
     if a.json:
-        json.dump({"command": [sys.argv[0], *sys.argv[1:]], "subjects": subjects,
+        json.dump({"command": ["python3", "-m", "wirecheck.subjects_tool", *sys.argv[1:]], "subjects": subjects,
                    "missing": missing, "rows": result["rows"], "totals": result["totals"],
                    "sends": sends(["refstack"] + subjects, binary, log, extra),
                    "claims": claims(subjects, binary, log),
