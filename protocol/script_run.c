@@ -73,12 +73,15 @@ static void checkpoint(int conn)
 	sr_run_sync(point);
 }
 
+/* An op acts on its block's connection, unless it names another (conn=). */
 static void run_op(const struct sr_op *op, int conn)
 {
+	int target = op->conn >= 0 ? op->conn : conn;
+
 	if (op->kind == SR_OP_CHECKPOINT)
-		checkpoint(op->conn >= 0 ? op->conn : conn);
+		checkpoint(target);
 	else
-		R.host->run_op(op, conn);
+		R.host->run_op(op, target);
 }
 
 /* await-drained: while the connection still has bytes the kernel has not

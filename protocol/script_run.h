@@ -21,8 +21,8 @@
  * can be NULL say so. */
 struct sr_host {
 	/* Runs one op that is not the interpreter's (not await-drained, not
-	 * checkpoint); conn is the block's connection (op->conn, when >= 0,
-	 * names another). */
+	 * checkpoint) on connection conn: op->conn when it names one (>= 0),
+	 * else the block's. */
 	void (*run_op)(const struct sr_op *op, int conn);
 	/* 1 while connection conn holds bytes the kernel has not taken. */
 	int (*pending)(int conn);

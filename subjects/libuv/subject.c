@@ -570,9 +570,8 @@ static void op_ignore(const struct sr_op *op, int conn)
 		event(conn, "ignore %s", sig_name(op->sig, name, sizeof(name)));
 }
 
-static void run_op(const struct sr_op *op, int conn_index)
+static void run_op(const struct sr_op *op, int ci)
 {
-	int ci = op->conn >= 0 ? op->conn : conn_index;
 	struct conn *c = &S.conns[ci];
 
 	switch (op->kind) {

@@ -199,9 +199,8 @@ static void op_execve(int conn)
 	subj_event(conn, "execve -> %s", subj_errname(rc));
 }
 
-static void run_op(const struct sr_op *op, int conn_index)
+static void run_op(const struct sr_op *op, int ci)
 {
-	int ci = op->conn >= 0 ? op->conn : conn_index;
 	struct conn *c = &S.conns[ci];
 
 	switch (op->kind) {
