@@ -26,13 +26,12 @@ from .fmt import rel
 CPU_SIZES_QUICK = "2,4,8"
 CPU_SIZES_FULL = "4,8,16,32,64"
 
-# The benchmarks, in the order they run; --benches picks some.
+# The benchmarks, in the order they run; --benches picks some. chunked is
+# bench/chunked.py (wrk against the reference, node and Bun); ws is
+# bench/ws_echo (the WebSocket servers against node + npm ws and Bun) and
+# ws_syscalls their syscalls per message (bench/ws_syscalls.py).
 BENCHES = ("bytes_moved", "sender_cpu", "gate_cost", "batching", "chat",
-           "sender_instr", "subjects", "sender_subjects")
-BENCHES = BENCHES + ("chunked",)  # bench/chunked.py (wrk, node)
-# bench/ws_echo, the WebSocket servers against node + npm ws (and Bun);
-# their syscalls per message, bench/ws_syscalls.py.
-BENCHES = BENCHES + ("ws", "ws_syscalls")
+           "sender_instr", "subjects", "sender_subjects", "chunked", "ws", "ws_syscalls")
 
 # Syscalls per connection, (count at TO - count at FROM) / (TO - FROM),
 # fixed (on_end before the poll change) against poll-first.
