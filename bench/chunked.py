@@ -75,9 +75,11 @@ close. $WIRECHECK_BUN, else the pinned Bun in third_party/bun; without one
                      [--wrk-cpu N] [--congestion NAME | --host-net]
                      [--json FILE|-]
 
-Prints Markdown tables (on stderr with --json -, whose JSON goes to stdout,
-as the report's collector reads it: python/wirecheck/report/sections/
-bench_chunked.py). --quick: 1 round of 1 s, 10 requests, 20 pairs.
+Prints a progress line per measurement on stderr, and at the end the tables
+on stdout, from the report's own section for this bench
+(python/wirecheck/report/sections/bench_chunked.py, the one renderer of
+its figures); with --json -, the JSON on stdout instead, as the report's
+collector reads it; with --json FILE, the JSON to FILE and the tables. --quick: 1 round of 1 s, 10 requests, 20 pairs.
 The servers it starts end with it: on SIGTERM through its finally
 blocks, on SIGKILL by PR_SET_PDEATHSIG.
 """
@@ -110,11 +112,11 @@ WRK_TIMEOUT = 10  # s; wrk's default, 2 s, is met by a starved server at 1 MiB
 PAIRS, PAIR_SECONDS, QUICK_PAIRS = 30, 1, 20  # part 4; --pairs, --pair-seconds
 LEVEL = 0.95  # of the interval a separate target is judged on
 
-out = sys.stdout
 
 
 def say(*args):
-    print(*args, file=out, flush=True)
+    """A progress line, on stderr: stdout has the tables, or the JSON."""
+    print(*args, file=sys.stderr, flush=True)
 
 
 CONGESTION = "cubic"  # the kernel's default; see isolated()
@@ -216,16 +218,6 @@ def isolated(cc, explicit):
     return {"namespace": "host", "congestion_control": congestion(), "why": why}
 
 
-def network_text(n):
-    """One line on where the bench's TCP ran."""
-    if n["namespace"] == "private":
-        return (f"Network: a namespace of the bench's own (its loopback), TCP congestion "
-                f"control {n['congestion_control']} (the host's: "
-                f"{n.get('host_congestion_control') or 'unknown'}).")
-    return (f"Network: the host's namespace ({n.get('why')}), TCP congestion control "
-            f"{n.get('congestion_control') or 'unknown'}.")
-
-
 def label(n):
     return f"{n // 1024} KiB" if n < 1024 * 1024 else f"{n // (1024 * 1024)} MiB"
 
@@ -295,10 +287,6 @@ def bun_version():
     return b and subprocess.run([b, "--version"], capture_output=True, text=True).stdout.strip()
 
 
-def title(side):
-    return {"node": "node 20", "bun": "Bun"}.get(side, side)
-
-
 def server_cmd(side, size, port_file="-"):
     """(argv, the path wrk asks for) of one side's server."""
     if side == "node":
@@ -363,12 +351,6 @@ def foreign_syscalls(side, size, requests):
                     kinds[k] += f["calls"].get(k, 0)
     return {"per_response": sum(kinds.values()) / requests,
             **{k: v / requests for k, v in kinds.items()}}
-
-
-def kinds_text(c, kinds=WRITES):
-    """A foreign server's writing calls per response, the kinds it used."""
-    used = [k for k in kinds if c.get(k)] or ["write"]
-    return f"{c['per_response']:.2f} (" + " + ".join(f"{c.get(k, 0):.2f} {k}" for k in used) + ")"
 
 
 def cpu_ns(pid):
@@ -741,135 +723,69 @@ def options():
 
 
 def part1(result, sizes, requests, foreign):
-    """Syscalls per response, printed and put in result["syscalls"]."""
-    say("## Syscalls per response (try_write(body, final); chunked_server: send + sendmsg; "
-        f"{', '.join(title(f) for f in foreign) or 'no foreign server'}: every writing call, "
-        f"preload gate; {requests} requests, one connection each)\n")
-    say("| payload | fixed | separate | " + " | ".join(title(f) for f in foreign) + " |")
-    say("|---|---:|---:|" + "---:|" * len(foreign))
+    """Syscalls per response, put in result["syscalls"]; a progress line
+    each payload."""
     for size in sizes:
         row = {s: syscalls_per_response(s, size, requests) for s in ("fixed", "separate")}
         for f in FOREIGN:
             row[f] = foreign_syscalls(f, size, requests) if f in foreign else None
         result["syscalls"][str(size)] = row
-        f, s = row["fixed"], row["separate"]
-        say(f"| {label(size)} | {f['per_response']:.2f} ({f['send']:.2f} + {f['sendmsg']:.2f}) | "
-            f"{s['per_response']:.2f} ({s['send']:.2f} + {s['sendmsg']:.2f}) | "
-            + " | ".join(kinds_text(row[x]) for x in foreign) + " |")
+        say(f"chunked.py: syscalls per response, {label(size)}: "
+            + ", ".join(f"{s} {row[s]['per_response']:.2f}" for s in ("fixed", "separate"))
+            + "".join(f", {f} {row[f]['per_response']:.2f}" for f in foreign))
 
 
 def part2(result, sizes, a, sides, foreign):
     """wrk's requests per second in rounds, and what the same runs cost
-    (parts 2 and 3), printed and put in result["rps"] and result["wrk"]."""
+    (parts 2 and 3), put in result["rps"] and result["wrk"]; a progress
+    line each payload."""
     result["wrk"] = {"threads": WRK_THREADS, "connections": WRK_CONNECTIONS,
                      "timeout": WRK_TIMEOUT,
                      "seconds": a.seconds, "rounds": a.rounds,
                      "server_cpu": SERVER_CPU, "wrk_cpu": WRK_CPU}
-    say(f"\n## Requests per second (wrk -t{WRK_THREADS} -c{WRK_CONNECTIONS} -d{a.seconds}s "
-        f"--timeout={WRK_TIMEOUT}s; "
-        f"servers on CPU {SERVER_CPU}, wrk on CPU {WRK_CPU}"
-        + (" (one CPU for both: each response costs it the server's time and wrk's)"
-           if WRK_CPU == SERVER_CPU else "") + f"; medians of {a.rounds} "
-        "interleaved rounds [min, max]; a ratio is of the medians, with how many "
-        "rounds fixed won in brackets; load average before -> after)\n")
-    say("| payload | " + " | ".join(title(s) for s in sides)
-        + " | fixed/separate | " + "".join(f"fixed/{f} | " for f in foreign) + "load |")
-    say("|---|" + "---:|" * (len(sides) + 1 + len(foreign)) + "---|")
+    say(f"chunked.py: requests per second, wrk -t{WRK_THREADS} -c{WRK_CONNECTIONS} "
+        f"-d{a.seconds}s, {a.rounds} rounds of {', '.join(sides)}")
     for size in sizes:
         before = loadavg()
         row = rps_row(*throughput(size, a.rounds, a.seconds, sides))
         row["load_average"] = [before, loadavg()]
         result["rps"][str(size)] = row
-
-        def cell(k):
-            return f"{row['median'][k]:,.0f} [{row['min'][k]:,.0f}, {row['max'][k]:,.0f}]"
-
-        def ratio(k):
-            p = row.get("paired_" + k)
-            return (f"{row['fixed_over_' + k]:.2f}"
-                    + (f" ({p['won']}/{len(p['ratios'])})" if p and a.rounds > 1 else ""))
-        say(f"| {label(size)} | " + " | ".join(cell(s) for s in sides)
-            + f" | {ratio('separate')} | " + "".join(f"{ratio(f)} | " for f in foreign)
-            + f"{before:.2f} -> {row['load_average'][1]:.2f} |"
-            + "".join(f" ({s}: {n} wrk timeouts)" for s, n in row["timeouts"].items() if n))
-    say("\n## Server CPU µs per response (its threads' CPU time while wrk ran / wrk's "
-        "requests; medians [min, max] of the same runs)\n")
-    say("| payload | " + " | ".join(title(s) for s in sides)
-        + " | separate/fixed |" + "".join(f" {f}/fixed |" for f in foreign))
-    say("|---|" + "---:|" * (len(sides) + 1 + len(foreign)))
-    for size in sizes:
-        c = result["rps"][str(size)]["cpu_us"]
-        m = c["median"]
-        say(f"| {label(size)} | " + " | ".join(
-            f"{m[s]:.1f} [{c['min'][s]:.1f}, {c['max'][s]:.1f}]" for s in sides)
-            + f" | {m['separate'] / m['fixed']:.2f} |"
-            + "".join(f" {m[f] / m['fixed']:.2f} |" for f in foreign))
-    say("\n## Who limits the requests per second: CPU µs per response, server / wrk "
-        "(share of a CPU each used, server / wrk; medians of the same runs; "
-        + ("one CPU for both: the requests per second are bounded by the sum, and the "
-           "shares add up to what the pair got of the CPU)\n" if WRK_CPU == SERVER_CPU else
-           "a CPU each: the costlier side saturates first, unless other work on the "
-           "machine keeps both below 100%)\n"))
-    shared = WRK_CPU == SERVER_CPU
-    say("| payload | " + " | ".join(title(s) for s in sides)
-        + (" | the server's part of the sum |" if shared else " | costlier side per response |"))
-    say("|---|" + "---:|" * len(sides) + "---|")
-    for size in sizes:
-        row = result["rps"][str(size)]
-        c, w, b = (row["cpu_us"]["median"], row["wrk_cpu_us"]["median"],
-                   {k: v["median"] for k, v in row["busy"].items()})
-        say(f"| {label(size)} | " + " | ".join(
-            f"{c[s]:.1f} / {w[s]:.1f} ({b['server'][s]:.0%} / {b['wrk'][s]:.0%})"
-            for s in sides) + " | " + ", ".join(
-            f"{s}: {c[s] / (c[s] + w[s]):.0%}" if shared else f"{s}: {row['limit'][s]}"
-            for s in sides) + " |")
-    say("\n## Syscalls per response under wrk (send + sendmsg, the server's /stats "
-        "around each run over wrk's requests; keep-alive, "
-        f"{WRK_CONNECTIONS} connections; medians [min, max])\n")
-    say("| payload | fixed | separate |")
-    say("|---|---:|---:|")
-    for size in sizes:
-        k = result["rps"][str(size)]["syscalls_under_wrk"]
-        say(f"| {label(size)} | " + " | ".join(
-            f"{k['median'][s]:.3f} [{k['min'][s]:.3f}, {k['max'][s]:.3f}]"
-            for s in ("fixed", "separate")) + " |")
+        say(f"chunked.py: requests per second, {label(size)}: "
+            + ", ".join(f"{s} {row['median'][s]:,.0f}" for s in sides)
+            + f" (medians; load {before:.2f} -> {row['load_average'][1]:.2f})")
 
 
 def part4(result, sizes, pairs, seconds, others=("separate",)):
     """Fixed against each of others in paired runs: against separate for
     each payload of 16 KiB or more, against Bun for every payload (the two
-    are close at every size); printed and put in
-    result["rps"][payload]["settled_OTHER"]."""
+    are close at every size); put in result["rps"][payload]["settled_OTHER"],
+    a progress line each."""
     result["wrk"]["pairs"], result["wrk"]["pair_seconds"] = pairs, seconds
     for other in others:
-        paired = [size for size in sizes if size >= 16 * 1024 or other != "separate"]
-        if not paired:
-            continue
-        say(f"\n## Fixed against {title(other)} in paired runs ({pairs} pairs of wrk runs of "
-            f"{seconds} s, the two servers up throughout, each pair's runs back to "
-            "back, fixed first in every other pair; a ratio is fixed's run over "
-            f"{title(other)}'s in the same pair; the median of the ratios, with the interval "
-            f"the sign test gives it at {LEVEL:.0%}: fixed is ahead when its low end is "
-            "above 1; server CPU µs per response, medians of the same runs, and the median "
-            "of the pairs' ratios (other / fixed); load average before -> after)\n")
-        say(f"| payload | fixed | {title(other)} | median ratio | interval | pairs won | "
-            f"server µs/resp fixed / {title(other)} (ratio) | load |")
-        say("|---|---:|---:|---:|---:|---:|---:|---|")
-        for size in paired:
+        for size in [size for size in sizes if size >= 16 * 1024 or other != "separate"]:
             st = paired_runs(size, pairs, seconds, other)
             result["rps"][str(size)][f"settled_{other}"] = st
-            iv, la, c = st["interval"], st["load_average"], st["cpu_us"]
-            say(f"| {label(size)} | {statistics.median(st['runs']['fixed']):,.0f} | "
-                f"{statistics.median(st['runs'][other]):,.0f} | {st['median']:.3f} | "
+            iv = st["interval"]
+            say(f"chunked.py: fixed against {other}, {label(size)}: {pairs} pairs, median "
+                f"ratio {st['median']:.3f}, interval "
                 + (f"[{iv[0]:.3f}, {iv[1]:.3f}]" if iv else "-")
-                + f" | {st['won']} of {st['pairs']} | "
-                f"{statistics.median(c['fixed']):.1f} / {statistics.median(c[other]):.1f} "
-                f"(x{st['cpu_ratio_median']:.3f}) | {la[0]:.2f} -> {la[1]:.2f} |"
-                + (f" ({st['timeouts']} wrk timeouts)" if st["timeouts"] else ""))
+                + f", fixed won {st['won']} of {st['pairs']}")
+
+
+def render(result):
+    """The tables of a run: the report's own section for this bench
+    (python/wirecheck/report/sections/bench_chunked.py), so that its
+    figures have one renderer."""
+    try:
+        from wirecheck.report.render import render as render_bench
+    except ImportError:
+        sys.path.insert(0, str(REPO / "python"))
+        from wirecheck.report.render import render as render_bench
+    return render_bench("chunked", result)
 
 
 def main():
-    global out, BIN, WRK_CPU
+    global BIN, WRK_CPU
     a, sizes = options()
     # Killed by SIGTERM (timeout(1), a CI's end), the bench still runs its
     # finally blocks, which stop the servers it started.
@@ -877,8 +793,6 @@ def main():
     network = isolated(a.congestion or CONGESTION, bool(a.congestion)) if not a.host_net else {
         "namespace": "host", "congestion_control": congestion(),
         "why": "--host-net"}
-    if a.json == "-":
-        out = sys.stderr
     if a.bin_dir:
         BIN = pathlib.Path(a.bin_dir).resolve()
     WRK_CPU = a.wrk_cpu
@@ -886,7 +800,7 @@ def main():
     bun = bun_binary() is not None and not a.no_bun
     if not bun and not a.no_bun:
         say("chunked.py: Bun is not installed (scripts/setup.sh, or WIRECHECK_BUN): its "
-            "column is left out\n")
+            "column is left out")
     foreign = [f for f, on in (("node", node), ("bun", bun)) if on]
     sides = [*SIDES[:2], *foreign]
     result = {"command": ["bench/chunked.py", *sys.argv[1:]], "sizes": sizes,
@@ -895,10 +809,12 @@ def main():
               "syscalls": {}, "rps": {}, "wrk": None,
               "load_average_start": loadavg(), "network": network}
 
-    say(network_text(network) + "\n")
+    if network["namespace"] == "private":  # isolated() said why it is not
+        say("chunked.py: in a network namespace of its own, TCP congestion control "
+            f"{network.get('congestion_control') or 'unknown'}")
     part1(result, sizes, a.requests, foreign)
     if a.no_wrk or not shutil.which("wrk"):
-        say("\n(wrk: skipped)")
+        say("chunked.py: wrk: skipped")
     else:
         part2(result, sizes, a, sides, foreign)
         if a.pairs:
@@ -908,14 +824,13 @@ def main():
     result["targets"] = targets(result)
     result["targets_met"] = sum(t["pass"] for t in result["targets"])
     result["targets_total"] = len(result["targets"])
-    say(f"\n## Targets: {result['targets_met']} of {result['targets_total']} met\n")
-    for t in result["targets"]:
-        say(f"- {t['target']}: {t['measured']}: {'PASS' if t['pass'] else 'FAIL'}")
+    say(f"chunked.py: targets: {result['targets_met']} of {result['targets_total']} met")
     if a.json == "-":
         print(json.dumps(result, indent=1, sort_keys=True))
-    elif a.json:
+        return
+    if a.json:
         pathlib.Path(a.json).write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
-
+    sys.stdout.write(render(result))
 
 if __name__ == "__main__":
     main()

@@ -169,32 +169,21 @@ def main():
                                                         "min": v[0], "max": v[-1]}
         rows.append(out)
     load1 = loadavg()
+    result = {"command": ["bench/ws_syscalls.py", *sys.argv[1:]],
+              "rounds": a.rounds, "count": a.count, "chat_rounds": a.chat_rounds,
+              "chat_clients": CHAT_CLIENTS, "bun_version": bun_version,
+              "load_start": load0, "load_end": load1, "rows": rows}
     if a.json:
-        print(json.dumps({"command": ["bench/ws_syscalls.py", *sys.argv[1:]],
-                          "rounds": a.rounds, "count": a.count, "chat_rounds": a.chat_rounds,
-                          "chat_clients": CHAT_CLIENTS, "bun_version": bun_version,
-                          "load_start": load0, "load_end": load1, "rows": rows}, indent=1))
+        print(json.dumps(result, indent=1))
         return
-    print(f"ws_syscalls: server syscalls per message on its connected sockets, preload gate; "
-          f"echo: runs of {3 * a.count} messages less runs of none; chat: runs of "
-          f"{3 * a.chat_rounds} rounds ({3 * a.chat_rounds * CHAT_CLIENTS * CHAT_MSGS} "
-          f"messages in, each written to {CHAT_CLIENTS} clients) less runs of none, per "
-          f"message in; {a.rounds} interleaved rounds; "
-          + (f"Bun {bun_version}; " if bun else "")
-          + f"load average {load0:.2f} before, {load1:.2f} after")
-    shown = [s for s in SIDES if bun or not s.startswith("bun")]
-    print("| row | " + " | ".join(f"{TITLES[s]}: writes" for s in shown) + " | "
-          + " | ".join(f"{TITLES[s]}: reads" for s in shown) + " |")
-    print("|---|" + "---|" * (2 * len(shown)))
-
-    def cell(r, key):
-        s = r.get(key)
-        return "-" if not s else f"{s['median']:.3f} ({s['min']:.3f}-{s['max']:.3f})"
-    for r in rows:
-        print(f"| {r['row']} | " + " | ".join(
-            cell(r, f"{s.replace('-', '_')}_{k}") for k in ("writes", "reads") for s in shown)
-            + " |")
-
+    # The table is the report's own section's (bench_ws.syscalls_markdown),
+    # so that these figures have one renderer.
+    try:
+        from wirecheck.report.render import render
+    except ImportError:
+        sys.path.insert(0, str(REPO / "python"))
+        from wirecheck.report.render import render
+    sys.stdout.write(render("ws_syscalls", result))
 
 if __name__ == "__main__":
     sys.exit(main())

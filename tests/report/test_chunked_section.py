@@ -230,17 +230,23 @@ def test_plot_is_in_the_jobs_and_draws(tmp_path):
 
 @pytest.mark.skipif(not (BIN / "chunked_server").exists() or not (BIN / "wirecheck").exists(),
                     reason="chunked_server is not built")
-def test_a_real_run_of_the_bench_counts_the_seeds_syscalls():
+def test_a_real_run_of_the_bench_counts_the_seeds_syscalls(tmp_path):
     """bench/chunked.py without wrk: the fixed strategy sends a 128 KiB final
     chunk in 2 syscalls (send with MSG_MORE, then sendmsg), the legacy one in
-    3 sends; node (when installed) has its own count. The section shows them."""
-    argv = ["/usr/bin/python3", str(REPO / "bench" / "chunked.py"), "--no-wrk", "--json", "-",
+    3 sends; node (when installed) has its own count. The section shows them,
+    and the tables the bench prints are the section's (one renderer)."""
+    argv = ["/usr/bin/python3", str(REPO / "bench" / "chunked.py"), "--no-wrk",
+            "--json", str(tmp_path / "chunked.json"),
             "--requests", "3", "--sizes", f"{8 * KIB},{128 * KIB}", "--bin-dir", str(BIN)]
     if not shutil.which("node"):
         argv.append("--no-node")
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    ch = json.loads(proc.stdout)
+    ch = json.loads((tmp_path / "chunked.json").read_text())
+    from wirecheck.report.render import render
+    assert proc.stdout == render("chunked", ch)
+    assert "chunked.py: syscalls per response, 128 KiB: fixed 2.00, separate 3.00" \
+        in proc.stderr
     big = ch["syscalls"][str(128 * KIB)]
     assert (big["fixed"]["send"], big["fixed"]["sendmsg"]) == (1.0, 1.0)
     assert big["separate"]["per_response"] == 3.0
@@ -401,15 +407,18 @@ def test_a_real_run_of_the_paired_runs():
     assert st["won"] == sum(r > 1 for r in st["ratios"])
     (t,) = [t for t in ch["targets"] if t["target"] == "16 KiB: fixed ahead of separate (req/s)"]
     assert t["pass"] == (min(st["ratios"]) > 1)
-    # Part 4's table (on stderr, with --json -) has the row, its figures.
-    part4 = proc.stderr[proc.stderr.index("## Fixed against separate in paired runs (6 pairs"):]
-    assert f"| 16 KiB | " in part4 and f"| {st['won']} of 6 |" in part4
+    # The progress line of the pairs (stderr) says what the JSON holds.
+    assert (f"chunked.py: fixed against separate, 16 KiB: 6 pairs, median ratio "
+            f"{st['median']:.3f}, interval [{st['interval'][0]:.3f}, {st['interval'][1]:.3f}], "
+            f"fixed won {st['won']} of 6") in proc.stderr.splitlines()
+    # The stdout is the JSON alone: the tables are the report's section's.
+    assert "## " not in proc.stdout
 
 
 @pytest.mark.skipif(not (BIN / "chunked_server").exists() or not shutil.which("wrk"),
                     reason="chunked_server is not built, or wrk is not installed")
 @pytest.mark.parametrize("signame", ["SIGTERM", "SIGKILL"])
-def test_a_bench_ended_by_a_signal_stops_its_servers(signame, tmp_path):
+def test_a_bench_ended_by_a_signal_stops_its_servers(signame):
     """SIGTERM (timeout(1), the end of a CI job) ends the bench through its
     finally blocks, with status 128 + 15; SIGKILL (the report's timeout)
     leaves no finally block to run, and the server gets SIGKILL with its
@@ -418,15 +427,16 @@ def test_a_bench_ended_by_a_signal_stops_its_servers(signame, tmp_path):
     import signal
     import time
     sig = getattr(signal, signame)
-    err = tmp_path / "stderr"
-    with open(err, "w") as err_file:
-        proc = subprocess.Popen(
-            ["/usr/bin/python3", str(REPO / "bench" / "chunked.py"), "--no-node",
-             "--rounds", "3", "--seconds", "30", "--requests", "1", "--sizes", str(16 * KIB),
-             "--bin-dir", str(BIN)], stdout=subprocess.PIPE, stderr=err_file, text=True)
+    proc = subprocess.Popen(
+        ["/usr/bin/python3", str(REPO / "bench" / "chunked.py"), "--no-node",
+         "--rounds", "3", "--seconds", "30", "--requests", "1", "--sizes", str(16 * KIB),
+         "--bin-dir", str(BIN)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True)
+    said = []  # its progress lines so far
     try:
-        for line in proc.stdout:
-            if line.startswith("## Requests per second"):
+        for line in proc.stderr:
+            said.append(line)
+            if line.startswith("chunked.py: requests per second, wrk"):
                 break
 
         def servers(parent):
@@ -443,8 +453,8 @@ def test_a_bench_ended_by_a_signal_stops_its_servers(signame, tmp_path):
             return found
         deadline = time.monotonic() + 120
         while not servers(proc.pid):  # the first wrk run's server, once started
-            assert proc.poll() is None, err.read_text()
-            assert time.monotonic() < deadline, err.read_text()
+            assert proc.poll() is None, "".join(said)
+            assert time.monotonic() < deadline, "".join(said)
             time.sleep(0.05)
         ((server, _),) = servers(proc.pid)
         proc.send_signal(sig)
@@ -456,7 +466,7 @@ def test_a_bench_ended_by_a_signal_stops_its_servers(signame, tmp_path):
     finally:
         proc.kill()
         proc.wait()
-        proc.stdout.close()
+        proc.stderr.close()
 
 
 def test_bad_flags_are_usage_errors():

@@ -49,7 +49,9 @@ def report_of(kind: str, data: dict) -> dict:
 
 
 def render(kind: str, data: dict) -> str:
-    return "\n".join(RENDERERS[kind](report_of(kind, data))).strip("\n") + "\n"
+    # No plot is drawn here: the sections' links to theirs are left out.
+    lines = [ln for ln in RENDERERS[kind](report_of(kind, data)) if not ln.startswith("![")]
+    return "\n".join(lines).strip("\n") + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
