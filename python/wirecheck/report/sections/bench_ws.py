@@ -153,12 +153,9 @@ def syscalls_markdown(report: dict) -> list[str]:
     sc = (report.get("bench") or {}).get("ws_syscalls")
     if not sc or not sc.get("rows"):
         return []
-    sides = [k for k, t in (("ref", "reference"), ("node", "node + ws"),
-                            ("bun", f"Bun {sc.get('bun_version') or ''}".strip()),
-                            ("bun_send", "Bun, loop of ws.send"))
-             if any(r.get(f"{k}_writes") for r in sc["rows"])]
-    titles = {"ref": "reference", "node": "node + ws", "bun": "Bun",
-              "bun_send": "Bun, loop of ws.send"}
+    titles = {"ref": "reference", "ref_send": "reference, loop of rs_ws_send",
+              "node": "node + ws", "bun": "Bun", "bun_send": "Bun, loop of ws.send"}
+    sides = [k for k in titles if any(r.get(f"{k}_writes") for r in sc["rows"])]
 
     def cell(s: dict | None) -> str:
         return "-" if not s else f"{s['median']:.3f} ({s['min']:.3f}-{s['max']:.3f})"
