@@ -47,12 +47,10 @@
 #define _GNU_SOURCE
 #endif
 
-#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -65,12 +63,12 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "fi.h"
+#include "fi_fd_text.h"
 #include "fi_shm.h"
 #include "fi_state.h"
 
@@ -231,185 +229,28 @@ static void forget(int fd)
 	undescribe(fd);
 }
 
-/* snprintf into a description, where a cut text is still a description
- * (vsnprintf: the compiler does not count what might be cut). */
-__attribute__((format(printf, 3, 4))) static void text_put(char *buf, size_t n,
-							   const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	(void)vsnprintf(buf, n, fmt, ap);
-	va_end(ap);
-}
-
-/* Adds what fd is to its list, unless it is what the list ends with; a
- * provisional last entry (a socket not connected yet) is replaced. */
-static void what_add(int fd, const char *text, int provisional)
-{
-	struct fi_fd_what *w = &state->fds[fd];
-	uint32_t n = w->n;
-	size_t slot;
-
-	if (n > 0) {
-		slot = (n < FI_WHAT_MAX ? n : FI_WHAT_MAX) - 1;
-		if (w->provisional ||
-		    strncmp(w->what[slot], text, FI_WHAT_LEN) == 0) {
-			text_put(w->what[slot], FI_WHAT_LEN, "%s", text);
-			w->provisional = (uint32_t)provisional;
-			return;
-		}
-	}
-	slot = n < FI_WHAT_MAX ? n : FI_WHAT_MAX - 1;
-	text_put(w->what[slot], FI_WHAT_LEN, "%s", text);
-	w->provisional = (uint32_t)provisional;
-	w->n = n + 1;
-}
-
-static void addr_text(const struct sockaddr_storage *a, socklen_t len,
-		      char *buf, size_t n)
-{
-	char ip[INET6_ADDRSTRLEN];
-
-	if (a->ss_family == AF_INET) {
-		const struct sockaddr_in *in = (const void *)a;
-
-		text_put(buf, n, "%s:%u",
-			       inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip))
-				       ?: "?",
-			       (unsigned)ntohs(in->sin_port));
-	} else if (a->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *)a;
-
-		text_put(buf, n, "[%s]:%u",
-			       inet_ntop(AF_INET6, &in6->sin6_addr, ip,
-					 sizeof(ip)) ?: "?",
-			       (unsigned)ntohs(in6->sin6_port));
-	} else if (a->ss_family == AF_UNIX) {
-		const struct sockaddr_un *un = (const void *)a;
-		size_t off = offsetof(struct sockaddr_un, sun_path);
-		size_t plen = len > off ? len - off : 0;
-
-		if (plen > sizeof(un->sun_path))
-			plen = sizeof(un->sun_path);
-		if (plen == 0)
-			text_put(buf, n, "(unnamed)");
-		else if (un->sun_path[0] == '\0')
-			text_put(buf, n, "@%.*s", (int)(plen - 1),
-				       un->sun_path + 1);
-		else
-			text_put(buf, n, "%.*s", (int)strnlen(un->sun_path, plen),
-				       un->sun_path);
-	} else {
-		text_put(buf, n, "family %d", (int)a->ss_family);
-	}
-}
-
-/* "tcp 127.0.0.1:40000 -> 127.0.0.1:8000", "tcp listening 0.0.0.0:8000",
- * "unix stream (unnamed) -> (unnamed)"; *provisional when a stream socket
- * has no peer yet (connecting, or not yet listening). */
-static void socket_text(int fd, char *buf, size_t n, int *provisional)
-{
-	struct sockaddr_storage me, peer;
-	socklen_t mlen = sizeof(me), plen = sizeof(peer), olen;
-	int domain = 0, type = 0, listening = 0;
-	char mine[80], theirs[80];
-	const char *proto;
-
-	olen = sizeof(domain);
-	(void)getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &olen);
-	olen = sizeof(type);
-	(void)getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &olen);
-	olen = sizeof(listening);
-	(void)getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &olen);
-	if (domain == AF_INET || domain == AF_INET6)
-		proto = type == SOCK_STREAM ? (domain == AF_INET ? "tcp" : "tcp6")
-			: type == SOCK_DGRAM ? (domain == AF_INET ? "udp" : "udp6")
-					     : "inet";
-	else if (domain == AF_UNIX)
-		proto = type == SOCK_STREAM ? "unix stream"
-			: type == SOCK_DGRAM ? "unix dgram"
-					     : "unix seqpacket";
-	else
-		proto = "socket";
-	memset(&me, 0, sizeof(me));
-	if (getsockname(fd, (struct sockaddr *)&me, &mlen) != 0)
-		mlen = 0;
-	addr_text(&me, mlen, mine, sizeof(mine));
-	if (listening) {
-		text_put(buf, n, "%s listening %s", proto, mine);
-		return;
-	}
-	memset(&peer, 0, sizeof(peer));
-	if (getpeername(fd, (struct sockaddr *)&peer, &plen) != 0) {
-		text_put(buf, n, "%s %s (not connected)", proto, mine);
-		*provisional = type == SOCK_STREAM || type == SOCK_SEQPACKET;
-		return;
-	}
-	addr_text(&peer, plen, theirs, sizeof(theirs));
-	text_put(buf, n, "%s %s -> %s", proto, mine, theirs);
-}
-
 static void uring_seen(void);
-
-/* "pipe", "eventfd", "epoll", "file /tmp/x", "char /dev/pts/0". */
-static void other_text(int fd, const struct stat *st, char *buf, size_t n)
-{
-	char proc[64], link[FI_WHAT_LEN];
-	ssize_t len;
-
-	text_put(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	len = readlink(proc, link, sizeof(link) - 1);
-	if (len < 0)
-		len = 0;
-	link[len] = '\0';
-	if (strncmp(link, "pipe:", 5) == 0) {
-		text_put(buf, n, "pipe");
-	} else if (strncmp(link, "anon_inode:", 11) == 0) {
-		const char *k = link + 11;
-		size_t kl = strlen(k);
-
-		if (kl >= 2 && k[0] == '[' && k[kl - 1] == ']')
-			text_put(buf, n, "%.*s", (int)(kl - 2), k + 1);
-		else
-			text_put(buf, n, "%s", k);
-		if (strcmp(buf, "eventpoll") == 0)
-			text_put(buf, n, "epoll");
-		if (strcmp(buf, "io_uring") == 0)
-			uring_seen();
-	} else {
-		text_put(buf, n, "%s %s",
-			       S_ISREG(st->st_mode)   ? "file"
-			       : S_ISFIFO(st->st_mode) ? "fifo"
-			       : S_ISCHR(st->st_mode)  ? "char"
-			       : S_ISDIR(st->st_mode)  ? "dir"
-						       : "other",
-			       link);
-	}
-}
 
 /* Takes what fd is, the first time the program uses it since the number
  * was last closed (or each time, while a socket has no peer yet). */
 static void note_fd(int fd)
 {
 	char text[FI_WHAT_LEN];
-	struct stat st;
-	int provisional = 0, was;
+	int provisional, was, kind;
 
 	if ((unsigned)fd >= FI_MAX_FD ||
 	    __atomic_load_n(&described[fd], __ATOMIC_RELAXED))
 		return;
 	was = inside;
 	inside = 1;
-	if (fstat(fd, &st) == 0) {
-		if (S_ISSOCK(st.st_mode))
-			socket_text(fd, text, sizeof(text), &provisional);
-		else
-			other_text(fd, &st, text, sizeof(text));
-		what_add(fd, text, provisional);
+	kind = fi_fd_text(fd, text, sizeof(text), &provisional);
+	if (kind >= 0) {
+		fi_fd_what_add(&state->fds[fd], text, provisional);
 		__atomic_store_n(&described[fd], (uint8_t)!provisional,
 				 __ATOMIC_RELAXED);
 	}
+	if (kind == 1)
+		uring_seen();
 	inside = was;
 }
 
