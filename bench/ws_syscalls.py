@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """bench/ws_syscalls.py: syscalls per message of the WebSocket echo and
-chat servers of bench/ws_echo.c, the reference stack's, node 20 + npm ws
+chat servers of bench/ws_echo (ws_echo_servers.c), the reference stack's, node 20 + npm ws
 8.18.3's (bench/ws_server.js) and Bun's (bench/ws_server_bun.js, Bun.serve;
 its chat by server.publish, and by a loop of ws.send; the reference's chat
 by rs_ws_publish to a group, reference/ws_group.c, and by a loop of
