@@ -45,16 +45,28 @@ ssize_t rs__io_sendv_more(int fd, const struct iovec *iov, int iovcnt,
 			  int more);
 
 /* ring.c: a FIFO of fixed-size items (the loop's task queues, a socket's
- * write requests). A zeroed ring is not ready: rs__ring_init first. */
+ * write requests). A zeroed ring is not ready: rs__ring_init first.
+ *
+ * The first items live inside the ring itself (RS__RING_INLINE bytes), so
+ * that a socket's first write request and a loop's first microtask
+ * allocate nothing: those two mallocs were most of the fixed cost of an
+ * end(P) (docs/queue-model.md, "Sender cost"). The capacity is a power of
+ * two, so that an index is a mask and not a division. A ring holds a
+ * pointer into itself: it is never copied or moved once initialised. */
+#define RS__RING_INLINE 64
 struct rs__ring {
-	unsigned char *items;
+	unsigned char *items; /* the inline slots, or a heap array */
 	size_t item_size;
-	size_t first_cap;  /* items of the first allocation */
+	size_t first_cap;  /* items of the first heap allocation */
 	size_t head;
 	size_t len;        /* items held */
-	size_t cap;
+	size_t cap;        /* a power of two */
+	unsigned char slots[RS__RING_INLINE]
+		__attribute__((aligned(sizeof(void *) * 2)));
 };
-/* An empty ring of item_size-byte items that allocates nothing yet. */
+/* An empty ring of item_size-byte items (at most RS__RING_INLINE) that
+ * allocates nothing yet; first_cap (a power of two) is the capacity of its
+ * first heap array, once the inline slots are full. */
 void rs__ring_init(struct rs__ring *r, size_t item_size, size_t first_cap);
 /* Frees the items; the ring is empty and ready again. */
 void rs__ring_free(struct rs__ring *r);
@@ -71,10 +83,27 @@ void *rs__ring_at(const struct rs__ring *r, size_t i);
  * queue reads its segments on every send. */
 static inline void *rs__ring_item(const struct rs__ring *r, size_t i)
 {
-	return r->items + (r->head + i) % r->cap * r->item_size;
+	return r->items + ((r->head + i) & (r->cap - 1)) * r->item_size;
 }
 /* Copies the front item to *out and drops it (len > 0). */
 void rs__ring_pop(struct rs__ring *r, void *out);
+/* The front item (len > 0), dropped: the caller reads it before the next
+ * push. rs__ring_pop without the copy, for the loop's tasks and the
+ * socket's write requests, which read their items in place. */
+static inline void *rs__ring_take(struct rs__ring *r)
+{
+	void *item = rs__ring_item(r, 0);
+
+	r->head = (r->head + 1) & (r->cap - 1);
+	r->len--;
+	return item;
+}
+/* The slot at the back, counted as held (len < cap): the caller fills it
+ * before anything else reads the ring. rs__ring_push's common case. */
+static inline void *rs__ring_back(struct rs__ring *r)
+{
+	return rs__ring_item(r, r->len++);
+}
 
 /*
  * queue.c, on the write path: rs_queue_peekv and rs_queue_consume with their
