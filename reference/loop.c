@@ -22,24 +22,6 @@
 struct rs_config rs_config = RS_CONFIG_DEFAULTS;
 struct rs_stats rs_stats;
 
-/* A task at the back of q: in a free slot in place, else through
- * rs__ring_push, which grows the ring. */
-static inline int task_queue_push(struct rs__ring *q, rs_task_fn fn, void *arg)
-{
-	struct rs__task t = { fn, arg };
-
-	if (q->len < q->cap) {
-		*(struct rs__task *)rs__ring_back(q) = t;
-		return 0;
-	}
-	return rs__ring_push(q, &t);
-}
-
-static inline struct rs__task task_queue_pop(struct rs__ring *q)
-{
-	return *(struct rs__task *)rs__ring_take(q);
-}
-
 /* Frees the sockets, then the listeners, closed during the iteration. */
 static void loop_reap(rs_loop *loop)
 {
@@ -93,14 +75,12 @@ uint64_t rs_loop_task(const rs_loop *loop)
 
 int rs_loop_post(rs_loop *loop, rs_task_fn fn, void *arg)
 {
-	return task_queue_push(&loop->posted, fn, arg);
+	return rs__task_push(&loop->posted, fn, arg);
 }
 
 int rs_microtask(rs_loop *loop, rs_task_fn fn, void *arg)
 {
-	if (!loop->in_task)
-		return task_queue_push(&loop->posted, fn, arg);
-	return task_queue_push(&loop->micro, fn, arg);
+	return rs__microtask(loop, fn, arg);
 }
 
 /* rs__loop_task, inline where the loop dispatches a ready handle: one
@@ -117,11 +97,12 @@ loop_task(rs_loop *loop, rs_task_fn fn, void *arg)
 	 * whose completions may queue microtasks again. */
 	do {
 		while (loop->micro.len > 0) {
-			struct rs__task t = task_queue_pop(&loop->micro);
+			struct rs__task t = rs__task_pop(&loop->micro);
 
 			t.fn(loop, t.arg);
 		}
-	} while (rs__batches_flush(loop) > 0 || loop->micro.len > 0);
+	} while ((rs__batched && rs__batches_flush(loop) > 0) ||
+		 loop->micro.len > 0);
 	if (loop->hook)
 		loop->hook(loop, loop->task, RS_TASK_END, loop->hook_arg);
 	loop->in_task = 0;
@@ -220,7 +201,7 @@ int rs_loop_run(rs_loop *loop)
 		/* Only the tasks posted before this iteration run now: a task
 		 * that posts another does not starve I/O. */
 		while (posted-- > 0 && loop->posted.len > 0) {
-			struct rs__task t = task_queue_pop(&loop->posted);
+			struct rs__task t = rs__task_pop(&loop->posted);
 
 			rs__loop_task(loop, t.fn, t.arg);
 		}

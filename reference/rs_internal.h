@@ -114,8 +114,8 @@ static inline void *rs__ring_back(struct rs__ring *r)
  * "Sender cost").
  * Inline here is only a queue without owned bytes (one run of buf) and, for
  * consume, a partial send under the cursor strategy (head moves, nothing
- * else); everything else is the functions themselves, so the two never
- * disagree.
+ * else) or of the one owned run (its start moves); everything else is the
+ * functions themselves, so the two never disagree.
  */
 static inline int rs__queue_peekv(const struct rs_queue *q, struct iovec *iov,
 				  int max)
@@ -132,10 +132,14 @@ static inline int rs__queue_peekv(const struct rs_queue *q, struct iovec *iov,
 static inline void rs__queue_consume(struct rs_queue *q, size_t n)
 {
 	if (!q->owned_len && q->strategy == RS_QUEUE_CURSOR &&
-	    n < q->tail - q->head)
+	    n < q->tail - q->head) {
 		q->head += n;
-	else
+	} else if (q->owned_len && !q->segs && n < q->owned_len) {
+		q->owned_at += n;  /* the one owned run, sent in part */
+		q->owned_len -= n;
+	} else {
 		rs_queue_consume(q, n);
+	}
 }
 
 /* rs_queue_len inline: the write path asks it of three queues per write. */
@@ -196,6 +200,36 @@ struct rs_loop {
 };
 /* Runs fn(arg) as one task: hook, body, microtasks, end-of-task work. */
 void rs__loop_task(rs_loop *loop, rs_task_fn fn, void *arg);
+/* A task at the back of q (a loop's posted or micro ring): in a free slot
+ * in place, else through rs__ring_push, which grows the ring. Returns 0 or
+ * -ENOMEM. Inline: the write path queues its settle microtask with it at
+ * every writable event. */
+static inline int rs__task_push(struct rs__ring *q, rs_task_fn fn, void *arg)
+{
+	struct rs__task t = { fn, arg };
+
+	if (q->len < q->cap) {
+		((struct rs__task *)q->items)[(q->head + q->len++) &
+					      (q->cap - 1)] = t;
+		return 0;
+	}
+	return rs__ring_push(q, &t);
+}
+/* The front task of q (len > 0), dropped. */
+static inline struct rs__task rs__task_pop(struct rs__ring *q)
+{
+	struct rs__task t = ((struct rs__task *)q->items)[q->head];
+
+	q->head = (q->head + 1) & (q->cap - 1);
+	q->len--;
+	return t;
+}
+/* rs_microtask, inline (rs.h has its contract). */
+static inline int rs__microtask(rs_loop *loop, rs_task_fn fn, void *arg)
+{
+	return rs__task_push(loop->in_task ? &loop->micro : &loop->posted, fn,
+			     arg);
+}
 
 /* address.c: a numeric IPv4 host and a port (-EINVAL for anything else),
  * or a unix path (-ENAMETOOLONG when it does not fit). Return 0 or -errno. */
@@ -293,6 +327,9 @@ void rs__batch_unlist(struct rs__batch_link *l);
 /* Sends the batch of every listed socket of loop (the end-of-task work).
  * Returns how many batches it sent. */
 int rs__batches_flush(rs_loop *loop);
+/* The list's head, NULL when no batch holds bytes: the loop tests it at
+ * the end of every task before it calls rs__batches_flush. */
+extern struct rs__batch_link *rs__batched;
 
 /* ws.c, for ws_group.c: a member's write of the group's frame; and the
  * hold of its stream socket while the group keeps it corked (on 1), then
