@@ -165,7 +165,9 @@ static int loop_alive(const rs_loop *loop)
 	return loop->handles > 0 || loop->posted.len > 0;
 }
 
-static int loop_poll(rs_loop *loop)
+/* One wait and its ready handles' tasks; inline in rs_loop_run, whose
+ * every iteration is one. */
+static inline __attribute__((always_inline)) int loop_poll(rs_loop *loop)
 {
 	struct epoll_event evs[RS_LOOP_MAX_EVENTS];
 	int timeout = loop->posted.len > 0 ? 0 : -1;
@@ -178,7 +180,8 @@ static int loop_poll(rs_loop *loop)
 		return 0;
 	if (n < 0)
 		return n;
-	sort_by_creation(evs, n);
+	if (n > 1)
+		sort_by_creation(evs, n);
 	for (int i = 0; i < n; i++) {
 		struct io_task t = { evs[i].data.ptr, evs[i].events };
 

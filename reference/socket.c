@@ -84,6 +84,20 @@ static RS__OUT_OF_LINE void sock_poll_change(rs_socket *s, uint32_t want)
 	s->poll = want;
 }
 
+/* sock_poll_update of a socket that still has bytes queued (so wants
+ * EPOLLOUT, whatever else it is doing): two flags less to read. */
+static inline __attribute__((always_inline)) void
+sock_poll_update_out(rs_socket *s)
+{
+	uint32_t want = EPOLLOUT;
+
+	if (!s->peer_ended && !s->paused)
+		want |= EPOLLIN;
+	if (s->destroyed || (want == s->poll && !s->unregistered))
+		return;
+	sock_poll_change(s, want);
+}
+
 /* Inline: every send ends here, and the interest seldom changes. */
 static inline __attribute__((always_inline)) void
 sock_poll_update(rs_socket *s)
@@ -228,13 +242,20 @@ static int sock_batchable(const rs_socket *s, size_t len, rs_write_cb cb)
 	       rs__queue_len(&s->batch) + len <= RS_BATCH_LIMIT;
 }
 
+/* Schedules what bytes the kernel took (counted in written) complete. */
+static inline __attribute__((always_inline)) void
+sock_took_settle(rs_socket *s)
+{
+	if (s->reqs.len > 0 || s->need_drain || s->ending)
+		sock_schedule_settle(s);
+}
+
 /* Accounts n bytes the kernel took; schedules what that completes. */
 static inline __attribute__((always_inline)) void sock_took(rs_socket *s,
 							      size_t n)
 {
 	s->written += n;
-	if (s->reqs.len > 0 || s->need_drain || s->ending)
-		sock_schedule_settle(s);
+	sock_took_settle(s);
 }
 
 static size_t sock_src_len(const struct sock_src *src)
@@ -302,7 +323,14 @@ static void sock_send_raw(rs_socket *s, const struct sock_src *src)
 		sock_keep(s, src, 0);
 		return;
 	}
-	niov = sock_gather(s, src, iov, &queued_in);
+	/* Nothing queued and one run of new bytes: one send of them. */
+	if (queued == 0 && !src->q) {
+		iov[0].iov_base = (void *)src->data;
+		iov[0].iov_len = src->len;
+		niov = 1;
+	} else {
+		niov = sock_gather(s, src, iov, &queued_in);
+	}
 	n = sock_sendv(s, iov, niov);
 	if (n > 0) {
 		size_t from_queue = (size_t)n < queued ? (size_t)n : queued;
@@ -464,16 +492,18 @@ static inline __attribute__((always_inline)) void sock_flush(rs_socket *s,
 	}
 	if (taken > 0) {
 		rs__queue_consume(q, taken);
-		if (event && sock_settle_idle(s))
-			s->written += taken;
-		else
-			sock_took(s, taken);
+		s->written += taken;
+		if (!event || !sock_settle_idle(s))
+			sock_took_settle(s);
 	}
 	if (n < 0 && !is_retryable(n)) {
 		sock_fail(s, (int)-n, "send");
 		return;
 	}
-	sock_poll_update(s);
+	if (taken < len)
+		sock_poll_update_out(s);
+	else
+		sock_poll_update(s);
 }
 
 size_t rs_socket_writable_length(const rs_socket *s)
@@ -567,7 +597,11 @@ static int sock_write(rs_socket *s, const void *data, size_t len,
 	if (!keep_going)
 		s->need_drain = 1;
 	s->seq += len;
-	if (cb) {
+	if (cb && s->reqs.len < s->reqs.cap) {
+		/* In a free slot in place: rs__ring_push's copy is a call. */
+		*(struct rs__wreq *)rs__ring_back(&s->reqs) =
+			(struct rs__wreq){ s->seq, cb, arg };
+	} else if (cb) {
 		struct rs__wreq r = { s->seq, cb, arg };
 
 		must(rs__ring_push(&s->reqs, &r), "write request");
@@ -839,9 +873,8 @@ static void sock_settle(rs_loop *loop, void *arg)
 	while (!s->destroyed && s->reqs.len > 0 &&
 	       ((struct rs__wreq *)rs__ring_item(&s->reqs, 0))->end <=
 		       s->written) {
-		struct rs__wreq r;
+		struct rs__wreq r = *(struct rs__wreq *)rs__ring_take(&s->reqs);
 
-		rs__ring_pop(&s->reqs, &r);
 		r.cb(s, 0, r.arg);
 	}
 	if (!s->destroyed && s->ending && !s->finished && !s->connecting &&
@@ -887,6 +920,13 @@ static void sock_unregister(rs_socket *s)
 
 void rs__socket_dispatch(rs_socket *s, uint32_t events)
 {
+	/* Writable alone, the event of a write that drains: the flush, which
+	 * is what the general case below comes to for it. */
+	if (events == EPOLLOUT && !s->destroyed && !s->connecting &&
+	    !s->want_writable) {
+		sock_flush(s, 1);
+		return;
+	}
 	if (s->destroyed)
 		return;
 	if (s->connecting) {
