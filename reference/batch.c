@@ -14,20 +14,20 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static struct rs__batch_link *batched;
+struct rs__batch_link *rs__batched;
 
 void rs__batch_list(struct rs__batch_link *l)
 {
 	if (l->listed)
 		return;
 	l->listed = 1;
-	l->next = batched;
-	batched = l;
+	l->next = rs__batched;
+	rs__batched = l;
 }
 
 void rs__batch_unlist(struct rs__batch_link *l)
 {
-	struct rs__batch_link **p = &batched;
+	struct rs__batch_link **p = &rs__batched;
 
 	if (!l->listed)
 		return;
@@ -42,7 +42,7 @@ void rs__batch_unlist(struct rs__batch_link *l)
 int rs__batches_flush(rs_loop *loop)
 {
 	int sent = 0;
-	struct rs__batch_link *l = batched;
+	struct rs__batch_link *l = rs__batched;
 
 	while (l) {
 		struct rs__batch_link *next = l->next;
@@ -58,8 +58,8 @@ int rs__batches_flush(rs_loop *loop)
 
 static void batches_flush_all(void)
 {
-	while (batched)
-		rs__socket_batch_flush(batched->socket);
+	while (rs__batched)
+		rs__socket_batch_flush(rs__batched->socket);
 }
 
 /* Whether the default action of sig ends the process (POSIX: terminate or

@@ -22,26 +22,13 @@
 struct rs_config rs_config = RS_CONFIG_DEFAULTS;
 struct rs_stats rs_stats;
 
-static int task_queue_push(struct rs__ring *q, rs_task_fn fn, void *arg)
-{
-	struct rs__task t = { fn, arg };
-
-	return rs__ring_push(q, &t);
-}
-
-static struct rs__task task_queue_pop(struct rs__ring *q)
-{
-	struct rs__task t;
-
-	rs__ring_pop(q, &t);
-	return t;
-}
-
 /* Frees the sockets, then the listeners, closed during the iteration. */
 static void loop_reap(rs_loop *loop)
 {
-	rs__socket_reap(loop);
-	rs__listener_reap(loop);
+	if (loop->closed)
+		rs__socket_reap(loop);
+	if (loop->closed_listeners)
+		rs__listener_reap(loop);
 }
 
 int rs_loop_new(rs_loop **out)
@@ -88,17 +75,18 @@ uint64_t rs_loop_task(const rs_loop *loop)
 
 int rs_loop_post(rs_loop *loop, rs_task_fn fn, void *arg)
 {
-	return task_queue_push(&loop->posted, fn, arg);
+	return rs__task_push(&loop->posted, fn, arg);
 }
 
 int rs_microtask(rs_loop *loop, rs_task_fn fn, void *arg)
 {
-	if (!loop->in_task)
-		return task_queue_push(&loop->posted, fn, arg);
-	return task_queue_push(&loop->micro, fn, arg);
+	return rs__microtask(loop, fn, arg);
 }
 
-void rs__loop_task(rs_loop *loop, rs_task_fn fn, void *arg)
+/* rs__loop_task, inline where the loop dispatches a ready handle: one
+ * call less per event, and the handle's dispatch called directly. */
+static inline __attribute__((always_inline)) void
+loop_task(rs_loop *loop, rs_task_fn fn, void *arg)
 {
 	loop->task++;
 	loop->in_task = 1;
@@ -109,14 +97,20 @@ void rs__loop_task(rs_loop *loop, rs_task_fn fn, void *arg)
 	 * whose completions may queue microtasks again. */
 	do {
 		while (loop->micro.len > 0) {
-			struct rs__task t = task_queue_pop(&loop->micro);
+			struct rs__task t = rs__task_pop(&loop->micro);
 
 			t.fn(loop, t.arg);
 		}
-	} while (rs__batches_flush(loop) > 0 || loop->micro.len > 0);
+	} while ((rs__batched && rs__batches_flush(loop) > 0) ||
+		 loop->micro.len > 0);
 	if (loop->hook)
 		loop->hook(loop, loop->task, RS_TASK_END, loop->hook_arg);
 	loop->in_task = 0;
+}
+
+void rs__loop_task(rs_loop *loop, rs_task_fn fn, void *arg)
+{
+	loop_task(loop, fn, arg);
 }
 
 struct io_task {
@@ -171,7 +165,9 @@ static int loop_alive(const rs_loop *loop)
 	return loop->handles > 0 || loop->posted.len > 0;
 }
 
-static int loop_poll(rs_loop *loop)
+/* One wait and its ready handles' tasks; inline in rs_loop_run, whose
+ * every iteration is one. */
+static inline __attribute__((always_inline)) int loop_poll(rs_loop *loop)
 {
 	struct epoll_event evs[RS_LOOP_MAX_EVENTS];
 	int timeout = loop->posted.len > 0 ? 0 : -1;
@@ -184,11 +180,12 @@ static int loop_poll(rs_loop *loop)
 		return 0;
 	if (n < 0)
 		return n;
-	sort_by_creation(evs, n);
+	if (n > 1)
+		sort_by_creation(evs, n);
 	for (int i = 0; i < n; i++) {
 		struct io_task t = { evs[i].data.ptr, evs[i].events };
 
-		rs__loop_task(loop, io_task_run, &t);
+		loop_task(loop, io_task_run, &t);
 		/* A task may close a handle whose event is later in evs; the
 		 * handle stays allocated until loop_reap, and dispatch
 		 * ignores closed handles. */
@@ -207,7 +204,7 @@ int rs_loop_run(rs_loop *loop)
 		/* Only the tasks posted before this iteration run now: a task
 		 * that posts another does not starve I/O. */
 		while (posted-- > 0 && loop->posted.len > 0) {
-			struct rs__task t = task_queue_pop(&loop->posted);
+			struct rs__task t = rs__task_pop(&loop->posted);
 
 			rs__loop_task(loop, t.fn, t.arg);
 		}

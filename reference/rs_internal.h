@@ -45,16 +45,28 @@ ssize_t rs__io_sendv_more(int fd, const struct iovec *iov, int iovcnt,
 			  int more);
 
 /* ring.c: a FIFO of fixed-size items (the loop's task queues, a socket's
- * write requests). A zeroed ring is not ready: rs__ring_init first. */
+ * write requests). A zeroed ring is not ready: rs__ring_init first.
+ *
+ * The first items live inside the ring itself (RS__RING_INLINE bytes), so
+ * that a socket's first write request and a loop's first microtask
+ * allocate nothing: those two mallocs were most of the fixed cost of an
+ * end(P) (docs/queue-model.md, "Sender cost"). The capacity is a power of
+ * two, so that an index is a mask and not a division. A ring holds a
+ * pointer into itself: it is never copied or moved once initialised. */
+#define RS__RING_INLINE 64
 struct rs__ring {
-	unsigned char *items;
+	unsigned char *items; /* the inline slots, or a heap array */
 	size_t item_size;
-	size_t first_cap;  /* items of the first allocation */
+	size_t first_cap;  /* items of the first heap allocation */
 	size_t head;
 	size_t len;        /* items held */
-	size_t cap;
+	size_t cap;        /* a power of two */
+	unsigned char slots[RS__RING_INLINE]
+		__attribute__((aligned(sizeof(void *) * 2)));
 };
-/* An empty ring of item_size-byte items that allocates nothing yet. */
+/* An empty ring of item_size-byte items (at most RS__RING_INLINE) that
+ * allocates nothing yet; first_cap (a power of two) is the capacity of its
+ * first heap array, once the inline slots are full. */
 void rs__ring_init(struct rs__ring *r, size_t item_size, size_t first_cap);
 /* Frees the items; the ring is empty and ready again. */
 void rs__ring_free(struct rs__ring *r);
@@ -71,10 +83,27 @@ void *rs__ring_at(const struct rs__ring *r, size_t i);
  * queue reads its segments on every send. */
 static inline void *rs__ring_item(const struct rs__ring *r, size_t i)
 {
-	return r->items + (r->head + i) % r->cap * r->item_size;
+	return r->items + ((r->head + i) & (r->cap - 1)) * r->item_size;
 }
 /* Copies the front item to *out and drops it (len > 0). */
 void rs__ring_pop(struct rs__ring *r, void *out);
+/* The front item (len > 0), dropped: the caller reads it before the next
+ * push. rs__ring_pop without the copy, for the loop's tasks and the
+ * socket's write requests, which read their items in place. */
+static inline void *rs__ring_take(struct rs__ring *r)
+{
+	void *item = rs__ring_item(r, 0);
+
+	r->head = (r->head + 1) & (r->cap - 1);
+	r->len--;
+	return item;
+}
+/* The slot at the back, counted as held (len < cap): the caller fills it
+ * before anything else reads the ring. rs__ring_push's common case. */
+static inline void *rs__ring_back(struct rs__ring *r)
+{
+	return rs__ring_item(r, r->len++);
+}
 
 /*
  * queue.c, on the write path: rs_queue_peekv and rs_queue_consume with their
@@ -85,8 +114,8 @@ void rs__ring_pop(struct rs__ring *r, void *out);
  * "Sender cost").
  * Inline here is only a queue without owned bytes (one run of buf) and, for
  * consume, a partial send under the cursor strategy (head moves, nothing
- * else); everything else is the functions themselves, so the two never
- * disagree.
+ * else) or of the one owned run (its start moves); everything else is the
+ * functions themselves, so the two never disagree.
  */
 static inline int rs__queue_peekv(const struct rs_queue *q, struct iovec *iov,
 				  int max)
@@ -103,10 +132,14 @@ static inline int rs__queue_peekv(const struct rs_queue *q, struct iovec *iov,
 static inline void rs__queue_consume(struct rs_queue *q, size_t n)
 {
 	if (!q->owned_len && q->strategy == RS_QUEUE_CURSOR &&
-	    n < q->tail - q->head)
+	    n < q->tail - q->head) {
 		q->head += n;
-	else
+	} else if (q->owned_len && !q->segs && n < q->owned_len) {
+		q->owned_at += n;  /* the one owned run, sent in part */
+		q->owned_len -= n;
+	} else {
 		rs_queue_consume(q, n);
+	}
 }
 
 /* rs_queue_len inline: the write path asks it of three queues per write. */
@@ -167,6 +200,36 @@ struct rs_loop {
 };
 /* Runs fn(arg) as one task: hook, body, microtasks, end-of-task work. */
 void rs__loop_task(rs_loop *loop, rs_task_fn fn, void *arg);
+/* A task at the back of q (a loop's posted or micro ring): in a free slot
+ * in place, else through rs__ring_push, which grows the ring. Returns 0 or
+ * -ENOMEM. Inline: the write path queues its settle microtask with it at
+ * every writable event. */
+static inline int rs__task_push(struct rs__ring *q, rs_task_fn fn, void *arg)
+{
+	struct rs__task t = { fn, arg };
+
+	if (q->len < q->cap) {
+		((struct rs__task *)q->items)[(q->head + q->len++) &
+					      (q->cap - 1)] = t;
+		return 0;
+	}
+	return rs__ring_push(q, &t);
+}
+/* The front task of q (len > 0), dropped. */
+static inline struct rs__task rs__task_pop(struct rs__ring *q)
+{
+	struct rs__task t = ((struct rs__task *)q->items)[q->head];
+
+	q->head = (q->head + 1) & (q->cap - 1);
+	q->len--;
+	return t;
+}
+/* rs_microtask, inline (rs.h has its contract). */
+static inline int rs__microtask(rs_loop *loop, rs_task_fn fn, void *arg)
+{
+	return rs__task_push(loop->in_task ? &loop->micro : &loop->posted, fn,
+			     arg);
+}
 
 /* address.c: a numeric IPv4 host and a port (-EINVAL for anything else),
  * or a unix path (-ENAMETOOLONG when it does not fit). Return 0 or -errno. */
@@ -264,6 +327,9 @@ void rs__batch_unlist(struct rs__batch_link *l);
 /* Sends the batch of every listed socket of loop (the end-of-task work).
  * Returns how many batches it sent. */
 int rs__batches_flush(rs_loop *loop);
+/* The list's head, NULL when no batch holds bytes: the loop tests it at
+ * the end of every task before it calls rs__batches_flush. */
+extern struct rs__batch_link *rs__batched;
 
 /* ws.c, for ws_group.c: a member's write of the group's frame; and the
  * hold of its stream socket while the group keeps it corked (on 1), then

@@ -65,13 +65,11 @@ static uint32_t sock_wanted_events(const rs_socket *s)
 	return want;
 }
 
-static void sock_poll_update(rs_socket *s)
+/* sock_poll_update when the interest changes: the epoll_ctl. */
+static RS__OUT_OF_LINE void sock_poll_change(rs_socket *s, uint32_t want)
 {
-	uint32_t want = sock_wanted_events(s);
 	int rc;
 
-	if (s->destroyed || (want == s->poll && !s->unregistered))
-		return;
 	if (s->unregistered && want == 0)
 		return;
 	rc = rs__io_epoll_ctl(s->loop->epfd,
@@ -86,12 +84,38 @@ static void sock_poll_update(rs_socket *s)
 	s->poll = want;
 }
 
-static void sock_schedule_settle(rs_socket *s)
+/* sock_poll_update of a socket that still has bytes queued (so wants
+ * EPOLLOUT, whatever else it is doing): two flags less to read. */
+static inline __attribute__((always_inline)) void
+sock_poll_update_out(rs_socket *s)
+{
+	uint32_t want = EPOLLOUT;
+
+	if (!s->peer_ended && !s->paused)
+		want |= EPOLLIN;
+	if (s->destroyed || (want == s->poll && !s->unregistered))
+		return;
+	sock_poll_change(s, want);
+}
+
+/* Inline: every send ends here, and the interest seldom changes. */
+static inline __attribute__((always_inline)) void
+sock_poll_update(rs_socket *s)
+{
+	uint32_t want = sock_wanted_events(s);
+
+	if (s->destroyed || (want == s->poll && !s->unregistered))
+		return;
+	sock_poll_change(s, want);
+}
+
+static inline __attribute__((always_inline)) void
+sock_schedule_settle(rs_socket *s)
 {
 	if (s->settle_queued || s->destroyed)
 		return;
 	s->settle_queued = 1;
-	must(rs_microtask(s->loop, sock_settle, s), "microtask");
+	must(rs__microtask(s->loop, sock_settle, s), "microtask");
 }
 
 /* ---- closing ---------------------------------------------------------- */
@@ -218,12 +242,20 @@ static int sock_batchable(const rs_socket *s, size_t len, rs_write_cb cb)
 	       rs__queue_len(&s->batch) + len <= RS_BATCH_LIMIT;
 }
 
-/* Accounts n bytes the kernel took; schedules what that completes. */
-static void sock_took(rs_socket *s, size_t n)
+/* Schedules what bytes the kernel took (counted in written) complete. */
+static inline __attribute__((always_inline)) void
+sock_took_settle(rs_socket *s)
 {
-	s->written += n;
 	if (s->reqs.len > 0 || s->need_drain || s->ending)
 		sock_schedule_settle(s);
+}
+
+/* Accounts n bytes the kernel took; schedules what that completes. */
+static inline __attribute__((always_inline)) void sock_took(rs_socket *s,
+							      size_t n)
+{
+	s->written += n;
+	sock_took_settle(s);
 }
 
 static size_t sock_src_len(const struct sock_src *src)
@@ -291,7 +323,14 @@ static void sock_send_raw(rs_socket *s, const struct sock_src *src)
 		sock_keep(s, src, 0);
 		return;
 	}
-	niov = sock_gather(s, src, iov, &queued_in);
+	/* Nothing queued and one run of new bytes: one send of them. */
+	if (queued == 0 && !src->q) {
+		iov[0].iov_base = (void *)src->data;
+		iov[0].iov_len = src->len;
+		niov = 1;
+	} else {
+		niov = sock_gather(s, src, iov, &queued_in);
+	}
 	n = sock_sendv(s, iov, niov);
 	if (n > 0) {
 		size_t from_queue = (size_t)n < queued ? (size_t)n : queued;
@@ -359,7 +398,7 @@ static void sock_iov_advance(struct iovec **iov, int *cnt, size_t n)
  * moves the unsent bytes at every consume, so it peeks and consumes per
  * send, as the legacy code did.
  */
-static void sock_flush(rs_socket *s)
+static RS__OUT_OF_LINE void sock_flush_runs(rs_socket *s)
 {
 	struct rs_queue *q = &s->queue;
 	struct iovec iov[RS_SEND_IOV];
@@ -400,6 +439,71 @@ static void sock_flush(rs_socket *s)
 		return;
 	}
 	sock_poll_update(s);
+}
+
+/*
+ * Whether the settle that the bytes a writable event's flush took would
+ * queue is sure to find nothing to do. It would, when queued here, be the
+ * task's first microtask (none is queued yet) and run on the state the
+ * flush leaves, since the flush is the last work of the event's task (no
+ * writable hook follows). Bytes still queued rule out drain and finish
+ * (both wait for an empty queue), and the front write request, if any, is
+ * not complete. Such a settle would do nothing and nothing could come
+ * between, so leaving it out changes no event and no order; what it saves
+ * is a microtask per writable event while a large write drains.
+ */
+static inline int sock_settle_idle(const rs_socket *s)
+{
+	return s->loop->micro.len == 0 && !s->want_writable &&
+	       rs__queue_len(&s->queue) > 0 &&
+	       (s->reqs.len == 0 ||
+		((struct rs__wreq *)rs__ring_item(&s->reqs, 0))->end >
+			s->written);
+}
+
+/*
+ * sock_flush_runs for a queue that is one run of bytes (one owned run, or
+ * the copied buffer under the cursor strategy), the common case: the same
+ * sends, from a pointer and a length instead of an array of iovecs, and
+ * the same consume once per event. The memmove strategy consumes (moves)
+ * after every send, and a queue of several runs walks its segments: those
+ * take sock_flush_runs. event: the flush is a writable event's, the last
+ * work of its task (sock_settle_idle may then leave the settle out).
+ */
+static inline __attribute__((always_inline)) void sock_flush(rs_socket *s,
+							       int event)
+{
+	struct rs_queue *q = &s->queue;
+	const char *p;
+	size_t len, taken = 0;
+	ssize_t n = 0;
+
+	if (q->segs || (!q->owned_len && q->strategy != RS_QUEUE_CURSOR)) {
+		sock_flush_runs(s);
+		return;
+	}
+	p = q->owned_len ? q->owned_at : q->buf + q->head;
+	len = q->owned_len ? q->owned_len : q->tail - q->head;
+	for (int i = 0; i < RS_FLUSH_MAX_SENDS && taken < len; i++) {
+		n = rs__io_send(s->fd, p + taken, len - taken);
+		if (n <= 0)
+			break;
+		taken += (size_t)n;
+	}
+	if (taken > 0) {
+		rs__queue_consume(q, taken);
+		s->written += taken;
+		if (!event || !sock_settle_idle(s))
+			sock_took_settle(s);
+	}
+	if (n < 0 && !is_retryable(n)) {
+		sock_fail(s, (int)-n, "send");
+		return;
+	}
+	if (taken < len)
+		sock_poll_update_out(s);
+	else
+		sock_poll_update(s);
 }
 
 size_t rs_socket_writable_length(const rs_socket *s)
@@ -493,7 +597,11 @@ static int sock_write(rs_socket *s, const void *data, size_t len,
 	if (!keep_going)
 		s->need_drain = 1;
 	s->seq += len;
-	if (cb) {
+	if (cb && s->reqs.len < s->reqs.cap) {
+		/* In a free slot in place: rs__ring_push's copy is a call. */
+		*(struct rs__wreq *)rs__ring_back(&s->reqs) =
+			(struct rs__wreq){ s->seq, cb, arg };
+	} else if (cb) {
 		struct rs__wreq r = { s->seq, cb, arg };
 
 		must(rs__ring_push(&s->reqs, &r), "write request");
@@ -757,20 +865,20 @@ static void sock_settle(rs_loop *loop, void *arg)
 	(void)loop;
 	s->settle_queued = 0;
 	if (s->need_drain && !s->ending && !s->destroyed &&
-	    rs_socket_writable_length(s) == 0) {
+	    rs__queue_len(&s->queue) + rs__queue_len(&s->cork) == 0) {
 		s->need_drain = 0;
 		if (s->ev.on_drain)
 			s->ev.on_drain(s, s->arg);
 	}
 	while (!s->destroyed && s->reqs.len > 0 &&
-	       ((struct rs__wreq *)rs__ring_at(&s->reqs, 0))->end <= s->written) {
-		struct rs__wreq r;
+	       ((struct rs__wreq *)rs__ring_item(&s->reqs, 0))->end <=
+		       s->written) {
+		struct rs__wreq r = *(struct rs__wreq *)rs__ring_take(&s->reqs);
 
-		rs__ring_pop(&s->reqs, &r);
 		r.cb(s, 0, r.arg);
 	}
 	if (!s->destroyed && s->ending && !s->finished && !s->connecting &&
-	    rs_socket_writable_length(s) == 0)
+	    rs__queue_len(&s->queue) + rs__queue_len(&s->cork) == 0)
 		sock_finish(s);
 }
 
@@ -784,7 +892,7 @@ static void sock_connected(rs_socket *s)
 	if (s->destroyed)
 		return;
 	if (rs_queue_len(&s->queue) > 0)
-		sock_flush(s);
+		sock_flush(s, 0);
 	else
 		sock_poll_update(s);
 	/* An end() made while connecting finishes now that it can. */
@@ -812,6 +920,13 @@ static void sock_unregister(rs_socket *s)
 
 void rs__socket_dispatch(rs_socket *s, uint32_t events)
 {
+	/* Writable alone, the event of a write that drains: the flush, which
+	 * is what the general case below comes to for it. */
+	if (events == EPOLLOUT && !s->destroyed && !s->connecting &&
+	    !s->want_writable) {
+		sock_flush(s, 1);
+		return;
+	}
 	if (s->destroyed)
 		return;
 	if (s->connecting) {
@@ -833,7 +948,7 @@ void rs__socket_dispatch(rs_socket *s, uint32_t events)
 	else if ((events & (EPOLLHUP | EPOLLERR)) && sock_wanted_events(s) == 0)
 		sock_unregister(s);
 	if (!s->destroyed && (events & EPOLLOUT))
-		sock_flush(s);
+		sock_flush(s, 1);
 	if (s->want_writable && !s->destroyed && (events & EPOLLOUT))
 		rs__socket_writable_hook(s);
 }

@@ -12,19 +12,20 @@
 #  - a figure rises above its regression ceiling, about 2 to 3% over the
 #    figure measured when the path was made cheaper (docs/queue-model.md,
 #    "Sender cost"), so that the gain is held: copying / (floor + copy) at
-#    the 4 KiB clamp above CLAMPED (default 1.07; 1.0407 measured, 1.0621
-#    before the flush peeked once per event), and the owned write beyond
-#    the floor (sender_instr's split of 1 and 4 MiB): per send 16.8 at the
-#    clamp (16.29 measured, 85.38 before the one-run queue and the flush's
-#    iovec cursor) and 199 unclamped (194.50, 226.00 before); fixed per
-#    end(P) 895 at the clamp (875.69, 1551.69 before) and 1082 unclamped
-#    (1058.50, 1735.00 before). The owned targets not met yet
-#    (docs/ARCHITECTURE.md, "Targets not met") are held by their ceilings
-#    alone.
+#    the 4 KiB clamp above CLAMPED (default 1.03; 1.0020 measured, 1.0407
+#    before the one-run flush), and the owned write beyond the floor
+#    (sender_instr's split of 1 and 4 MiB):
+#    per send 0.5 at the clamp (-0.43 measured: a figure near 0 gets an
+#    absolute margin of about one instruction) and 51 unclamped (49.50;
+#    194.50 before the inline ring slots, the one-run flush and the idle
+#    settle); fixed per end(P) 540 at the clamp (526.69; 875.69 before)
+#    and 625 unclamped (610.50; 1058.50 before). The owned targets not met
+#    yet (docs/ARCHITECTURE.md, "Targets not met") are held by their
+#    ceilings alone.
 # Registered by tests/CMakeLists.txt for optimised builds without sanitizers.
 set -euo pipefail
 bin=${1:?usage: sender_instructions.sh SENDER_INSTR [CLAMPED]}
-ceiling=${2:-1.07}
+ceiling=${2:-1.03}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$bin" --quick --json >"$tmp/out.json" 2>"$tmp/err" ||
@@ -37,10 +38,10 @@ rep = json.load(open(sys.argv[1]))
 # ratio.
 ceilings = {
     ("copying: instructions <= (floor + copy) x limit", "clamp_4k"): float(sys.argv[2]),
-    ("owned: instructions per send beyond the floor's", "clamp_4k"): 16.8,
-    ("owned: instructions per send beyond the floor's", "unclamped"): 199.0,
-    ("owned: fixed instructions per end(P) beyond the floor's", "clamp_4k"): 895.0,
-    ("owned: fixed instructions per end(P) beyond the floor's", "unclamped"): 1082.0,
+    ("owned: instructions per send beyond the floor's", "clamp_4k"): 0.5,
+    ("owned: instructions per send beyond the floor's", "unclamped"): 51.0,
+    ("owned: fixed instructions per end(P) beyond the floor's", "clamp_4k"): 540.0,
+    ("owned: fixed instructions per end(P) beyond the floor's", "unclamped"): 625.0,
 }
 bad = []
 for c in rep["cells"]:
