@@ -4,19 +4,32 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
-# step NAME COMMAND...: runs COMMAND, says how long it took and whether it
-# passed, and notes a failure in $status; the times are summed up at the
-# end (what a slow CI job shows first).
+# step NAME COMMAND...: runs COMMAND, says how long it took (wall and CPU)
+# and whether it passed, and notes a failure in $status; the times are
+# summed up at the end (what a slow CI job shows first). The CPU seconds
+# are user + system of the processes the step ran and waited for: on a
+# machine of N cores no schedule of the steps takes less than their sum
+# over N.
 steps=()
+tick=$(getconf CLK_TCK)
+cpu_ticks() {  # this shell's waited-for children, user + system, in ticks
+  local stat
+  stat=$(</proc/$$/stat)
+  echo "${stat##*) }" | awk '{print $14 + $15}'
+}
+cpu_total=0  # in ticks
 step() {
-  local name=$1 start=$SECONDS rc=0
+  local name=$1 start=$SECONDS rc=0 cpu0
+  cpu0=$(cpu_ticks)
   shift
   echo "== test.sh: $name"
   "$@" || rc=$?
-  local took=$((SECONDS - start))
+  local took=$((SECONDS - start)) ticks=$(($(cpu_ticks) - cpu0))
+  local cpu=$((ticks / tick))
+  cpu_total=$((cpu_total + ticks))
   [ $rc -eq 0 ] || status=1
-  steps+=("$(printf '%4d s  %-6s %s' "$took" "$([ $rc -eq 0 ] && echo ok || echo FAILED)" "$name")")
-  echo "== test.sh: $name: $([ $rc -eq 0 ] && echo ok || echo "FAILED (exit $rc)") in ${took} s"
+  steps+=("$(printf '%4d s %5d s CPU  %-6s %s' "$took" "$cpu" "$([ $rc -eq 0 ] && echo ok || echo FAILED)" "$name")")
+  echo "== test.sh: $name: $([ $rc -eq 0 ] && echo ok || echo "FAILED (exit $rc)") in ${took} s (${cpu} s CPU)"
 }
 step "install and build (setup.sh --no-run)" scripts/setup.sh --no-run
 [ $status -eq 0 ] || exit 1
@@ -108,5 +121,5 @@ step "a bounded exploration, seed 1" \
   --seed 1 -j 2 --report build/test-results/explore.json --out build/explore-out -q
 echo "== test.sh: the steps, in order"
 printf '%s\n' "${steps[@]}"
-echo "== test.sh: $SECONDS s in all, $([ $status -eq 0 ] && echo "every step passed" || echo "a step FAILED")"
+echo "== test.sh: $SECONDS s in all, $((cpu_total / tick)) s of CPU on $(nproc) cores, $([ $status -eq 0 ] && echo "every step passed" || echo "a step FAILED")"
 exit $status
