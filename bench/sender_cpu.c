@@ -12,7 +12,7 @@
  *   cursor   librefstack with queue=cursor: rs_socket_end(payload), timed
  *            from the call to end()'s callback.
  *   memmove  the same with queue=memmove (the legacy queue).
- *   floor    a plain loop: send(MSG_NOSIGNAL) of what is left on a
+ *   floor    bench/floor.h's loop: send(MSG_NOSIGNAL) of what is left on a
  *            non-blocking socket, epoll_wait(EPOLLOUT) on EAGAIN, then
  *            shutdown(SHUT_WR). No stack does less to send the same bytes.
  *   copy     no sender: the queue's copy alone, P bytes appended to an
@@ -111,6 +111,7 @@
 
 #include "bench_common.h"
 #include "fi.h"
+#include "floor.h"
 #include "rs.h"
 #include "sender_cpu.h"
 #include "sender_node.h"
@@ -478,95 +479,26 @@ static void stack_run(const struct reader *rd, enum transport t, enum mode m,
 /* ------------------------------------------------------------------------ */
 /* The floor.                                                               */
 
-/* Connects a blocking socket (setup, not measured), then makes it
- * non-blocking for the measured sends. */
-static int floor_connect(const struct reader *rd, enum transport t)
-{
-	int fd = bc_connect(t == T_UNIX ? rd->path : NULL, rd->port);
-	int flags = fcntl(fd, F_GETFL);
-
-	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0)
-		bc_die("fcntl: %s", strerror(errno));
-	return fd;
-}
-
-/* Sleeps until the socket is writable. An error or hang-up wakes it too:
- * the next send then reports it. */
-static int floor_wait(int ep, struct sample *out)
-{
-	struct epoll_event ev;
-
-	for (;;) {
-		int n = epoll_wait(ep, &ev, 1, -1);
-
-		out->waits++;
-		if (n > 0)
-			return 0;
-		if (n < 0 && errno == EINTR)
-			continue;
-		return n < 0 ? -errno : -EIO;
-	}
-}
-
-/* The measured loop: every byte, then our FIN. Returns 0 or -errno. */
-static int floor_send(int fd, int ep, const char *buf, size_t len,
-		      size_t clamp, struct sample *out)
-{
-	size_t off = 0;
-
-	while (off < len) {
-		size_t want = len - off;
-		ssize_t n;
-
-		if (clamp > 0 && want > clamp)
-			want = clamp;
-		n = send(fd, buf + off, want, MSG_NOSIGNAL);
-		out->sends++;
-		if (n > 0) {
-			off += (size_t)n;
-			continue;
-		}
-		/* A send of at least one byte never returns 0 on a stream. */
-		if (n == 0)
-			return -EIO;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return -errno;
-		n = floor_wait(ep, out);
-		if (n < 0)
-			return (int)n;
-	}
-	return shutdown(fd, SHUT_WR) == 0 ? 0 : -errno;
-}
-
 static void floor_run(const struct reader *rd, enum transport t, enum mode m,
 		      const char *payload, size_t len, struct sample *out)
 {
-	struct epoll_event ev = { .events = EPOLLOUT };
-	struct sample s = { 0 };
-	int fd = floor_connect(rd, t);
-	int ep = epoll_create1(EPOLL_CLOEXEC);
+	const struct floor_io io = { .clamp = m == M_CLAMPED ? CLAMP : 0 };
+	struct floor_counts c = { 0 };
+	/* The socket and its epoll set are made before the clock starts, as
+	 * the stack's loop and its registration are. */
+	struct floor_sock s = floor_open(t == T_UNIX ? rd->path : NULL,
+					 rd->port);
 	double t0, t1;
 	int rc;
 
-	/* The epoll set is made before the clock starts, as the stack's loop
-	 * and its registration are. Level-triggered is right here: the loop
-	 * waits only after EAGAIN, when the socket is not writable. */
-	if (ep < 0)
-		bc_die("epoll_create1: %s", strerror(errno));
-	ev.data.fd = fd;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0)
-		bc_die("epoll_ctl: %s", strerror(errno));
 	t0 = cpu_ms();
-	rc = floor_send(fd, ep, payload, len, m == M_CLAMPED ? CLAMP : 0, &s);
+	rc = floor_send(&io, s.fd, s.ep, &s.ev, payload, len, &c);
 	t1 = cpu_ms();
-	if (rc < 0)
-		bc_die("floor sender: %s", strerror(-rc));
-	if (close(ep) != 0 || close(fd) != 0)
-		bc_die("close: %s", strerror(errno));
-	s.cpu_ms = t1 - t0;
-	*out = s;
+	if (rc != 0)
+		bc_die("floor sender: %s", strerror(rc));
+	floor_close(&s);
+	*out = (struct sample){ .cpu_ms = t1 - t0, .sends = c.sends,
+				.waits = c.waits };
 }
 
 /* ------------------------------------------------------------------------ */
