@@ -699,9 +699,11 @@ static int cmp_size(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-/* Parses "16,32,64" (MiB) into ascending distinct byte counts. */
-static int parse_sizes(const char *arg, struct options *o)
+/* --sizes "16,32,64" (MiB) into ascending distinct byte counts
+ * (bc_flag's parse; dest is the options). */
+static int parse_sizes(const char *arg, void *dest)
 {
+	struct options *o = dest;
 	size_t n, k = 0;
 
 	if (bc_parse_mib_list(arg, o->sizes, MAX_SIZES, MAX_SIZE_MIB, &n) < 0)
@@ -717,47 +719,27 @@ static int parse_sizes(const char *arg, struct options *o)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	int quick = 0, sizes_given = 0, rounds_given = 0;
-
+	int quick = 0;
+	const struct bc_flag flags[] = {
+		BC_ON("--json", NULL), /* JSON is the only output */
+		BC_ON("--warm-heap", &o->warm_heap),
+		BC_ON("--no-node", &o->no_node),
+		BC_STR("--node-script", &o->node_script),
+		BC_ON("--no-libuv", &o->no_libuv),
+		BC_STR("--libuv-sender", &o->libuv_sender),
+		BC_STR("--preload", &o->preload),
+		BC_STR("--json-out", &o->json_out),
+		BC_ON("--subjects", &o->subjects),
+		BC_ON("--quick", &quick),
+		BC_CALL("--sizes", parse_sizes, o),
+		BC_INT("--rounds", &o->rounds, 1, MAX_ROUNDS),
+	};
+	/* nsizes and rounds stay 0 unless given: the defaults come below. */
 	*o = (struct options){ .node_script = SENDER_NODE_JS,
 			       .libuv_sender = SENDER_LIBUV[0] ? SENDER_LIBUV : NULL,
 			       .preload = WIRECHECK_PRELOAD[0] ? WIRECHECK_PRELOAD : NULL };
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0) {
-			continue; /* JSON is the only output */
-		} else if (strcmp(argv[i], "--warm-heap") == 0) {
-			o->warm_heap = 1;
-		} else if (strcmp(argv[i], "--no-node") == 0) {
-			o->no_node = 1;
-		} else if (strcmp(argv[i], "--node-script") == 0 &&
-			   i + 1 < argc) {
-			o->node_script = argv[++i];
-		} else if (strcmp(argv[i], "--no-libuv") == 0) {
-			o->no_libuv = 1;
-		} else if (strcmp(argv[i], "--libuv-sender") == 0 &&
-			   i + 1 < argc) {
-			o->libuv_sender = argv[++i];
-		} else if (strcmp(argv[i], "--preload") == 0 && i + 1 < argc) {
-			o->preload = argv[++i];
-		} else if (strcmp(argv[i], "--json-out") == 0 && i + 1 < argc) {
-			o->json_out = argv[++i];
-		} else if (strcmp(argv[i], "--subjects") == 0) {
-			o->subjects = 1;
-		} else if (strcmp(argv[i], "--quick") == 0) {
-			quick = 1;
-		} else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
-			if (parse_sizes(argv[++i], o) < 0)
-				return -EINVAL;
-			sizes_given = 1;
-		} else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
-			if (bc_parse_int(argv[++i], 1, MAX_ROUNDS,
-					 &o->rounds) < 0)
-				return -EINVAL;
-			rounds_given = 1;
-		} else {
-			return -EINVAL;
-		}
-	}
+	if (bc_parse_flags(argc, argv, flags, sizeof(flags) / sizeof(flags[0])) < 0)
+		return -EINVAL;
 	/* --quick only changes defaults, so that it combines with explicit
 	 * flags in any order. */
 	for (int s = 0; s < NSENDERS; s++)
@@ -765,10 +747,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 				    s == S_FLOOR || s == S_NODE || s == S_LIBUV;
 	o->want_transport[T_UNIX] = 1;
 	o->want_transport[T_TCP] = !o->subjects;
-	if (o->subjects && !sizes_given) {
+	if (o->subjects && o->nsizes == 0) {
 		o->sizes[0] = 64 * MIB;
 		o->nsizes = 1;
-	} else if (!sizes_given) {
+	} else if (o->nsizes == 0) {
 		const size_t *d = quick ? quick_sizes : default_sizes;
 		size_t n = quick ? sizeof(quick_sizes) / sizeof(quick_sizes[0])
 				 : sizeof(default_sizes) /
@@ -778,7 +760,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->sizes[i] = d[i] * MIB;
 		o->nsizes = n;
 	}
-	if (!rounds_given)
+	if (o->rounds == 0)
 		o->rounds = quick ? QUICK_ROUNDS : DEFAULT_ROUNDS;
 	return 0;
 }

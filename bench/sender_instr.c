@@ -1045,6 +1045,12 @@ static int parse_sizes(const char *arg, struct options *o)
 	return bc_parse_mib_list(arg, o->sizes, MAX_SIZES, MAX_SIZE_MIB, &o->nsizes);
 }
 
+/*
+ * Written out rather than with bc_parse_flags: the child's code is compiled
+ * into main with the rest, and a table here changes main's register
+ * allocation and with it the floor's counted loop (measured: floor
+ * unclamped 1 MiB 760 -> 753 instructions, clamp 4 KiB 6,318 -> 6,059).
+ */
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	int sizes_given = 0, quick = 0;
