@@ -214,6 +214,46 @@ int bc_parse_block_options(int argc, char **argv,
 }
 
 /* ------------------------------------------------------------------------ */
+/* Flags from a table.                                                      */
+
+/* Applies flag f to value (NULL for BC_FLAG_ON). Returns 0 or -EINVAL. */
+static int flag_take(const struct bc_flag *f, const char *value)
+{
+	switch (f->kind) {
+	case BC_FLAG_ON:
+		if (f->dest != NULL)
+			*(int *)f->dest = 1;
+		return 0;
+	case BC_FLAG_STR:
+		*(const char **)f->dest = value;
+		return 0;
+	case BC_FLAG_INT:
+		return bc_parse_int(value, f->lo, f->hi, f->dest);
+	case BC_FLAG_CALL:
+		return f->parse(value, f->dest) < 0 ? -EINVAL : 0;
+	}
+	return -EINVAL;
+}
+
+int bc_parse_flags(int argc, char **argv, const struct bc_flag *f, size_t n)
+{
+	for (int i = 1; i < argc; i++) {
+		size_t k = 0;
+
+		while (k < n && strcmp(argv[i], f[k].name) != 0)
+			k++;
+		if (k == n)
+			return -EINVAL;
+		if (f[k].kind == BC_FLAG_ON) {
+			(void)flag_take(&f[k], NULL);
+		} else if (i + 1 >= argc || flag_take(&f[k], argv[++i]) < 0) {
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The machine.                                                             */
 
 long bc_cpus_online(void)

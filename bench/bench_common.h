@@ -160,6 +160,43 @@ int bc_parse_block_options(int argc, char **argv,
 			   void *ctx, struct bc_block_options *o);
 
 /* ------------------------------------------------------------------------ */
+/* Flags from a table.                                                      */
+
+/* What a flag of bc_parse_flags() does. */
+enum bc_flag_kind {
+	BC_FLAG_ON,   /* no value: *(int *)dest = 1 (dest NULL: accepted only) */
+	BC_FLAG_STR,  /* *(const char **)dest = the value */
+	BC_FLAG_INT,  /* *(int *)dest = the value, a whole number in [lo, hi] */
+	BC_FLAG_CALL, /* parse(the value, dest): 0, or -EINVAL to refuse it */
+};
+
+struct bc_flag {
+	const char *name; /* "--sizes" */
+	enum bc_flag_kind kind;
+	void *dest;
+	int lo, hi;                                 /* BC_FLAG_INT */
+	int (*parse)(const char *value, void *dest); /* BC_FLAG_CALL */
+};
+
+/* The table's entries: flag n with destination d. */
+#define BC_ON(n, d) { .name = (n), .kind = BC_FLAG_ON, .dest = (d) }
+#define BC_STR(n, d) { .name = (n), .kind = BC_FLAG_STR, .dest = (d) }
+#define BC_INT(n, d, l, h) \
+	{ .name = (n), .kind = BC_FLAG_INT, .dest = (d), .lo = (l), .hi = (h) }
+#define BC_CALL(n, p, d) \
+	{ .name = (n), .kind = BC_FLAG_CALL, .dest = (d), .parse = (p) }
+
+/*
+ * Parses argv[1..argc) against the n flags of f: each argument must be one
+ * of them, followed by its value unless it is BC_FLAG_ON; a flag given
+ * twice takes its last value. Returns 0, or -EINVAL on an unknown flag, a
+ * missing value or one its flag refuses (the destinations then say
+ * nothing). Nothing is set for a flag that is not given, so the caller
+ * sets the defaults first, or a value no flag can give ("not given").
+ */
+int bc_parse_flags(int argc, char **argv, const struct bc_flag *f, size_t n);
+
+/* ------------------------------------------------------------------------ */
 /* The machine.                                                             */
 
 /* The CPUs online, at least 1. Dies when sysconf cannot tell. */

@@ -282,22 +282,17 @@ static int usage(void)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	*o = (struct options){ .max_payload = SIZE_MAX };
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0) {
-			continue;
-		} else if (strcmp(argv[i], "--time") == 0) {
-			o->time = 1;
-		} else if (strcmp(argv[i], "--max-mib") == 0 && i + 1 < argc) {
-			int mib;
+	int mib = 0; /* not given */
+	const struct bc_flag flags[] = {
+		BC_ON("--json", NULL), /* JSON is the only output */
+		BC_ON("--time", &o->time),
+		BC_INT("--max-mib", &mib, 1, MAX_MIB),
+	};
 
-			if (bc_parse_int(argv[++i], 1, MAX_MIB, &mib) < 0)
-				return -EINVAL;
-			o->max_payload = (size_t)mib * MIB;
-		} else {
-			return -EINVAL;
-		}
-	}
+	*o = (struct options){ 0 };
+	if (bc_parse_flags(argc, argv, flags, sizeof(flags) / sizeof(flags[0])) < 0)
+		return -EINVAL;
+	o->max_payload = mib > 0 ? (size_t)mib * MIB : SIZE_MAX;
 	/* The smallest payload of the table is 4 MiB: fewer leaves no row. */
 	return o->max_payload < payloads[0] ? -EINVAL : 0;
 }

@@ -50,21 +50,18 @@ for v in direct disarmed armed; do
 done
 
 q=""; [ "$quick" = "--quick" ] && q="--quick"
-echo
-echo "== Sender instructions of end(P) (callgrind, with their targets): floor, copy, copying, owned, memmove"
-show sender_instr build/bin/sender_instr $q
-
-echo
-echo "== Sender CPU of end(P) (secondary): refstack cursor and memmove, node, against a plain send loop"
-show sender_cpu build/bin/sender_cpu $q
-
-echo
-echo "== Write batching: the seed's table (oven-sh/bun#45246)"
-show batching build/bin/batching $q
-
-echo
-echo "== Write batching: a broadcast chat server, 8 clients"
-show chat build/bin/chat $q
+# The benchmarks that take only --quick: KIND|heading, each run as
+# build/bin/KIND. The list is read on fd 3, so that no benchmark reads it.
+while IFS='|' read -r kind heading <&3; do
+  echo
+  echo "== $heading"
+  show "$kind" "build/bin/$kind" $q
+done 3<<'LIST'
+sender_instr|Sender instructions of end(P) (callgrind, with their targets): floor, copy, copying, owned, memmove
+sender_cpu|Sender CPU of end(P) (secondary): refstack cursor and memmove, node, against a plain send loop
+batching|Write batching: the seed's table (oven-sh/bun#45246)
+chat|Write batching: a broadcast chat server, 8 clients
+LIST
 
 echo
 echo "== Half-open: syscalls per connection, (N=300 - N=100) / 200"

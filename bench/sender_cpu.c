@@ -12,7 +12,7 @@
  *   cursor   librefstack with queue=cursor: rs_socket_end(payload), timed
  *            from the call to end()'s callback.
  *   memmove  the same with queue=memmove (the legacy queue).
- *   floor    a plain loop: send(MSG_NOSIGNAL) of what is left on a
+ *   floor    bench/floor.h's loop: send(MSG_NOSIGNAL) of what is left on a
  *            non-blocking socket, epoll_wait(EPOLLOUT) on EAGAIN, then
  *            shutdown(SHUT_WR). No stack does less to send the same bytes.
  *   copy     no sender: the queue's copy alone, P bytes appended to an
@@ -111,6 +111,7 @@
 
 #include "bench_common.h"
 #include "fi.h"
+#include "floor.h"
 #include "rs.h"
 #include "sender_cpu.h"
 #include "sender_node.h"
@@ -478,95 +479,26 @@ static void stack_run(const struct reader *rd, enum transport t, enum mode m,
 /* ------------------------------------------------------------------------ */
 /* The floor.                                                               */
 
-/* Connects a blocking socket (setup, not measured), then makes it
- * non-blocking for the measured sends. */
-static int floor_connect(const struct reader *rd, enum transport t)
-{
-	int fd = bc_connect(t == T_UNIX ? rd->path : NULL, rd->port);
-	int flags = fcntl(fd, F_GETFL);
-
-	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0)
-		bc_die("fcntl: %s", strerror(errno));
-	return fd;
-}
-
-/* Sleeps until the socket is writable. An error or hang-up wakes it too:
- * the next send then reports it. */
-static int floor_wait(int ep, struct sample *out)
-{
-	struct epoll_event ev;
-
-	for (;;) {
-		int n = epoll_wait(ep, &ev, 1, -1);
-
-		out->waits++;
-		if (n > 0)
-			return 0;
-		if (n < 0 && errno == EINTR)
-			continue;
-		return n < 0 ? -errno : -EIO;
-	}
-}
-
-/* The measured loop: every byte, then our FIN. Returns 0 or -errno. */
-static int floor_send(int fd, int ep, const char *buf, size_t len,
-		      size_t clamp, struct sample *out)
-{
-	size_t off = 0;
-
-	while (off < len) {
-		size_t want = len - off;
-		ssize_t n;
-
-		if (clamp > 0 && want > clamp)
-			want = clamp;
-		n = send(fd, buf + off, want, MSG_NOSIGNAL);
-		out->sends++;
-		if (n > 0) {
-			off += (size_t)n;
-			continue;
-		}
-		/* A send of at least one byte never returns 0 on a stream. */
-		if (n == 0)
-			return -EIO;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return -errno;
-		n = floor_wait(ep, out);
-		if (n < 0)
-			return (int)n;
-	}
-	return shutdown(fd, SHUT_WR) == 0 ? 0 : -errno;
-}
-
 static void floor_run(const struct reader *rd, enum transport t, enum mode m,
 		      const char *payload, size_t len, struct sample *out)
 {
-	struct epoll_event ev = { .events = EPOLLOUT };
-	struct sample s = { 0 };
-	int fd = floor_connect(rd, t);
-	int ep = epoll_create1(EPOLL_CLOEXEC);
+	const struct floor_io io = { .clamp = m == M_CLAMPED ? CLAMP : 0 };
+	struct floor_counts c = { 0 };
+	/* The socket and its epoll set are made before the clock starts, as
+	 * the stack's loop and its registration are. */
+	struct floor_sock s = floor_open(t == T_UNIX ? rd->path : NULL,
+					 rd->port);
 	double t0, t1;
 	int rc;
 
-	/* The epoll set is made before the clock starts, as the stack's loop
-	 * and its registration are. Level-triggered is right here: the loop
-	 * waits only after EAGAIN, when the socket is not writable. */
-	if (ep < 0)
-		bc_die("epoll_create1: %s", strerror(errno));
-	ev.data.fd = fd;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0)
-		bc_die("epoll_ctl: %s", strerror(errno));
 	t0 = cpu_ms();
-	rc = floor_send(fd, ep, payload, len, m == M_CLAMPED ? CLAMP : 0, &s);
+	rc = floor_send(&io, s.fd, s.ep, &s.ev, payload, len, &c);
 	t1 = cpu_ms();
-	if (rc < 0)
-		bc_die("floor sender: %s", strerror(-rc));
-	if (close(ep) != 0 || close(fd) != 0)
-		bc_die("close: %s", strerror(errno));
-	s.cpu_ms = t1 - t0;
-	*out = s;
+	if (rc != 0)
+		bc_die("floor sender: %s", strerror(rc));
+	floor_close(&s);
+	*out = (struct sample){ .cpu_ms = t1 - t0, .sends = c.sends,
+				.waits = c.waits };
 }
 
 /* ------------------------------------------------------------------------ */
@@ -767,9 +699,11 @@ static int cmp_size(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-/* Parses "16,32,64" (MiB) into ascending distinct byte counts. */
-static int parse_sizes(const char *arg, struct options *o)
+/* --sizes "16,32,64" (MiB) into ascending distinct byte counts
+ * (bc_flag's parse; dest is the options). */
+static int parse_sizes(const char *arg, void *dest)
 {
+	struct options *o = dest;
 	size_t n, k = 0;
 
 	if (bc_parse_mib_list(arg, o->sizes, MAX_SIZES, MAX_SIZE_MIB, &n) < 0)
@@ -785,47 +719,27 @@ static int parse_sizes(const char *arg, struct options *o)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	int quick = 0, sizes_given = 0, rounds_given = 0;
-
+	int quick = 0;
+	const struct bc_flag flags[] = {
+		BC_ON("--json", NULL), /* JSON is the only output */
+		BC_ON("--warm-heap", &o->warm_heap),
+		BC_ON("--no-node", &o->no_node),
+		BC_STR("--node-script", &o->node_script),
+		BC_ON("--no-libuv", &o->no_libuv),
+		BC_STR("--libuv-sender", &o->libuv_sender),
+		BC_STR("--preload", &o->preload),
+		BC_STR("--json-out", &o->json_out),
+		BC_ON("--subjects", &o->subjects),
+		BC_ON("--quick", &quick),
+		BC_CALL("--sizes", parse_sizes, o),
+		BC_INT("--rounds", &o->rounds, 1, MAX_ROUNDS),
+	};
+	/* nsizes and rounds stay 0 unless given: the defaults come below. */
 	*o = (struct options){ .node_script = SENDER_NODE_JS,
 			       .libuv_sender = SENDER_LIBUV[0] ? SENDER_LIBUV : NULL,
 			       .preload = WIRECHECK_PRELOAD[0] ? WIRECHECK_PRELOAD : NULL };
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0) {
-			continue; /* JSON is the only output */
-		} else if (strcmp(argv[i], "--warm-heap") == 0) {
-			o->warm_heap = 1;
-		} else if (strcmp(argv[i], "--no-node") == 0) {
-			o->no_node = 1;
-		} else if (strcmp(argv[i], "--node-script") == 0 &&
-			   i + 1 < argc) {
-			o->node_script = argv[++i];
-		} else if (strcmp(argv[i], "--no-libuv") == 0) {
-			o->no_libuv = 1;
-		} else if (strcmp(argv[i], "--libuv-sender") == 0 &&
-			   i + 1 < argc) {
-			o->libuv_sender = argv[++i];
-		} else if (strcmp(argv[i], "--preload") == 0 && i + 1 < argc) {
-			o->preload = argv[++i];
-		} else if (strcmp(argv[i], "--json-out") == 0 && i + 1 < argc) {
-			o->json_out = argv[++i];
-		} else if (strcmp(argv[i], "--subjects") == 0) {
-			o->subjects = 1;
-		} else if (strcmp(argv[i], "--quick") == 0) {
-			quick = 1;
-		} else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
-			if (parse_sizes(argv[++i], o) < 0)
-				return -EINVAL;
-			sizes_given = 1;
-		} else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
-			if (bc_parse_int(argv[++i], 1, MAX_ROUNDS,
-					 &o->rounds) < 0)
-				return -EINVAL;
-			rounds_given = 1;
-		} else {
-			return -EINVAL;
-		}
-	}
+	if (bc_parse_flags(argc, argv, flags, sizeof(flags) / sizeof(flags[0])) < 0)
+		return -EINVAL;
 	/* --quick only changes defaults, so that it combines with explicit
 	 * flags in any order. */
 	for (int s = 0; s < NSENDERS; s++)
@@ -833,10 +747,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 				    s == S_FLOOR || s == S_NODE || s == S_LIBUV;
 	o->want_transport[T_UNIX] = 1;
 	o->want_transport[T_TCP] = !o->subjects;
-	if (o->subjects && !sizes_given) {
+	if (o->subjects && o->nsizes == 0) {
 		o->sizes[0] = 64 * MIB;
 		o->nsizes = 1;
-	} else if (!sizes_given) {
+	} else if (o->nsizes == 0) {
 		const size_t *d = quick ? quick_sizes : default_sizes;
 		size_t n = quick ? sizeof(quick_sizes) / sizeof(quick_sizes[0])
 				 : sizeof(default_sizes) /
@@ -846,7 +760,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->sizes[i] = d[i] * MIB;
 		o->nsizes = n;
 	}
-	if (!rounds_given)
+	if (o->rounds == 0)
 		o->rounds = quick ? QUICK_ROUNDS : DEFAULT_ROUNDS;
 	return 0;
 }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from ..runner import REPO
 # sender_cpu's modes, as the plots and the tables name them.
@@ -161,3 +161,31 @@ def not_run_text(report: dict, name: str) -> str:
         return "Not run (not in --benches)."
     err = (bench["runs"][name] or {}).get("error")
     return f"Failed: {err}." if err else "Not run."
+
+
+def command_md(report: dict, name: str, default: Sequence[str]) -> str:
+    """A bench's command line as Markdown code, `...`: bench_command's,
+    else default."""
+    return f"`{' '.join(bench_command(report, name) or default)}`"
+
+
+def bench_start(report: dict, name: str, heading: str,
+                default: Sequence[str]) -> tuple[Any, list[str], str]:
+    """The start of a bench's section: its figures (report["bench"][name],
+    None when it has none), its lines so far (the heading, then why there
+    are no figures when there are none) and its command (command_md)."""
+    data = report["bench"].get(name)
+    lines = ["", heading, ""]
+    if not data:
+        return None, lines + [not_run_text(report, name)], ""
+    return data, lines, command_md(report, name, default)
+
+
+def cell_text(x: Optional[dict], text: Callable[[dict], str]) -> str:
+    """A table cell of one run that may be absent ("-") or skipped
+    (x["skipped"]: "skipped"): else text(x)."""
+    if x is None:
+        return "-"
+    if x["skipped"]:
+        return "skipped"
+    return text(x)

@@ -2,7 +2,7 @@
 table (oven-sh/bun#45246) and the bench's targets."""
 from __future__ import annotations
 
-from ..fmt import bench_command, fmt_load, md_table, not_run_text, sends_text, targets_text
+from ..fmt import bench_start, fmt_load, md_table, sends_text, targets_text
 
 NAME = "batching"
 
@@ -34,14 +34,13 @@ def summary(report: dict) -> list[str]:
 def markdown(report: dict) -> list[str]:
     """Issue 4: the seed's table (oven-sh/bun#45246, "Numbers"), from
     bench/batching --json, and its targets."""
-    bt = report["bench"].get("batching")
-    L = ["", "## Write batching: N writes in one task, per round", ""]
-    if not bt:
-        return L + [not_run_text(report, "batching")]
-    cmd = bench_command(report, "batching")
+    bt, L, cmd = bench_start(report, "batching",
+                             "## Write batching: N writes in one task, per round", ["batching"])
+    if bt is None:
+        return L
     transport = ("TCP on 127.0.0.1, TCP_NODELAY on both ends" if bt.get("transport") == "tcp"
                  else bt.get("transport"))
-    L += [f"`{' '.join(cmd or ['batching'])}`: the seed's table (oven-sh/bun#45246, \"Numbers\"), "
+    L += [f"{cmd}: the seed's table (oven-sh/bun#45246, \"Numbers\"), "
           f"rows for rows, on the reference stack over {transport}. "
           f"A round is one posted task that makes the row's writes; it ends when the peer "
           f"(a forked process) has read every byte and its 1-byte reply is in. "

@@ -2,7 +2,7 @@
 server, batch=off against batch=on, and the bench's targets."""
 from __future__ import annotations
 
-from ..fmt import bench_command, fmt_load, md_table, not_run_text, targets_text
+from ..fmt import bench_start, fmt_load, md_table, targets_text
 
 NAME = "chat"
 
@@ -22,13 +22,12 @@ def summary(report: dict) -> list[str]:
 def markdown(report: dict) -> list[str]:
     """Issue 4: the broadcast chat server of oven-sh/bun#45246, from
     bench/chat --json, and its targets."""
-    ch = report["bench"].get("chat")
-    L = ["", "## Chat server: every message broadcast to every client", ""]
-    if not ch:
-        return L + [not_run_text(report, "chat")]
-    cmd = bench_command(report, "chat")
+    ch, L, cmd = bench_start(report, "chat",
+                             "## Chat server: every message broadcast to every client", ["chat"])
+    if ch is None:
+        return L
     off, on = ch["configs"]["off"], ch["configs"]["on"]
-    L += [f"`{' '.join(cmd or ['chat'])}`: the seed's application (oven-sh/bun#45246) on the "
+    L += [f"{cmd}: the seed's application (oven-sh/bun#45246) on the "
           f"reference stack over {ch.get('transport')}: {ch.get('clients')} clients, each "
           f"sends {ch.get('messages_per_client_per_round')} messages of "
           f"{ch.get('frame_bytes')} bytes per round, the server writes each to every client "

@@ -10,7 +10,7 @@ import statistics
 from pathlib import Path
 from typing import Sequence
 
-from ..fmt import bench_command, fmt_load, iec, md_table, not_run_text, targets_text
+from ..fmt import bench_start, fmt_load, iec, md_table, targets_text
 
 NAME = "chunked"
 PLOT = "chunked.svg"
@@ -230,13 +230,12 @@ def summary(report: dict) -> list[str]:
 
 
 def markdown(report: dict) -> list[str]:
-    ch = report["bench"].get(NAME)
-    L = ["", "## Chunked responses: syscalls and requests per second", ""]
-    if not ch:
-        return L + [not_run_text(report, NAME)]
-    cmd = bench_command(report, NAME)
+    ch, L, cmd = bench_start(report, NAME, "## Chunked responses: syscalls and requests per second",
+                             ["bench/chunked.py"])
+    if ch is None:
+        return L
     sides = _sides(ch)
-    L += [f"`{' '.join(cmd or ['bench/chunked.py'])}`: each response is one "
+    L += [f"{cmd}: each response is one "
           "`try_write(body, final)` of the payload by `build/bin/chunked_server` (fixed, and "
           "`--variant chunked=separate`, the legacy strategy: head, body and terminator in "
           "three sends), and `res.write(body)` + `res.end()` by node 20's http server "

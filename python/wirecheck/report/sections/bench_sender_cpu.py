@@ -6,7 +6,7 @@ beside it), and `sender_cpu --subjects`: issue 13's sender CPU of end(64 MiB)
 across subjects (the reference stack, node, libuv, the plain send loop)."""
 from __future__ import annotations
 
-from ..fmt import MODE_TITLES, bench_command, fmt_int, fmt_ms, iec, md_table, not_run_text
+from ..fmt import MODE_TITLES, bench_start, cell_text, command_md, fmt_int, fmt_ms, iec, md_table, not_run_text
 
 NAME = "sender_cpu"
 
@@ -73,12 +73,12 @@ def summary(report: dict) -> list[str]:
 
 
 def instr_markdown(report: dict) -> list[str]:
-    si = report["bench"].get("sender_instr")
-    L = ["", "### Instructions, syscalls and bytes copied (callgrind)", ""]
-    if not si:
-        return L + [not_run_text(report, "sender_instr")]
-    cmd = bench_command(report, "sender_instr")
-    L += [f"`{' '.join(cmd or ['sender_instr'])}`: user-space instructions of the sender "
+    si, L, cmd = bench_start(report, "sender_instr",
+                             "### Instructions, syscalls and bytes copied (callgrind)",
+                             ["sender_instr"])
+    if si is None:
+        return L
+    L += [f"{cmd}: user-space instructions of the sender "
           "from end() to its callback (the floor: first send to shutdown), over a unix "
           "socket whose peer reads in lockstep, so that every burst of sends starts on an "
           f"empty socket and the sends are the same in every run. Each cell ran "
@@ -140,7 +140,7 @@ def cpu_markdown(report: dict) -> list[str]:
     if not cpu:
         return L + [not_run_text(report, "sender_cpu")]
     sizes = sorted({pt["payload"] for s in cpu for pt in s["points"]})
-    cmd = bench_command(report, "sender_cpu")
+    cmd = command_md(report, "sender_cpu", ["sender_cpu"])
     pin = sc.get("sender_cpu")
     pinned = (f"the senders pinned to CPU {pin} and the reader to CPU {sc.get('reader_cpu')}"
               if isinstance(pin, int) and pin >= 0 else "not pinned")
@@ -148,7 +148,7 @@ def cpu_markdown(report: dict) -> list[str]:
             if sc.get("node_version") else "node did not run")
     if sc.get("libuv_version"):
         node += f", {sc['libuv_version']}'s uv_write + uv_shutdown the libuv row"
-    L += [f"`{' '.join(cmd or ['sender_cpu'])}`: CPU ms of the sending thread, median "
+    L += [f"{cmd}: CPU ms of the sending thread, median "
           f"(min) of {sc.get('rounds')} interleaved rounds, {pinned}; floor is a plain send "
           f"loop; {node}. Load average {sc.get('load_average_start')} at the start, "
           f"{sc.get('load_average_end')} at the end. Timings are noisy on a shared machine: "
@@ -161,17 +161,11 @@ def cpu_markdown(report: dict) -> list[str]:
     for s in sorted(cpu, key=lambda s: (order.get(s["mode"], 9), order.get(s["transport"], 9),
                                         order.get(s["sender"], 9))):
         by = {pt["payload"]: pt for pt in s["points"]}
-        cells = []
-        for size in sizes:
-            pt = by.get(size)
-            if pt is None:
-                cells.append("-")
-            elif pt["skipped"]:
-                cells.append("skipped")
-            else:
-                lo = mins.get((s["mode"], s["transport"], s["sender"], size))
-                cells.append(fmt_ms(pt["median_cpu_ms"])
-                             + (f" ({fmt_ms(lo)})" if lo is not None else ""))
+
+        def median_min(pt: dict) -> str:
+            lo = mins.get((s["mode"], s["transport"], s["sender"], pt["payload"]))
+            return fmt_ms(pt["median_cpu_ms"]) + (f" ({fmt_ms(lo)})" if lo is not None else "")
+        cells = [cell_text(by.get(size), median_min) for size in sizes]
         pds = [d for d in s["per_doubling"] if d]
         rows.append([MODE_TITLES.get(s["mode"], s["mode"]), s["transport"], s["sender"],
                      *cells, ", ".join(f"x{d:.2f}" for d in pds) or "-"])
@@ -233,9 +227,9 @@ def subjects_markdown(report: dict) -> list[str]:
         return L + [not_run_text(report, "sender_subjects")]
     by = subjects_cells(ss)
     size = max((c["payload"] for c in by.values()), default=0)
-    cmd = bench_command(report, "sender_subjects")
+    cmd = command_md(report, "sender_subjects", ["sender_cpu", "--subjects"])
     clamped = ss.get("children_clamped_by_preload") or {}
-    L += [f"`{' '.join(cmd or ['sender_cpu', '--subjects'])}`: CPU ms of the sender from "
+    L += [f"{cmd}: CPU ms of the sender from "
           f"end({iec(size)}) (libuv: uv_write of the one buffer, then uv_shutdown) to its "
           f"callback, median (min-max) of {ss.get('rounds')} interleaved rounds; the ratio is "
           "median / the floor's median of the same mode. node "

@@ -6,7 +6,7 @@ N x write(128 B) in one task on each stack, and what the traces say of the
 seeds' two claims on the installed Bun (docs/subjects.md)."""
 from __future__ import annotations
 
-from ..fmt import bench_command, md_table, not_run_text
+from ..fmt import bench_start, cell_text, md_table
 
 NAME = "subjects"
 
@@ -64,15 +64,9 @@ def _side_by_side(rows: list[dict], names: list[str]) -> list[str]:
     for scenario, cells in by.items():
         first = next(iter(cells.values()))
         line = [f"`{scenario}`", str(first["golden_writes"])]
-        for n in names:
-            r = cells.get(n)
-            if r is None:
-                line.append("-")
-            elif r["skipped"]:
-                line.append("skipped")
-            else:
-                line.append(f"{r['writes']}, bytes {'=' if r['bytes_equal'] else '**≠**'}, "
-                            f"events {'=' if r['events_equal'] else '≠'}")
+        line += [cell_text(cells.get(n), lambda r: (
+                     f"{r['writes']}, bytes {'=' if r['bytes_equal'] else '**≠**'}, "
+                     f"events {'=' if r['events_equal'] else '≠'}")) for n in names]
         table.append(line)
     return md_table(["scenario", "refstack (golden)", *names], table, "lr" + "l" * len(names))
 
@@ -95,12 +89,12 @@ def summary(report: dict) -> list[str]:
 
 
 def markdown(report: dict) -> list[str]:
-    sub = report["bench"].get(NAME)
-    L = ["", "## Foreign subjects: node:net, libuv and Bun against the reference goldens", ""]
-    if not sub:
-        return L + [not_run_text(report, NAME)]
-    cmd = bench_command(report, NAME)
-    L += [f"`{' '.join(cmd or ['python3', '-m', 'wirecheck.subjects_tool'])}`: each scenario profile run on each "
+    sub, L, cmd = bench_start(
+        report, NAME, "## Foreign subjects: node:net, libuv and Bun against the reference goldens",
+        ["python3", "-m", "wirecheck.subjects_tool"])
+    if sub is None:
+        return L
+    L += [f"{cmd}: each scenario profile run on each "
           "subject (`wirecheck run --subject NAME`, the gate preloaded) and compared with the "
           "reference stack's golden. Bytes: the peer's streams (length and sha256); reads: "
           "what the peer read at its points; every difference has its reason in "

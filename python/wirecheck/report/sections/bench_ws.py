@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from ..fmt import bench_command, fmt_load, md_table, not_run_text, targets_text
+from ..fmt import bench_start, fmt_load, md_table, targets_text
 
 NAME = "ws"
 PLOT = "ws-bench.svg"
@@ -74,12 +74,11 @@ def summary(report: dict) -> list[str]:
 
 def markdown(report: dict) -> list[str]:
     """Issue 11: bench/ws_echo --json (and --instructions)."""
-    ws = _ws(report)
-    L = ["", "## WebSocket: echo and chat servers against node + npm ws", ""]
-    if not ws:
-        return L + [not_run_text(report, NAME)]
-    cmd = bench_command(report, NAME)
-    L += [f"`{' '.join(cmd or ['ws_echo'])}`: the reference stack's WebSocket server "
+    ws, L, cmd = bench_start(report, NAME,
+                             "## WebSocket: echo and chat servers against node + npm ws", ["ws_echo"])
+    if ws is None:
+        return L
+    L += [f"{cmd}: the reference stack's WebSocket server "
           f"(reference/ws.c) and node + npm ws {ws.get('ws_version')} "
           f"(bench/ws_server.js), over {ws.get('transport')} sockets, in "
           f"{ws.get('rounds')} interleaved rounds per row; medians, with min and max. "
