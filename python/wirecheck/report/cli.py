@@ -147,6 +147,19 @@ def write_outputs(report: dict, out: Path, extra: Sequence[str] = (), log=lambda
     return report["files"]
 
 
+def _read_json(path: str, option: str) -> dict | None:
+    """The JSON object in path, or None once stderr says why not."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        print(f"wirecheck.report: {option}: {e}", file=sys.stderr)
+        return None
+    if not isinstance(data, dict):
+        print(f"wirecheck.report: {option}: {path}: not a JSON object", file=sys.stderr)
+        return None
+    return data
+
+
 def wait_for_lock(path: Path, log) -> None:
     """Returns once no process holds an exclusive flock on path (a missing
     file is free). scripts/setup.sh holds one on the record's lock while the
@@ -172,10 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _plt()  # fail early when matplotlib is missing
 
     if opts.from_json:
-        try:
-            report = json.loads(Path(opts.from_json).read_text())
-        except (OSError, ValueError) as e:
-            print(f"wirecheck.report: --from-json: {e}", file=sys.stderr)
+        report = _read_json(opts.from_json, "--from-json")
+        if report is None:
             return 2
         if report.get("schema") != SCHEMA:
             print(f"wirecheck.report: --from-json: schema {report.get('schema')}, "
@@ -255,10 +266,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                           else run_per_connection(binary, PER_CONNECTION_SCENARIO, log))
 
         if opts.bench_json:
-            try:
-                given = json.loads(Path(opts.bench_json).read_text())
-            except (OSError, ValueError) as e:
-                print(f"wirecheck.report: --bench-json: {e}", file=sys.stderr)
+            given = _read_json(opts.bench_json, "--bench-json")
+            if given is None:
                 return 2
             bench = empty_bench(True)
             bench["from_file"] = rel(Path(opts.bench_json))
