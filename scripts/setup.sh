@@ -88,8 +88,12 @@ flock 9
 /usr/bin/python3 -m pytest -n 2 -q scenarios --wirecheck-record="$record" &
 suite=$!
 exec 9>&-
+# A background job of a script ignores SIGINT: if set-up is stopped, the
+# suite goes with it.
+trap 'kill "$suite" 2>/dev/null || true' EXIT
 PYTHONPATH=python /usr/bin/python3 -m wirecheck.report -q "${bench[@]}" \
   --from-record "$record" --record-lock "$record.lock" || status=1
 wait "$suite" || status=1
+trap - EXIT
 [ -f reports/out/report.md ] && sed -n '1,25p' reports/out/report.md
 exit $status
