@@ -64,20 +64,36 @@ cmake --build --preset default -j"$(nproc)"
 # against its golden; then the report (Markdown, JSON, SVG) of the suite.
 # The benchmarks are bench/run.sh's (minutes): it leaves their figures in
 # reports/out/bench.json, which the report takes when it is there.
-echo "setup: the scenario suite against its goldens"
-status=0
-# Each run's trace is recorded (build/suite-record), so that the report
-# below takes the suite's runs from there instead of running them again.
-/usr/bin/python3 -m pytest -n 2 -q scenarios --wirecheck-record=build/suite-record || status=1
+echo "setup: the scenario suite against its goldens, and its report (reports/out/report.md)"
 bench_json=reports/out/bench.json
 if [ -f "$bench_json" ]; then
-  echo "setup: the report (reports/out/report.md), with the benchmarks of $bench_json (bench/run.sh)"
+  echo "setup: the report takes the benchmarks of $bench_json (bench/run.sh)"
   bench=(--bench-json "$bench_json")
 else
-  echo "setup: the report (reports/out/report.md), without benchmarks (bench/run.sh runs them)"
+  echo "setup: the report without benchmarks (bench/run.sh runs them)"
   bench=(--no-bench)
 fi
+status=0
+# Each run's trace is recorded (build/suite-record), so that the report takes
+# the suite's runs from there instead of running them again. The report
+# starts beside the suite: it draws the sweep's plots (from the committed
+# reports/sweep/sweep.json alone) on the CPU that the suite leaves idle while
+# it waits on its subjects, and reads the record once the suite is over. The
+# suite holds an exclusive flock on the record's lock file until it ends (it
+# inherits fd 9; the shell closes its own copy), and the report waits for it
+# (--record-lock); python's subprocesses do not inherit the fd.
+record=build/suite-record
+exec 9>"$record.lock"
+flock 9
+/usr/bin/python3 -m pytest -n 2 -q scenarios --wirecheck-record="$record" &
+suite=$!
+exec 9>&-
+# A background job of a script ignores SIGINT: if set-up is stopped, the
+# suite goes with it.
+trap 'kill "$suite" 2>/dev/null || true' EXIT
 PYTHONPATH=python /usr/bin/python3 -m wirecheck.report -q "${bench[@]}" \
-  --from-record build/suite-record || status=1
+  --from-record "$record" --record-lock "$record.lock" || status=1
+wait "$suite" || status=1
+trap - EXIT
 [ -f reports/out/report.md ] && sed -n '1,25p' reports/out/report.md
 exit $status

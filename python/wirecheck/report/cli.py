@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import fcntl
 import json
 import sys
 import time
@@ -24,7 +25,7 @@ from .markdown import render_markdown
 from .pr import render_summary
 from .sections import fuzz as fuzz_section
 from .figure import pyplot as _plt
-from .plots import plot_jobs, run_plots
+from .plots import Plotter, plot_jobs
 from .sections import explore as explore_section
 from .sections import sweep as sweep_section
 
@@ -85,6 +86,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                     help="take each scenario run from DIR, the record of a pytest run "
                          "with --wirecheck-record DIR (scripts/setup.sh does so), and run "
                          "only what it lacks")
+    ap.add_argument("--record-lock", metavar="FILE",
+                    help="with --from-record: draw the plots that depend on nothing the "
+                         "report collects, then wait until no process holds an exclusive "
+                         "flock on FILE before reading the record (scripts/setup.sh holds "
+                         "it while the suite runs)")
     ap.add_argument("--from-json", metavar="REPORT_JSON",
                     help="run nothing: re-render report.md and the plots from a report.json")
     ap.add_argument("--sweep-json", metavar="FILE",
@@ -98,13 +104,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
-def write_outputs(report: dict, out: Path, extra: Sequence[str] = (), log=lambda m: None,
-                  before_render=None, link_base: str = "") -> list[str]:
-    """Plots, report.md, summary.md and report.json into out; returns the
-    files written. link_base: summary.md's links (pr.render_summary).
-    Removes first the files that a previous report.json in out lists (and
-    only those), so that a scenario gone since leaves no stale plot.
-    before_render(report) runs after the plots, before report.md is written."""
+def clear_previous(out: Path) -> None:
+    """Removes the files that a previous report.json in out lists (and only
+    those), so that a scenario gone since leaves no stale plot."""
     out.mkdir(parents=True, exist_ok=True)
     old = out / "report.json"
     if old.is_file():
@@ -118,9 +120,24 @@ def write_outputs(report: dict, out: Path, extra: Sequence[str] = (), log=lambda
                 if t.suffix in (".svg", ".png", ".md", ".json") and t.is_file():
                     t.unlink()
 
+
+def write_outputs(report: dict, out: Path, extra: Sequence[str] = (), log=lambda m: None,
+                  before_render=None, link_base: str = "",
+                  plotter: Plotter | None = None) -> list[str]:
+    """Plots, report.md, summary.md and report.json into out; returns the
+    files written. link_base: summary.md's links (pr.render_summary).
+    Without a plotter, first clears out (clear_previous) and draws with a
+    Plotter of its own; with one, out is the caller's to clear, and the
+    plots already handed to it are not drawn again.
+    before_render(report) runs after the plots, before report.md is written."""
+    if plotter is None:
+        clear_previous(out)
+        with Plotter(log=log) as own:
+            return write_outputs(report, out, extra, log, before_render, link_base, own)
     log("plots")
     jobs, files = plot_jobs(report, out, extra)
-    run_plots(jobs, log)
+    plotter.submit(jobs)
+    plotter.wait()
     report["files"] = ["report.md", "summary.md", "report.json", *files]
     if before_render:
         before_render(report)
@@ -128,6 +145,30 @@ def write_outputs(report: dict, out: Path, extra: Sequence[str] = (), log=lambda
     (out / "summary.md").write_text(render_summary(report, link_base))
     (out / "report.json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
     return report["files"]
+
+
+def _read_json(path: str, option: str) -> dict | None:
+    """The JSON object in path, or None once stderr says why not."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        print(f"wirecheck.report: {option}: {e}", file=sys.stderr)
+        return None
+    if not isinstance(data, dict):
+        print(f"wirecheck.report: {option}: {path}: not a JSON object", file=sys.stderr)
+        return None
+    return data
+
+
+def wait_for_lock(path: Path, log) -> None:
+    """Returns once no process holds an exclusive flock on path (a missing
+    file is free). scripts/setup.sh holds one on the record's lock while the
+    suite runs, so that the report can draw meanwhile what does not depend
+    on the suite, and reads the record only once it is whole."""
+    log(f"waiting for {rel(path)} (the suite that writes the record)")
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_SH)
+        fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -144,10 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _plt()  # fail early when matplotlib is missing
 
     if opts.from_json:
-        try:
-            report = json.loads(Path(opts.from_json).read_text())
-        except (OSError, ValueError) as e:
-            print(f"wirecheck.report: --from-json: {e}", file=sys.stderr)
+        report = _read_json(opts.from_json, "--from-json")
+        if report is None:
             return 2
         if report.get("schema") != SCHEMA:
             print(f"wirecheck.report: --from-json: schema {report.get('schema')}, "
@@ -204,65 +243,76 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wirecheck.report: --explore-json: {e}", file=sys.stderr)
         return 2
 
-    if opts.from_record and not Path(opts.from_record).is_dir():
-        print(f"wirecheck.report: --from-record {opts.from_record}: no such folder "
-              "(pytest --wirecheck-record DIR makes it)", file=sys.stderr)
+    if opts.record_lock and not opts.from_record:
+        print("wirecheck.report: --record-lock goes with --from-record", file=sys.stderr)
         return 2
-    scenarios = run_scenarios(paths, binary, log,
-                              Path(opts.from_record) if opts.from_record else None)
-    compared = run_compare(paths, base_bin, binary, log) if base_bin else None
-    # The half-open figure is the bundled suite's (its per-connection.wcs):
-    # a report of other scenarios runs it only from the checkout.
-    per_connection = (None if opts.no_per_connection or not PER_CONNECTION_SCENARIO.is_file()
-                      else run_per_connection(binary, PER_CONNECTION_SCENARIO, log))
-
-    if opts.bench_json:
-        try:
-            given = json.loads(Path(opts.bench_json).read_text())
-        except (OSError, ValueError) as e:
-            print(f"wirecheck.report: --bench-json: {e}", file=sys.stderr)
+    clear_previous(out)
+    with Plotter(log=log) as plotter:
+        # The sweep's plots come from its committed result alone: drawn while
+        # the rest is collected (and, with --record-lock, while the suite runs).
+        plotter.submit(sweep_section.plot_jobs({sweep_section.NAME: sweep_data}, out, extra)[0])
+        if opts.record_lock:
+            wait_for_lock(Path(opts.record_lock), log)
+        if opts.from_record and not Path(opts.from_record).is_dir():
+            print(f"wirecheck.report: --from-record {opts.from_record}: no such folder "
+                  "(pytest --wirecheck-record DIR makes it)", file=sys.stderr)
             return 2
-        bench = empty_bench(True)
-        bench["from_file"] = rel(Path(opts.bench_json))
-        bench.update({k: given.get(k) for k in BENCHES})
-    elif opts.no_bench:
-        bench = empty_bench(False)
-    else:
-        bench = run_benches(Path(opts.bench_dir) if opts.bench_dir else binary.parent, opts, log)
+        scenarios = run_scenarios(paths, binary, log,
+                                  Path(opts.from_record) if opts.from_record else None)
+        compared = run_compare(paths, base_bin, binary, log) if base_bin else None
+        # The half-open figure is the bundled suite's (its per-connection.wcs):
+        # a report of other scenarios runs it only from the checkout.
+        per_connection = (None if opts.no_per_connection or not PER_CONNECTION_SCENARIO.is_file()
+                          else run_per_connection(binary, PER_CONNECTION_SCENARIO, log))
 
-    report: dict = {
-        "schema": SCHEMA,
-        "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "command": ["python3", "-m", "wirecheck.report", *argv_list],
-        "options": {"paths": [rel(Path(p)) for p in opts.paths], "full": opts.full,
-                    "no_bench": opts.no_bench, "no_gate_cost": opts.no_gate_cost,
-                    "bench_json": opts.bench_json, "benches": opts.benches,
-                    "no_per_connection": opts.no_per_connection,
-                    "cpu_sizes": opts.cpu_sizes or (CPU_SIZES_FULL if opts.full else CPU_SIZES_QUICK)},
-        "environment": environment(binary),
-        "scenarios": scenarios,
-        "bench": bench,
-        "scaling": {"bytes_moved": bytes_moved_scaling(bench.get("bytes_moved")),
-                    "sender_cpu": sender_cpu_scaling(bench.get("sender_cpu"))},
-        "seed_table": seed_table(bench.get("bytes_moved")),
-        "per_connection": per_connection,
-        "compare": compared,
-        "fuzz": fuzz_section.load(),  # bench/fuzz.sh's last runs (sections/fuzz.py)
-        "sweep": sweep_data,
-        "explore": explore_data,
-        "files": [],
-        "seconds": None,
-    }
+        if opts.bench_json:
+            given = _read_json(opts.bench_json, "--bench-json")
+            if given is None:
+                return 2
+            bench = empty_bench(True)
+            bench["from_file"] = rel(Path(opts.bench_json))
+            bench.update({k: given.get(k) for k in BENCHES})
+        elif opts.no_bench:
+            bench = empty_bench(False)
+        else:
+            bench = run_benches(Path(opts.bench_dir) if opts.bench_dir else binary.parent,
+                                opts, log)
 
-    report["options"]["base_bin"] = rel(base_bin) if base_bin else None
+        now = datetime.datetime.now(datetime.timezone.utc)
+        report: dict = {
+            "schema": SCHEMA,
+            "generated": now.strftime("%Y-%m-%d %H:%M UTC"),
+            "command": ["python3", "-m", "wirecheck.report", *argv_list],
+            "options": {"paths": [rel(Path(p)) for p in opts.paths], "full": opts.full,
+                        "no_bench": opts.no_bench, "no_gate_cost": opts.no_gate_cost,
+                        "bench_json": opts.bench_json, "benches": opts.benches,
+                        "no_per_connection": opts.no_per_connection,
+                        "cpu_sizes": opts.cpu_sizes or (CPU_SIZES_FULL if opts.full
+                                                        else CPU_SIZES_QUICK)},
+            "environment": environment(binary),
+            "scenarios": scenarios,
+            "bench": bench,
+            "scaling": {"bytes_moved": bytes_moved_scaling(bench.get("bytes_moved")),
+                        "sender_cpu": sender_cpu_scaling(bench.get("sender_cpu"))},
+            "seed_table": seed_table(bench.get("bytes_moved")),
+            "per_connection": per_connection,
+            "compare": compared,
+            "fuzz": fuzz_section.load(),  # bench/fuzz.sh's last runs (sections/fuzz.py)
+            "sweep": sweep_data,
+            "explore": explore_data,
+            "files": [],
+            "seconds": None,
+        }
 
-    def finish(rep: dict) -> None:  # the run's time, plots included
-        rep["seconds"] = round(time.monotonic() - started, 1)
+        report["options"]["base_bin"] = rel(base_bin) if base_bin else None
 
-    files = write_outputs(report, out, extra, log, before_render=finish,
-                          link_base=opts.link_base)
-    log(f"wrote {len(files)} files into {rel(out)} in {report['seconds']:.0f} s")
+        def finish(rep: dict) -> None:  # the run's time, plots included
+            rep["seconds"] = round(time.monotonic() - started, 1)
 
-    failed = any(s["error"] or any(p["errors"] for p in s["profiles"]) for s in scenarios)
-    return 1 if failed or bench.get("errors") or (per_connection or {}).get("errors") \
-        or (compared or {}).get("errors") else 0
+        files = write_outputs(report, out, extra, log, before_render=finish,
+                              link_base=opts.link_base, plotter=plotter)
+        log(f"wrote {len(files)} files into {rel(out)} in {report['seconds']:.0f} s")
+
+        failed = any(s["error"] or any(p["errors"] for p in s["profiles"]) for s in scenarios)
+        return 1 if failed or bench.get("errors") or (per_connection or {}).get("errors") \
+            or (compared or {}).get("errors") else 0
