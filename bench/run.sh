@@ -3,7 +3,10 @@
 # form), the cost of the fault gate per send (timed medians of interleaved
 # rounds, and callgrind instruction counts, which do not depend on load), the
 # sender's instructions (callgrind) and CPU of end(P), write batching (the
-# seed's table and a chat server), and the half-open syscalls per connection.
+# seed's table and a chat server), the half-open syscalls per connection, the
+# WebSocket and chunked servers against node and Bun, and the subjects; then
+# the report of the bundled suite with these figures (each benchmark runs
+# once).
 #   bench/run.sh            everything (a few minutes)
 #   bench/run.sh --quick    smaller payloads and fewer rounds
 # Each C benchmark writes JSON only; its tables here come from the report's
@@ -82,19 +85,42 @@ echo "   command: bench/ws_instructions.sh build/bin/ws_send"
 bench/ws_instructions.sh build/bin/ws_send || echo "   (above the target)"
 
 echo
-echo "== WebSocket: echo and chat servers, reference against node + npm ws (medians of interleaved rounds)"
-show ws build/bin/ws_echo $q
+echo "== WebSocket: echo and chat servers, reference against node + npm ws and Bun (medians of interleaved rounds)"
+show ws build/bin/ws_echo $q --instructions build/bin/ws_send
 
 echo
-echo "== WebSocket: server syscalls per echoed message, reference against node + npm ws (preload gate)"
-echo "   command: bench/ws_syscalls.py $q"
-/usr/bin/python3 bench/ws_syscalls.py $q
+echo "== WebSocket: server syscalls per message, reference against node + npm ws and Bun (preload gate)"
+show ws_syscalls /usr/bin/python3 bench/ws_syscalls.py --json $q
 
 echo
-echo "== The report with the benchmarks (reports/out/), and their figures in"
-echo "   reports/out/bench.json, which scripts/setup.sh's report takes from now on"
-echo "   command: PYTHONPATH=python python3 -m wirecheck.report $q"
-PYTHONPATH=python /usr/bin/python3 -m wirecheck.report -q $q || echo "   (the report found errors: reports/out/report.md)"
-/usr/bin/python3 -c 'import json, sys
-report = json.load(open("reports/out/report.json"))
-json.dump(report["bench"], open("reports/out/bench.json", "w"), indent=1, sort_keys=True)'
+echo "== Chunked responses: syscalls and requests per second, fixed, separate, node and Bun"
+show chunked /usr/bin/python3 bench/chunked.py --json - $q
+
+echo
+echo "== Sender CPU of end(64 MiB): refstack, node, libuv and the floor"
+show sender_subjects build/bin/sender_cpu --subjects --json
+
+echo
+echo "== node and libuv against the reference goldens"
+show subjects env PYTHONPATH=python /usr/bin/python3 -m wirecheck.subjects_tool --json -q --wirecheck-bin build/bin/wirecheck
+
+# The report takes the figures above (--bench-json) instead of running every
+# benchmark a second time.
+/usr/bin/python3 - "$json_dir" > "$json_dir/bench.json" <<'PY'
+import json, pathlib, sys
+bench = {}
+for f in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
+    try:
+        bench[f.stem] = json.loads(f.read_text())
+    except ValueError:
+        pass  # a benchmark that failed before its JSON: "not in" the report
+json.dump(bench, sys.stdout, indent=1, sort_keys=True)
+PY
+mkdir -p reports/out
+cp "$json_dir/bench.json" reports/out/bench.json
+echo
+echo "== The report with these figures (reports/out/), which scripts/setup.sh's"
+echo "   report takes from reports/out/bench.json from now on"
+echo "   command: PYTHONPATH=python python3 -m wirecheck.report -q --bench-json reports/out/bench.json"
+PYTHONPATH=python /usr/bin/python3 -m wirecheck.report -q --bench-json reports/out/bench.json ||
+  echo "   (the report found errors: reports/out/report.md)"
