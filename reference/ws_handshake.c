@@ -76,6 +76,23 @@ static int key_valid(const char *k, size_t n)
 	return EVP_DecodeBlock(raw, (const unsigned char *)k, 24) == 18;
 }
 
+/* The Sec-WebSocket-Extensions field's value into *ext and *ext_len, left
+ * as they are when the head has none; -1 when it has two. */
+static int extensions_of(const struct rs_http_field *fields, size_t nfields,
+			 const char **ext, size_t *ext_len)
+{
+	const char *v;
+	size_t vlen;
+	int found = rs_http_find_field(fields, nfields,
+				       "sec-websocket-extensions", &v, &vlen);
+
+	if (found == 1) {
+		*ext = v;
+		*ext_len = vlen;
+	}
+	return found < 0 ? -1 : 0;
+}
+
 static int bad_request(struct rs_ws_request *r, int status,
 		       const char *problem)
 {
@@ -119,17 +136,9 @@ int rs_ws_parse_request(const char *buf, size_t len, struct rs_ws_request *r)
 	    !key_valid(v, vlen))
 		return bad_request(r, 400, "no valid Sec-WebSocket-Key");
 	r->key = v;
-	switch (rs_http_find_field(h.fields, h.nfields,
-				   "sec-websocket-extensions", &v, &vlen)) {
-	case 1:
-		r->extensions = v;
-		r->extensions_len = vlen;
-		break;
-	case -1:
+	if (extensions_of(h.fields, h.nfields, &r->extensions,
+			  &r->extensions_len) < 0)
 		return bad_request(r, 400, "Sec-WebSocket-Extensions twice");
-	default:
-		break;
-	}
 	return (int)n;
 }
 
@@ -214,16 +223,8 @@ int rs_ws_parse_response(const char *buf, size_t len, const char *key,
 			       &vlen) != 1 ||
 	    vlen != 28 || memcmp(v, accept, 28) != 0)
 		return bad_response(r, "Sec-WebSocket-Accept does not match");
-	switch (rs_http_find_field(h.fields, h.nfields,
-				   "sec-websocket-extensions", &v, &vlen)) {
-	case 1:
-		r->extensions = v;
-		r->extensions_len = vlen;
-		break;
-	case -1:
+	if (extensions_of(h.fields, h.nfields, &r->extensions,
+			  &r->extensions_len) < 0)
 		return bad_response(r, "Sec-WebSocket-Extensions twice");
-	default:
-		break;
-	}
 	return (int)n;
 }

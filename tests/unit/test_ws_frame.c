@@ -906,10 +906,46 @@ static void test_client_and_server_heads(void **state)
 	assert_int_equal(rs_ws_server_response(resp, 20, r.key, NULL), -ENOSPC);
 }
 
+/* Sec-WebSocket-Extensions on both sides: one field is taken as it is,
+ * two are refused (400 on the server's side). */
+static void test_extensions_field(void **state)
+{
+	static const uint8_t nonce[16] = "the sample nonce";
+	static const char ext[] = "permessage-deflate; client_max_window_bits";
+	char req[512], twice[640], resp[512], rtwice[640], key[25];
+	struct rs_ws_request r;
+	struct rs_ws_response a;
+	int n, m, k;
+
+	(void)state;
+	n = rs_ws_client_request(req, sizeof(req), "h", "/", nonce, ext, key);
+	assert_true(n > 0);
+	assert_int_equal(rs_ws_parse_request(req, (size_t)n, &r), n);
+	assert_int_equal(r.extensions_len, strlen(ext));
+	assert_memory_equal(r.extensions, ext, strlen(ext));
+	/* The same head with the field twice: it ends "\r\n\r\n". */
+	k = snprintf(twice, sizeof(twice), "%.*sSec-WebSocket-Extensions: x\r\n\r\n",
+		     n - 2, req);
+	assert_int_equal(rs_ws_parse_request(twice, (size_t)k, &r), -EPROTO);
+	assert_int_equal(r.status, 400);
+	assert_string_equal(r.problem, "Sec-WebSocket-Extensions twice");
+
+	m = rs_ws_server_response(resp, sizeof(resp), key, "permessage-deflate");
+	assert_true(m > 0);
+	assert_int_equal(rs_ws_parse_response(resp, (size_t)m, key, &a), m);
+	assert_int_equal(a.extensions_len, strlen("permessage-deflate"));
+	assert_memory_equal(a.extensions, "permessage-deflate", a.extensions_len);
+	k = snprintf(rtwice, sizeof(rtwice), "%.*sSec-WebSocket-Extensions: x\r\n\r\n",
+		     m - 2, resp);
+	assert_int_equal(rs_ws_parse_response(rtwice, (size_t)k, key, &a), -EPROTO);
+	assert_string_equal(a.problem, "Sec-WebSocket-Extensions twice");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vectors),
+		cmocka_unit_test(test_extensions_field),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_headers),
 		cmocka_unit_test(test_encoder_every_size),
