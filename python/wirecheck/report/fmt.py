@@ -91,30 +91,26 @@ def safe_name(text: str) -> str:
 
 
 def exit_text(summary: dict | None) -> str:
-    if not summary:
-        return "-"
-    ex = summary.get("exit") or {}
-    if ex.get("timed_out"):
-        return "timed out"
-    if "signal" in ex:
-        return f"signal {ex['signal']}"
-    text = f"exit {ex.get('code')}"
-    if "error" in ex:
-        text += f" ({ex['error']})"
-    return text
+    """How a subject ended, in words: 'exit 0', 'exit 1 (error)',
+    'signal SIGABRT', 'timed out', '-' (no run)."""
+    return _exit(summary, "exit ", lambda ex: f"signal {ex['signal']}")
 
 
 def exit_short(summary: dict | None) -> str:
     """How a subject ended, for a table cell: '0', '1', 'SIGABRT',
     'timed out', '-' (no run). A data point, not a failure of the report."""
+    return _exit(summary, "", lambda ex: str(ex["signal"]) + (" (core)" if ex.get("core") else ""))
+
+
+def _exit(summary: dict | None, code_prefix: str, signal_text) -> str:
     if not summary:
         return "-"
     ex = summary.get("exit") or {}
     if ex.get("timed_out"):
         return "timed out"
     if "signal" in ex:
-        return str(ex["signal"]) + (" (core)" if ex.get("core") else "")
-    text = str(ex.get("code"))
+        return signal_text(ex)
+    text = f"{code_prefix}{ex.get('code')}"
     if "error" in ex:
         text += f" ({ex['error']})"
     return text
