@@ -85,6 +85,11 @@ static inline void *rs__ring_item(const struct rs__ring *r, size_t i)
 {
 	return r->items + ((r->head + i) & (r->cap - 1)) * r->item_size;
 }
+/* The front item (len > 0) as a T *, T the ring's item type: head is
+ * always below cap, so no mask, and sizeof(T) is a constant where
+ * rs__ring_item reads item_size (the writable event's settle test reads
+ * the front write request). */
+#define RS__RING_FRONT(r, T) ((T *)(void *)(r)->items + (r)->head)
 /* Copies the front item to *out and drops it (len > 0). */
 void rs__ring_pop(struct rs__ring *r, void *out);
 /* The front item (len > 0), dropped: the caller reads it before the next
