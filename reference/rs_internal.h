@@ -153,6 +153,20 @@ static inline size_t rs__queue_len(const struct rs_queue *q)
 	return q->tail - q->head + q->owned_len;
 }
 
+/* rs_queue_append_owned with its common case inline: an empty queue (no
+ * ring either: the ring lives only while owned bytes do) takes the run as
+ * its one owned run, as the function does. The owned write's first send
+ * leaves its rest here. */
+static inline int rs__queue_append_owned(struct rs_queue *q, const void *data,
+					 size_t len)
+{
+	if (len == 0 || rs__queue_len(q) != 0)
+		return rs_queue_append_owned(q, data, len);
+	q->owned_at = data;
+	q->owned_len = len;
+	return 0;
+}
+
 /*
  * Room for len (> 0) more copied bytes at the end of q, as rs_queue_append
  * of len bytes would make it (growth, compaction, counters, the copied run

@@ -220,10 +220,12 @@ static uint64_t sock_task(const rs_socket *s)
  * callback (its release), so it is never held. */
 static int sock_batchable(const rs_socket *s, size_t len, rs_write_cb cb)
 {
-	uint64_t task = sock_task(s);
-
+	/* A loop in a task has started one, so the task's number is not 0:
+	 * in_task stands for sock_task(s) != 0, read only when the tests
+	 * before it hold. */
 	return rs_config.batch && !cb && len > 0 && len <= RS_BATCH_MAX_WRITE &&
-	       task != 0 && s->write_task == task && !s->connecting &&
+	       s->loop->in_task && s->write_task == s->loop->task &&
+	       !s->connecting &&
 	       rs__queue_len(&s->queue) == 0 &&
 	       rs__queue_len(&s->batch) + len <= RS_BATCH_LIMIT;
 }
@@ -295,12 +297,38 @@ static int sock_gather(rs_socket *s, const struct sock_src *src,
 	return n + 1;
 }
 
+/*
+ * sock_send_raw of one run of new bytes (len > 0) with nothing queued:
+ * one send of them, and what the kernel refuses becomes the queue (the
+ * owned run itself, or a copy), with nothing queued to consume first.
+ */
+static inline __attribute__((always_inline)) void
+sock_send_first(rs_socket *s, const struct sock_src *src)
+{
+	ssize_t n = rs__io_send(s->fd, src->data, src->len);
+	size_t taken = n > 0 ? (size_t)n : 0;
+
+	if (n < 0 && n != -EAGAIN && !is_retryable(n)) {
+		sock_fail(s, (int)-n, "send");
+		return;
+	}
+	if (taken < src->len && src->owned)
+		must(rs__queue_append_owned(&s->queue, src->data + taken,
+					    src->len - taken), "queue append");
+	else if (taken < src->len)
+		must(rs_queue_append(&s->queue, src->data + taken,
+				     src->len - taken), "queue append");
+	if (taken > 0)
+		sock_took(s, taken);
+	sock_poll_update(s);
+}
+
 /* Sends src's bytes behind whatever is queued (in one call, with the
  * queued bytes first); queues what is refused. */
 static void sock_send_raw(rs_socket *s, const struct sock_src *src)
 {
 	struct iovec iov[RS_SEND_IOV];
-	size_t queued = rs_queue_len(&s->queue);
+	size_t queued = rs__queue_len(&s->queue);
 	size_t queued_in, taken_new = 0;
 	int niov;
 	ssize_t n;
@@ -311,12 +339,10 @@ static void sock_send_raw(rs_socket *s, const struct sock_src *src)
 	}
 	/* Nothing queued and one run of new bytes: one send of them. */
 	if (queued == 0 && !src->q) {
-		iov[0].iov_base = (void *)src->data;
-		iov[0].iov_len = src->len;
-		niov = 1;
-	} else {
-		niov = sock_gather(s, src, iov, &queued_in);
+		sock_send_first(s, src);
+		return;
 	}
+	niov = sock_gather(s, src, iov, &queued_in);
 	n = sock_sendv(s, iov, niov);
 	if (n > 0) {
 		size_t from_queue = (size_t)n < queued ? (size_t)n : queued;
@@ -873,6 +899,13 @@ static void sock_settle(rs_loop *loop, void *arg)
 
 	(void)loop;
 	s->settle_queued = 0;
+	/* Bytes still queued rule out drain and finish (both wait for an
+	 * empty queue): with the front request not complete, nothing is due.
+	 * The settle of a write the kernel did not take whole ends here. */
+	if (rs__queue_len(&s->queue) > 0 &&
+	    (s->reqs.len == 0 ||
+	     RS__RING_FRONT(&s->reqs, const struct rs__wreq)->end > s->written))
+		return;
 	if (s->need_drain && !s->ending && !s->destroyed &&
 	    rs__queue_len(&s->queue) + rs__queue_len(&s->cork) == 0) {
 		s->need_drain = 0;
