@@ -506,7 +506,12 @@ static inline __attribute__((always_inline)) void sock_flush(rs_socket *s,
 		taken += (size_t)n;
 	}
 	if (taken == len && taken > 0) {
-		rs_queue_consume(q, taken);
+		if (q->owned_len) {
+			q->owned_at = NULL;  /* the one owned run, all sent */
+			q->owned_len = 0;
+		} else {
+			rs_queue_consume(q, taken);
+		}
 		s->written += taken;
 		sock_took_settle(s);
 	} else if (taken > 0) {
@@ -933,7 +938,7 @@ static void sock_connected(rs_socket *s)
 		s->ev.on_connect(s, s->arg);
 	if (s->destroyed)
 		return;
-	if (rs_queue_len(&s->queue) > 0)
+	if (rs__queue_len(&s->queue) > 0)
 		sock_flush(s, 0);
 	else
 		sock_poll_update(s);
