@@ -176,10 +176,8 @@ static inline __attribute__((always_inline)) int loop_poll(rs_loop *loop)
 	if (loop->handles == 0)
 		return 0;
 	n = rs__io_epoll_wait(loop->epfd, evs, RS_LOOP_MAX_EVENTS, timeout);
-	if (n == -EINTR)
-		return 0;
 	if (n < 0)
-		return n;
+		return n == -EINTR ? 0 : n;
 	if (n > 1)
 		sort_by_creation(evs, n);
 	for (int i = 0; i < n; i++) {

@@ -85,6 +85,11 @@ static inline void *rs__ring_item(const struct rs__ring *r, size_t i)
 {
 	return r->items + ((r->head + i) & (r->cap - 1)) * r->item_size;
 }
+/* The front item (len > 0) as a T *, T the ring's item type: head is
+ * always below cap, so no mask, and sizeof(T) is a constant where
+ * rs__ring_item reads item_size (the writable event's settle test reads
+ * the front write request). */
+#define RS__RING_FRONT(r, T) ((T *)(void *)(r)->items + (r)->head)
 /* Copies the front item to *out and drops it (len > 0). */
 void rs__ring_pop(struct rs__ring *r, void *out);
 /* The front item (len > 0), dropped: the caller reads it before the next
@@ -146,6 +151,20 @@ static inline void rs__queue_consume(struct rs_queue *q, size_t n)
 static inline size_t rs__queue_len(const struct rs_queue *q)
 {
 	return q->tail - q->head + q->owned_len;
+}
+
+/* rs_queue_append_owned with its common case inline: an empty queue (no
+ * ring either: the ring lives only while owned bytes do) takes the run as
+ * its one owned run, as the function does. The owned write's first send
+ * leaves its rest here. */
+static inline int rs__queue_append_owned(struct rs_queue *q, const void *data,
+					 size_t len)
+{
+	if (len == 0 || rs__queue_len(q) != 0)
+		return rs_queue_append_owned(q, data, len);
+	q->owned_at = data;
+	q->owned_len = len;
+	return 0;
 }
 
 /*

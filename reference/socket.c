@@ -84,20 +84,6 @@ static RS__OUT_OF_LINE void sock_poll_change(rs_socket *s, uint32_t want)
 	s->poll = want;
 }
 
-/* sock_poll_update of a socket that still has bytes queued (so wants
- * EPOLLOUT, whatever else it is doing): two flags less to read. */
-static inline __attribute__((always_inline)) void
-sock_poll_update_out(rs_socket *s)
-{
-	uint32_t want = EPOLLOUT;
-
-	if (!s->peer_ended && !s->paused)
-		want |= EPOLLIN;
-	if (s->destroyed || (want == s->poll && !s->unregistered))
-		return;
-	sock_poll_change(s, want);
-}
-
 /* Inline: every send ends here, and the interest seldom changes. */
 static inline __attribute__((always_inline)) void
 sock_poll_update(rs_socket *s)
@@ -234,10 +220,12 @@ static uint64_t sock_task(const rs_socket *s)
  * callback (its release), so it is never held. */
 static int sock_batchable(const rs_socket *s, size_t len, rs_write_cb cb)
 {
-	uint64_t task = sock_task(s);
-
+	/* A loop in a task has started one, so the task's number is not 0:
+	 * in_task stands for sock_task(s) != 0, read only when the tests
+	 * before it hold. */
 	return rs_config.batch && !cb && len > 0 && len <= RS_BATCH_MAX_WRITE &&
-	       task != 0 && s->write_task == task && !s->connecting &&
+	       s->loop->in_task && s->write_task == s->loop->task &&
+	       !s->connecting &&
 	       rs__queue_len(&s->queue) == 0 &&
 	       rs__queue_len(&s->batch) + len <= RS_BATCH_LIMIT;
 }
@@ -309,12 +297,38 @@ static int sock_gather(rs_socket *s, const struct sock_src *src,
 	return n + 1;
 }
 
+/*
+ * sock_send_raw of one run of new bytes (len > 0) with nothing queued:
+ * one send of them, and what the kernel refuses becomes the queue (the
+ * owned run itself, or a copy), with nothing queued to consume first.
+ */
+static inline __attribute__((always_inline)) void
+sock_send_first(rs_socket *s, const struct sock_src *src)
+{
+	ssize_t n = rs__io_send(s->fd, src->data, src->len);
+	size_t taken = n > 0 ? (size_t)n : 0;
+
+	if (n < 0 && n != -EAGAIN && !is_retryable(n)) {
+		sock_fail(s, (int)-n, "send");
+		return;
+	}
+	if (taken < src->len && src->owned)
+		must(rs__queue_append_owned(&s->queue, src->data + taken,
+					    src->len - taken), "queue append");
+	else if (taken < src->len)
+		must(rs_queue_append(&s->queue, src->data + taken,
+				     src->len - taken), "queue append");
+	if (taken > 0)
+		sock_took(s, taken);
+	sock_poll_update(s);
+}
+
 /* Sends src's bytes behind whatever is queued (in one call, with the
  * queued bytes first); queues what is refused. */
 static void sock_send_raw(rs_socket *s, const struct sock_src *src)
 {
 	struct iovec iov[RS_SEND_IOV];
-	size_t queued = rs_queue_len(&s->queue);
+	size_t queued = rs__queue_len(&s->queue);
 	size_t queued_in, taken_new = 0;
 	int niov;
 	ssize_t n;
@@ -325,12 +339,10 @@ static void sock_send_raw(rs_socket *s, const struct sock_src *src)
 	}
 	/* Nothing queued and one run of new bytes: one send of them. */
 	if (queued == 0 && !src->q) {
-		iov[0].iov_base = (void *)src->data;
-		iov[0].iov_len = src->len;
-		niov = 1;
-	} else {
-		niov = sock_gather(s, src, iov, &queued_in);
+		sock_send_first(s, src);
+		return;
 	}
+	niov = sock_gather(s, src, iov, &queued_in);
 	n = sock_sendv(s, iov, niov);
 	if (n > 0) {
 		size_t from_queue = (size_t)n < queued ? (size_t)n : queued;
@@ -443,21 +455,21 @@ static RS__OUT_OF_LINE void sock_flush_runs(rs_socket *s)
 
 /*
  * Whether the settle that the bytes a writable event's flush took would
- * queue is sure to find nothing to do. It would, when queued here, be the
- * task's first microtask (none is queued yet) and run on the state the
- * flush leaves, since the flush is the last work of the event's task (no
- * writable hook follows). Bytes still queued rule out drain and finish
- * (both wait for an empty queue), and the front write request, if any, is
- * not complete. Such a settle would do nothing and nothing could come
- * between, so leaving it out changes no event and no order; what it saves
- * is a microtask per writable event while a large write drains.
+ * queue is sure to find nothing to do, for a flush that left bytes queued
+ * (which rules out drain and finish: both wait for an empty queue). It
+ * would, when queued here, be the task's first microtask (none is queued
+ * yet) and run on the state the flush leaves, since the flush is the last
+ * work of the event's task (the caller knows that no writable hook
+ * follows), and the front write request, if any, is not complete. Such a
+ * settle would do nothing and nothing could come between, so leaving it
+ * out changes no event and no order; what it saves is a microtask per
+ * writable event while a large write drains.
  */
 static inline int sock_settle_idle(const rs_socket *s)
 {
-	return s->loop->micro.len == 0 && !s->want_writable &&
-	       rs__queue_len(&s->queue) > 0 &&
+	return s->loop->micro.len == 0 &&
 	       (s->reqs.len == 0 ||
-		((struct rs__wreq *)rs__ring_item(&s->reqs, 0))->end >
+		RS__RING_FRONT(&s->reqs, const struct rs__wreq)->end >
 			s->written);
 }
 
@@ -465,13 +477,16 @@ static inline int sock_settle_idle(const rs_socket *s)
  * sock_flush_runs for a queue that is one run of bytes (one owned run, or
  * the copied buffer under the cursor strategy), the common case: the same
  * sends, from a pointer and a length instead of an array of iovecs, and
- * the same consume once per event. The memmove strategy consumes (moves)
- * after every send, and a queue of several runs walks its segments: those
- * take sock_flush_runs. event: the flush is a writable event's, the last
- * work of its task (sock_settle_idle may then leave the settle out).
+ * the same consume once per event, done here: a run sent in part moves
+ * its start (the owned run's, or the buffer's head), as rs_queue_consume
+ * would. The memmove strategy consumes (moves) after every send, and a
+ * queue of several runs walks its segments: those take sock_flush_runs.
+ * The socket is not destroyed (every caller tests it). last: the flush is
+ * a writable event's and the last work of its task, no writable hook
+ * follows (sock_settle_idle may then leave the settle out).
  */
 static inline __attribute__((always_inline)) void sock_flush(rs_socket *s,
-							       int event)
+							       int last)
 {
 	struct rs_queue *q = &s->queue;
 	const char *p;
@@ -490,20 +505,45 @@ static inline __attribute__((always_inline)) void sock_flush(rs_socket *s,
 			break;
 		taken += (size_t)n;
 	}
-	if (taken > 0) {
-		rs__queue_consume(q, taken);
+	if (taken == len && taken > 0) {
+		if (q->owned_len) {
+			q->owned_at = NULL;  /* the one owned run, all sent */
+			q->owned_len = 0;
+		} else {
+			rs_queue_consume(q, taken);
+		}
 		s->written += taken;
-		if (!event || !sock_settle_idle(s))
+		sock_took_settle(s);
+	} else if (taken > 0) {
+		if (q->owned_len) {
+			q->owned_at += taken;
+			q->owned_len -= taken;
+		} else {
+			q->head += taken;
+		}
+		s->written += taken;
+		if (!last || !sock_settle_idle(s))
 			sock_took_settle(s);
 	}
-	if (n < 0 && !is_retryable(n)) {
+	/* EAGAIN tested first: the send that ends a writable event. */
+	if (n < 0 && n != -EAGAIN && !is_retryable(n)) {
 		sock_fail(s, (int)-n, "send");
 		return;
 	}
-	if (taken < len)
-		sock_poll_update_out(s);
-	else
+	if (taken == len) {
 		sock_poll_update(s);
+		return;
+	}
+	/* sock_poll_update of a socket that still has bytes queued and is
+	 * not destroyed (a failed send returned above). */
+	{
+		uint32_t want = EPOLLOUT;
+
+		if (!s->peer_ended && !s->paused)
+			want |= EPOLLIN;
+		if (want != s->poll || s->unregistered)
+			sock_poll_change(s, want);
+	}
 }
 
 size_t rs_socket_writable_length(const rs_socket *s)
@@ -864,6 +904,13 @@ static void sock_settle(rs_loop *loop, void *arg)
 
 	(void)loop;
 	s->settle_queued = 0;
+	/* Bytes still queued rule out drain and finish (both wait for an
+	 * empty queue): with the front request not complete, nothing is due.
+	 * The settle of a write the kernel did not take whole ends here. */
+	if (rs__queue_len(&s->queue) > 0 &&
+	    (s->reqs.len == 0 ||
+	     RS__RING_FRONT(&s->reqs, const struct rs__wreq)->end > s->written))
+		return;
 	if (s->need_drain && !s->ending && !s->destroyed &&
 	    rs__queue_len(&s->queue) + rs__queue_len(&s->cork) == 0) {
 		s->need_drain = 0;
@@ -871,7 +918,7 @@ static void sock_settle(rs_loop *loop, void *arg)
 			s->ev.on_drain(s, s->arg);
 	}
 	while (!s->destroyed && s->reqs.len > 0 &&
-	       ((struct rs__wreq *)rs__ring_item(&s->reqs, 0))->end <=
+	       RS__RING_FRONT(&s->reqs, const struct rs__wreq)->end <=
 		       s->written) {
 		struct rs__wreq r = *(struct rs__wreq *)rs__ring_take(&s->reqs);
 
@@ -891,7 +938,7 @@ static void sock_connected(rs_socket *s)
 		s->ev.on_connect(s, s->arg);
 	if (s->destroyed)
 		return;
-	if (rs_queue_len(&s->queue) > 0)
+	if (rs__queue_len(&s->queue) > 0)
 		sock_flush(s, 0);
 	else
 		sock_poll_update(s);
@@ -948,7 +995,7 @@ void rs__socket_dispatch(rs_socket *s, uint32_t events)
 	else if ((events & (EPOLLHUP | EPOLLERR)) && sock_wanted_events(s) == 0)
 		sock_unregister(s);
 	if (!s->destroyed && (events & EPOLLOUT))
-		sock_flush(s, 1);
+		sock_flush(s, !s->want_writable);
 	if (s->want_writable && !s->destroyed && (events & EPOLLOUT))
 		rs__socket_writable_hook(s);
 }

@@ -508,6 +508,82 @@ static void test_write_then_change(void **state)
 	sp_free(&p);
 }
 
+/* ---- a completed write while a later one is still queued ---------------- */
+
+struct two_writes {
+	rs_loop *loop;
+	uint64_t write_task;   /* the task of the two writes */
+	uint64_t task[2];      /* the task of each release */
+	uint64_t written[2];   /* bytes_written at each release */
+	int releases[2];
+	unsigned char small[100];
+	unsigned char large[256 * KIB];
+};
+
+static void two_released(struct two_writes *t, int i, rs_socket *s,
+			 int status)
+{
+	assert_int_equal(status, 0);
+	t->task[i] = rs_loop_task(t->loop);
+	t->written[i] = rs_socket_bytes_written(s);
+	t->releases[i]++;
+}
+
+static void small_released(rs_socket *s, int status, void *arg)
+{
+	two_released(arg, 0, s, status);
+}
+
+static void large_released(rs_socket *s, int status, void *arg)
+{
+	two_released(arg, 1, s, status);
+}
+
+static void script_two_writes(struct sp_pair *p, rs_socket *s)
+{
+	struct two_writes *t = p->arg;
+
+	t->loop = p->loop;
+	t->write_task = rs_loop_task(p->loop);
+	assert_true(rs_socket_write_owned(s, t->small, sizeof(t->small),
+					  small_released, t) >= 0);
+	assert_true(rs_socket_write_owned(s, t->large, sizeof(t->large),
+					  large_released, t) >= 0);
+	assert_true(rs_socket_writable_length(s) > 0);
+	assert_int_equal(rs_socket_end(s, NULL, 0, NULL, NULL), 0);
+}
+
+/* Under a 4 KiB clamp the kernel takes the small write whole in its call
+ * and 4 KiB of the large one: the settle of that task, with bytes still
+ * queued, still releases the small write in the same task; the large one
+ * is released in a later task, once the kernel has every byte. */
+static void test_completed_write_released_while_later_queued(void **state)
+{
+	static struct two_writes t;
+	struct sp_pair p;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	memset(t.small, 's', sizeof(t.small));
+	memset(t.large, 'l', sizeof(t.large));
+	sp_arm("write:short=4096,repeat=forever");
+	sp_run(&p, script_two_writes, &t);
+	assert_int_equal(p.client_error, 0);
+	assert_int_not_equal(t.write_task, 0);
+	assert_int_equal(t.releases[0], 1);
+	assert_int_equal(t.releases[1], 1);
+	assert_int_equal(t.task[0], t.write_task);
+	assert_true(t.task[1] > t.write_task);
+	/* Released while part of the large write was still queued. */
+	assert_true(t.written[0] >= sizeof(t.small));
+	assert_true(t.written[0] < sizeof(t.small) + sizeof(t.large));
+	assert_int_equal(t.written[1], sizeof(t.small) + sizeof(t.large));
+	assert_int_equal(p.recv_len, sizeof(t.small) + sizeof(t.large));
+	for (size_t i = 0; i < p.recv_len; i++)
+		assert_int_equal(p.recv[i], i < sizeof(t.small) ? 's' : 'l');
+	sp_free(&p);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, sp_setup, sp_teardown)
 
 int main(void)
@@ -525,6 +601,7 @@ int main(void)
 		T(test_owned_write_not_batched),
 		T(test_flush_with_more_runs_than_one_call),
 		T(test_write_then_change),
+		T(test_completed_write_released_while_later_queued),
 	};
 
 	if (fi_init() < 0)
