@@ -5,8 +5,15 @@
 
 #include "subject_pipe.h"
 
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern char **environ;
 
 /* A sync line carries at most this many connections' counts. */
 #define SYNC_MAX_CONNS 1024
@@ -73,15 +80,140 @@ static void checkpoint(int conn)
 	sr_run_sync(point);
 }
 
+/* ---- the ops on the process ------------------------------------------- */
+
+const char *sr_errname(int e)
+{
+	static char buf[16];
+	const char *n = fi_errno_name(e < 0 ? -e : e);
+
+	if (n)
+		return n;
+	snprintf(buf, sizeof(buf), "E%d", e < 0 ? -e : e);
+	return buf;
+}
+
+static void event(int conn, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void event(int conn, const char *fmt, ...)
+{
+	char text[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	R.host->event(conn, text);
+}
+
+/* "SIGTERM", or the number for a signal the gate does not name. */
+static const char *sig_text(int sig, char *buf, size_t len)
+{
+	const char *name = fi_signal_name(sig);
+
+	if (name)
+		return name;
+	snprintf(buf, len, "%d", sig);
+	return buf;
+}
+
+static void op_signal(const struct sr_op *op, int conn)
+{
+	char buf[16];
+	const char *name = sig_text(op->sig, buf, sizeof(buf));
+	int rc;
+
+	if (op->external) {
+		event(conn, "signal %s external", name);
+		/* With the process's pid: under strace the harness's child is
+		 * strace, and the signal is for the subject. */
+		sp_line("kill %d %d", op->sig, (int)getpid());
+		sp_wait_go();
+		return;
+	}
+	event(conn, "signal %s", name);
+	if (R.host->raise)
+		rc = R.host->raise(op->sig);
+	else
+		rc = kill(getpid(), op->sig) < 0 ? -errno : 0;
+	if (rc < 0)
+		event(conn, "signal %d refused", op->sig);
+}
+
+static void op_ignore(const struct sr_op *op, int conn)
+{
+	const char *name = fi_signal_name(op->sig);
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	if (sigaction(op->sig, &sa, NULL) < 0)
+		event(conn, "ignore %d -> %s", op->sig, sr_errname(errno));
+	else
+		event(conn, "ignore %s", name ? name : "?");
+}
+
+static void op_execve(int conn)
+{
+	char *argv[] = { "true", NULL };
+	int rc;
+
+	event(conn, "execve /bin/true");
+	if (R.host->execve)
+		rc = R.host->execve("/bin/true", argv, environ);
+	else
+		rc = execve("/bin/true", argv, environ) < 0 ? -errno : 0;
+	event(conn, "execve -> %s", sr_errname(rc));
+}
+
+/* Runs op when it is the process's; returns 0 when it is the stack's. */
+static int process_op(const struct sr_op *op, int conn)
+{
+	switch (op->kind) {
+	case SR_OP_SIGNAL:
+		op_signal(op, conn);
+		return 1;
+	case SR_OP_IGNORE:
+		op_ignore(op, conn);
+		return 1;
+	case SR_OP_DISARM:
+		R.host->disarm();
+		event(conn, "disarm");
+		return 1;
+	case SR_OP_ABORT:
+		event(conn, "abort");
+		if (R.host->abort)
+			R.host->abort();
+		abort();
+	case SR_OP_EXIT:
+		event(conn, "exit %d", op->sig);
+		if (R.host->exit)
+			R.host->exit(op->sig);
+		exit(op->sig);
+	case SR_OP_EXECVE:
+		op_execve(conn);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* An op acts on its block's connection, unless it names another (conn=). */
 static void run_op(const struct sr_op *op, int conn)
 {
 	int target = op->conn >= 0 ? op->conn : conn;
 
-	if (op->kind == SR_OP_CHECKPOINT)
-		checkpoint(target);
-	else
-		R.host->run_op(op, target);
+	switch (op->kind) {
+	case SR_OP_CHECKPOINT: checkpoint(target); return;
+	case SR_OP_WRITE: R.host->write(op, target); return;
+	case SR_OP_WRITE_OWNED: R.host->write_owned(op, target); return;
+	case SR_OP_OVERWRITE: R.host->overwrite(op, target); return;
+	case SR_OP_END: R.host->end(op, target); return;
+	default:
+		if (!process_op(op, target))
+			R.host->run_op(op, target);
+	}
 }
 
 /* await-drained: while the connection still has bytes the kernel has not

@@ -20,9 +20,16 @@
 /* What the subject's stack does for the interpreter. The pointers that
  * can be NULL say so. */
 struct sr_host {
-	/* Runs one op that is not the interpreter's (not await-drained, not
-	 * checkpoint) on connection conn: op->conn when it names one (>= 0),
-	 * else the block's. */
+	/* The ops that write, which every subject has: write, write-owned,
+	 * overwrite and end, on connection conn (op->conn when it names one,
+	 * >= 0, else the block's). */
+	void (*write)(const struct sr_op *op, int conn);
+	void (*write_owned)(const struct sr_op *op, int conn);
+	void (*overwrite)(const struct sr_op *op, int conn);
+	void (*end)(const struct sr_op *op, int conn);
+	/* Runs any other op that is not the interpreter's (await-drained,
+	 * checkpoint, disarm, and the ops on the process: signal, ignore,
+	 * abort, exit, execve), on connection conn as above. */
 	void (*run_op)(const struct sr_op *op, int conn);
 	/* 1 while connection conn holds bytes the kernel has not taken. */
 	int (*pending)(int conn);
@@ -40,7 +47,24 @@ struct sr_host {
 	void (*task_runs)(size_t n);
 	void (*task_waits)(size_t n);
 	void (*task_ran)(size_t n);
+	/* The ops on the process (signal, abort, exit, execve), which the
+	 * interpreter runs itself, call these where the stack has its own:
+	 * the reference stack sends its batches before the process signals
+	 * itself, aborts, exits or becomes another program. NULL: libc's
+	 * (kill of the process's own pid, abort, exit, execve). raise and
+	 * execve return 0 or -errno. */
+	int (*raise)(int sig);
+	void (*abort)(void) __attribute__((noreturn));
+	void (*exit)(int status) __attribute__((noreturn));
+	int (*execve)(const char *path, char *const argv[], char *const envp[]);
+	/* Disarms every rule of the fault gate (the op disarm). */
+	void (*disarm)(void);
 };
+
+/* The name of errno value e (either sign) for an event: "EPIPE", or
+ * "E<n>" for one the gate does not name. The text is valid until the
+ * next call. */
+const char *sr_errname(int e);
 
 /* Starts the interpreter on sc (read by sp_read_script, kept by the
  * caller) with the stack's host; both must outlive it. */

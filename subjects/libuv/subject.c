@@ -52,8 +52,6 @@
 
 #define HIGH_WATER 16384 /* write() returns false from here (node's mark) */
 
-extern char **environ;
-
 struct conn {
 	int index;
 	union {
@@ -243,17 +241,6 @@ static void post(void (*fn)(void *), void *arg)
 
 static void maybe_close(struct conn *c);
 
-static const char *sig_name(int sig, char *buf, size_t len)
-{
-	const char *abbrev = sig > 0 && sig < 65 ? sigabbrev_np(sig) : NULL;
-
-	if (abbrev)
-		snprintf(buf, len, "SIG%s", abbrev);
-	else
-		snprintf(buf, len, "%d", sig);
-	return buf;
-}
-
 static void close_conn(struct conn *c, int had_error);
 
 static void on_write(uv_write_t *req, int status)
@@ -351,8 +338,9 @@ static void write_failed(struct conn *c, int rc)
 	close_conn(c, 1);
 }
 
-static void op_write(const struct sr_op *op, struct conn *c)
+static void op_write(const struct sr_op *op, int ci)
 {
+	struct conn *c = &S.conns[ci];
 	int number = ++c->writes;
 	unsigned char *user;
 	int rc;
@@ -383,8 +371,9 @@ static void op_write(const struct sr_op *op, struct conn *c)
 /* write-owned: uv_write of the subject's own buffer, by reference, as
  * libuv takes every buffer: an overwrite before the release changes what
  * the kernel gets after it. The release is the write callback. */
-static void op_write_owned(const struct sr_op *op, struct conn *c)
+static void op_write_owned(const struct sr_op *op, int ci)
 {
+	struct conn *c = &S.conns[ci];
 	int number = ++c->writes;
 	unsigned char *bytes;
 	int rc;
@@ -407,8 +396,9 @@ static void op_write_owned(const struct sr_op *op, struct conn *c)
 	      uv_stream_get_write_queue_size(&c->h.stream) >= HIGH_WATER ? "false" : "true");
 }
 
-static void op_overwrite(const struct sr_op *op, struct conn *c)
+static void op_overwrite(const struct sr_op *op, int ci)
 {
+	struct conn *c = &S.conns[ci];
 	char text[64];
 
 	sb_overwrite(&c->last, op->fill, text, sizeof(text));
@@ -447,8 +437,9 @@ static int do_end(struct conn *c)
 	return uv_shutdown(&c->shutdown_req, &c->h.stream, on_shutdown);
 }
 
-static void op_end(const struct sr_op *op, struct conn *c)
+static void op_end(const struct sr_op *op, int ci)
 {
+	struct conn *c = &S.conns[ci];
 	int rc = 0;
 
 	if (c->closed || !c->open) {
@@ -541,67 +532,10 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	leave();
 }
 
-static void op_signal(const struct sr_op *op, int conn)
-{
-	char name[32];
-
-	sig_name(op->sig, name, sizeof(name));
-	if (op->external) {
-		event(conn, "signal %s external", name);
-		sp_line("kill %d", op->sig);
-		sp_wait_go();
-		return;
-	}
-	event(conn, "signal %s", name);
-	if (kill(getpid(), op->sig) < 0)
-		event(conn, "signal %d refused", op->sig);
-}
-
-static void op_ignore(const struct sr_op *op, int conn)
-{
-	struct sigaction sa;
-	char name[32];
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;
-	if (sigaction(op->sig, &sa, NULL) < 0)
-		event(conn, "ignore %d -> %s", op->sig, uv_err_name(-errno));
-	else
-		event(conn, "ignore %s", sig_name(op->sig, name, sizeof(name)));
-}
-
 static void run_op(const struct sr_op *op, int ci)
 {
 	struct conn *c = &S.conns[ci];
 
-	switch (op->kind) {
-	case SR_OP_WRITE: op_write(op, c); return;
-	case SR_OP_WRITE_OWNED: op_write_owned(op, c); return;
-	case SR_OP_OVERWRITE: op_overwrite(op, c); return;
-	case SR_OP_END: op_end(op, c); return;
-	case SR_OP_SIGNAL: op_signal(op, ci); return;
-	case SR_OP_DISARM:
-		(void)uvs_gate_command("disarm");
-		event(ci, "disarm");
-		return;
-	case SR_OP_IGNORE: op_ignore(op, ci); return;
-	case SR_OP_ABORT:
-		event(ci, "abort");
-		abort();
-	case SR_OP_EXIT:
-		event(ci, "exit %d", op->sig);
-		exit(op->sig);
-	case SR_OP_EXECVE: {
-		char *argv[] = { "true", NULL };
-
-		event(ci, "execve /bin/true");
-		execve("/bin/true", argv, environ);
-		event(ci, "execve -> %s", uv_err_name(-errno));
-		return;
-	}
-	default:
-		break;
-	}
 	event(ci, "%s%s", sr_op_names[op->kind], c->open ? "" : " (closed)");
 	if (!c->open)
 		return;
@@ -663,7 +597,17 @@ static void host_task_ran(size_t n)
 	S.task_done = n;
 }
 
+/* The gate is the preload library's, reached by its control command. */
+static void host_disarm(void)
+{
+	(void)uvs_gate_command("disarm");
+}
+
 static const struct sr_host host = {
+	.write = op_write,
+	.write_owned = op_write_owned,
+	.overwrite = op_overwrite,
+	.end = op_end,
 	.run_op = run_op,
 	.pending = host_pending,
 	.written = host_written,
@@ -671,6 +615,7 @@ static const struct sr_host host = {
 	.post = host_post,
 	.microtask = host_microtask,
 	.task_ran = host_task_ran,
+	.disarm = host_disarm,
 };
 
 static void all_connected(void)

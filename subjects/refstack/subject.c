@@ -24,14 +24,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-
-extern char **environ;
-
-
-
-
-
-
 static struct {
 	char transport[8];
 	char address[256];
@@ -63,29 +55,6 @@ static uint64_t host_written(int conn)
 
 /* ---- operations --------------------------------------------------------- */
 
-static void op_write(const struct sr_op *op, struct conn *c)
-{
-	int number = ++c->writes;
-	unsigned char *bytes;
-	struct cb_ctx *ctx;
-	int rc;
-
-	if (!c->sock) {
-		subj_event(c->index, "write#%d %zu -> EBADF (closed)", number, op->len);
-		return;
-	}
-	/* The subject's own buffer (a literal copied), kept for overwrite. */
-	bytes = sb_op_bytes(op, c->seq);
-	ctx = subj_op_ctx(op, c, number);
-	c->seq += op->len;
-	rc = rs_socket_write(c->sock, bytes, op->len, ctx ? subj_on_write_done : NULL, ctx);
-	sb_keep(&c->last, bytes, op->len, number);
-	if (rc < 0)
-		subj_event(c->index, "write#%d %zu -> %s", number, op->len, subj_errname(rc));
-	else
-		subj_event(c->index, "write#%d %zu -> %s", number, op->len, rc ? "true" : "false");
-}
-
 /* The release of a write-owned: the write's callback, reported as one. */
 static void on_release(rs_socket *s, int status, void *arg)
 {
@@ -94,47 +63,72 @@ static void on_release(rs_socket *s, int status, void *arg)
 
 	(void)s;
 	free(ctx);
-	subj_event(conn, "write#%d released %s", number, status == 0 ? "ok" : subj_errname(status));
+	subj_event(conn, "write#%d released %s", number, status == 0 ? "ok" : sr_errname(status));
 	sr_run_handlers(SR_EV_WRITE_CB, conn);
 }
 
-/* write-owned: rs_socket_write_owned of a buffer that stays the
- * subject's, so that overwrite can change it while the stack holds it. */
-static void op_write_owned(const struct sr_op *op, struct conn *c)
+/*
+ * write: rs_socket_write of the subject's own buffer (a literal copied),
+ * kept for overwrite. write-owned (owned): rs_socket_write_owned of a
+ * buffer that stays the subject's, so that overwrite can change it while
+ * the stack holds it.
+ */
+static void write_op(const struct sr_op *op, int ci, int owned)
 {
+	struct conn *c = &S.conns[ci];
+	const char *how = owned ? " owned" : "";
 	int number = ++c->writes;
 	unsigned char *bytes;
 	struct cb_ctx *ctx;
 	int rc;
 
 	if (!c->sock) {
-		subj_event(c->index, "write#%d %zu owned -> EBADF (closed)", number, op->len);
+		subj_event(ci, "write#%d %zu%s -> EBADF (closed)", number, op->len, how);
 		return;
 	}
-	ctx = malloc(sizeof(*ctx));
-	if (!ctx)
-		sp_fatal("out of memory");
-	*ctx = (struct cb_ctx){ .conn = c->index, .number = number };
-	bytes = sb_keep_owned(&c->last, &S.owned, op, c->seq, number);
-	c->seq += op->len;
-	rc = rs_socket_write_owned(c->sock, bytes, op->len, on_release, ctx);
-	if (rc < 0)
-		subj_event(c->index, "write#%d %zu owned -> %s", number, op->len, subj_errname(rc));
-	else
-		subj_event(c->index, "write#%d %zu owned -> %s", number, op->len, rc ? "true" : "false");
+	if (owned) {
+		ctx = malloc(sizeof(*ctx));
+		if (!ctx)
+			sp_fatal("out of memory");
+		*ctx = (struct cb_ctx){ .conn = ci, .number = number };
+		bytes = sb_keep_owned(&c->last, &S.owned, op, c->seq, number);
+		c->seq += op->len;
+		rc = rs_socket_write_owned(c->sock, bytes, op->len, on_release, ctx);
+	} else {
+		bytes = sb_op_bytes(op, c->seq);
+		ctx = subj_op_ctx(op, c, number);
+		c->seq += op->len;
+		rc = rs_socket_write(c->sock, bytes, op->len,
+				     ctx ? subj_on_write_done : NULL, ctx);
+		sb_keep(&c->last, bytes, op->len, number);
+	}
+	subj_event(ci, "write#%d %zu%s -> %s", number, op->len, how,
+		   rc < 0 ? sr_errname(rc) : rc ? "true" : "false");
+}
+
+static void op_write(const struct sr_op *op, int ci)
+{
+	write_op(op, ci, 0);
+}
+
+static void op_write_owned(const struct sr_op *op, int ci)
+{
+	write_op(op, ci, 1);
 }
 
 /* overwrite fill=C: every byte of the last write's buffer becomes C. */
-static void op_overwrite(const struct sr_op *op, struct conn *c)
+static void op_overwrite(const struct sr_op *op, int ci)
 {
+	struct conn *c = &S.conns[ci];
 	char text[64];
 
 	sb_overwrite(&c->last, op->fill, text, sizeof(text));
 	subj_event(c->index, "%s", text);
 }
 
-static void op_end(const struct sr_op *op, struct conn *c)
+static void op_end(const struct sr_op *op, int ci)
 {
+	struct conn *c = &S.conns[ci];
 	unsigned char *bytes;
 	struct cb_ctx *ctx;
 	int rc;
@@ -149,54 +143,7 @@ static void op_end(const struct sr_op *op, struct conn *c)
 	rc = rs_socket_end(c->sock, bytes, op->len, ctx ? subj_on_write_done : NULL, ctx);
 	if (bytes != op->data)
 		free(bytes);
-	subj_event(c->index, "end %zu -> %s", op->len, rc < 0 ? subj_errname(rc) : "ok");
-}
-
-static void op_signal(const struct sr_op *op, int conn)
-{
-	const char *name = fi_signal_name(op->sig);
-
-	if (op->external) {
-		if (name)
-			subj_event(conn, "signal %s external", name);
-		else
-			subj_event(conn, "signal %d external", op->sig);
-		/* With our pid: under strace the harness's child is strace,
-		 * and the signal is for the subject. */
-		sp_line("kill %d %d", op->sig, (int)getpid());
-		sp_wait_go();
-		return;
-	}
-	if (name)
-		subj_event(conn, "signal %s", name);
-	else
-		subj_event(conn, "signal %d", op->sig);
-	if (rs_raise(op->sig) < 0)
-		subj_event(conn, "signal %d refused", op->sig);
-}
-
-static void op_ignore(const struct sr_op *op, int conn)
-{
-	const char *name = fi_signal_name(op->sig);
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;
-	if (sigaction(op->sig, &sa, NULL) < 0)
-		subj_event(conn, "ignore %d -> %s", op->sig, subj_errname(errno));
-	else
-		subj_event(conn, "ignore %s", name ? name : "?");
-}
-
-/* execve() of /bin/true through the stack: the batches go out first. */
-static void op_execve(int conn)
-{
-	char *argv[] = { "true", NULL };
-	int rc;
-
-	subj_event(conn, "execve /bin/true");
-	rc = rs_execve("/bin/true", argv, environ);
-	subj_event(conn, "execve -> %s", subj_errname(rc));
+	subj_event(c->index, "end %zu -> %s", op->len, rc < 0 ? sr_errname(rc) : "ok");
 }
 
 static void run_op(const struct sr_op *op, int ci)
@@ -204,27 +151,6 @@ static void run_op(const struct sr_op *op, int ci)
 	struct conn *c = &S.conns[ci];
 
 	switch (op->kind) {
-	case SR_OP_WRITE: op_write(op, c); return;
-	case SR_OP_WRITE_OWNED: op_write_owned(op, c); return;
-	case SR_OP_OVERWRITE: op_overwrite(op, c); return;
-	case SR_OP_END: op_end(op, c); return;
-	case SR_OP_SIGNAL: op_signal(op, ci); return;
-	case SR_OP_DISARM:
-		fi_disarm_all();
-		subj_event(ci, "disarm");
-		return;
-	case SR_OP_IGNORE:
-		op_ignore(op, ci);
-		return;
-	case SR_OP_ABORT:
-		subj_event(ci, "abort");
-		rs_abort();
-	case SR_OP_EXIT:
-		subj_event(ci, "exit %d", op->sig);
-		rs_exit(op->sig);
-	case SR_OP_EXECVE:
-		op_execve(ci);
-		return;
 	case SR_OP_RES_WRITE: case SR_OP_TRY_WRITE: case SR_OP_RES_END:
 	case SR_OP_TRY_WRITE_REST: case SR_OP_WRITE_REST: case SR_OP_END_REST:
 		subj_http_op(op, c);
@@ -276,11 +202,6 @@ static void task_hook(rs_loop *loop, uint64_t task, enum rs_task_phase phase,
 
 /* ---- the interpreter's host (script_run.h) -------------------------------- */
 
-static void host_run_op(const struct sr_op *op, int conn)
-{
-	run_op(op, conn);
-}
-
 static int host_pending(int conn)
 {
 	struct conn *c = &S.conns[conn];
@@ -324,7 +245,11 @@ static void host_task_waits(size_t n)
 }
 
 static const struct sr_host host = {
-	.run_op = host_run_op,
+	.write = op_write,
+	.write_owned = op_write_owned,
+	.overwrite = op_overwrite,
+	.end = op_end,
+	.run_op = run_op,
 	.pending = host_pending,
 	.written = host_written,
 	.event = host_event,
@@ -332,6 +257,11 @@ static const struct sr_host host = {
 	.microtask = host_microtask,
 	.task_runs = host_task_runs,
 	.task_waits = host_task_waits,
+	.raise = rs_raise,
+	.abort = rs_abort,
+	.exit = rs_exit,
+	.execve = rs_execve,
+	.disarm = fi_disarm_all,
 };
 
 static void all_connected(void)
@@ -406,7 +336,7 @@ static void on_error(rs_socket *s, int code, const char *syscall, void *arg)
 	struct conn *c = conn_of(arg);
 
 	(void)s;
-	subj_event(c->index, "error %s %s", subj_errname(code), syscall);
+	subj_event(c->index, "error %s %s", sr_errname(code), syscall);
 }
 
 static void on_close(rs_socket *s, int had_error, void *arg)

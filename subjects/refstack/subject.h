@@ -60,10 +60,6 @@ void subj_report_start(rs_loop *loop, int nconns);
  * that is gone ends the subject. */
 void subj_event(int conn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The errno name of a -errno or errno value ("EPIPE"), or "E<n>"; the
- * returned string is static, valid until the next call. */
-const char *subj_errname(int e);
-
 /* The bytes of a write op: op->data when the op has literal bytes (or none),
  * else a malloc'd buffer of op->len pattern or fill bytes, which the caller
  * frees. Exits through sp_fatal (subject_pipe.h) when out of memory. */

@@ -21,7 +21,7 @@ static unsigned char *http_bytes(const struct sr_op *op, struct conn *c)
 
 static const char *http_rc(int rc)
 {
-	return rc < 0 ? subj_errname(rc) : rc ? "true" : "false";
+	return rc < 0 ? sr_errname(rc) : rc ? "true" : "false";
 }
 
 static void try_clear(struct conn *c)
@@ -81,7 +81,7 @@ void subj_http_op(const struct sr_op *op, struct conn *c)
 		} else {
 			rc = rs_http_res_end(c->res, bytes, op->len,
 					     ctx ? subj_on_write_done : NULL, ctx);
-			subj_event(c->index, "res-end %zu -> %s", op->len, rc < 0 ? subj_errname(rc) : "ok");
+			subj_event(c->index, "res-end %zu -> %s", op->len, rc < 0 ? sr_errname(rc) : "ok");
 		}
 		if (rc < 0)
 			free(ctx);
@@ -126,7 +126,7 @@ void subj_http_op(const struct sr_op *op, struct conn *c)
 	} else {
 		rc = rs_http_res_end(c->res, rest, len,
 				     ctx ? subj_on_write_done : NULL, ctx);
-		subj_event(c->index, "end-rest %zu -> %s", len, rc < 0 ? subj_errname(rc) : "ok");
+		subj_event(c->index, "end-rest %zu -> %s", len, rc < 0 ? sr_errname(rc) : "ok");
 	}
 	if (rc < 0)
 		free(ctx);
@@ -153,7 +153,7 @@ static void on_res_writable(rs_http_res *res, uint64_t offset, void *arg)
 		if (rc == 0)
 			return;
 		subj_event(c->index, "try-write#%d done -> %s offset=%llu", c->try_number,
-		      rc < 0 ? subj_errname(rc) : "true",
+		      rc < 0 ? sr_errname(rc) : "true",
 		      (unsigned long long)rs_http_res_offset(c->res));
 		try_clear(c);
 		return;

@@ -39,17 +39,6 @@ void subj_event(int conn, const char *fmt, ...)
 	sp_event(rs_loop_task(report.loop), conn, "%s", text);
 }
 
-const char *subj_errname(int e)
-{
-	const char *n = fi_errno_name(e < 0 ? -e : e);
-	static char buf[16];
-
-	if (n)
-		return n;
-	snprintf(buf, sizeof(buf), "E%d", e < 0 ? -e : e);
-	return buf;
-}
-
 void subj_on_write_done(rs_socket *s, int status, void *arg)
 {
 	struct cb_ctx *ctx = arg;
@@ -59,10 +48,10 @@ void subj_on_write_done(rs_socket *s, int status, void *arg)
 	free(ctx);
 	if (number)
 		subj_event(conn, "%swrite#%d cb %s", ctx_http ? "res-" : "", number,
-		      status == 0 ? "ok" : subj_errname(status));
+		      status == 0 ? "ok" : sr_errname(status));
 	else
 		subj_event(conn, "%send cb %s", ctx_http ? "res-" : "",
-		      status == 0 ? "ok" : subj_errname(status));
+		      status == 0 ? "ok" : sr_errname(status));
 	sr_run_handlers(number ? SR_EV_WRITE_CB : SR_EV_END_CB, conn);
 }
 

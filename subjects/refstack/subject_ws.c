@@ -108,7 +108,7 @@ static void ws_ev_send_error(rs_ws *ws, int number, int err, void *arg)
 
 	(void)ws;
 	subj_event(c->index, "ws-send#%d %s at the head of the queue", number,
-	      subj_errname(err));
+	      sr_errname(err));
 }
 
 static void ws_ev_close(rs_ws *ws, int code, size_t dropped, void *arg)
@@ -198,15 +198,15 @@ void subj_ws_op(const struct sr_op *op, struct conn *c)
 		rc = rs_ws_send(c->ws, bytes, op->len, op->ws_kind, &so);
 		subj_event(c->index, "ws-send#%d %zu %s%s -> %s", number, op->len,
 		      ws_kind_text(op->ws_kind), opts,
-		      rc < 0 ? subj_errname(rc) : rc ? "sent" : "queued");
+		      rc < 0 ? sr_errname(rc) : rc ? "sent" : "queued");
 	} else if (op->kind == SR_OP_WS_CLOSE) {
 		rc = rs_ws_close(c->ws, op->sig, bytes, op->len);
 		subj_event(c->index, "ws-close %d -> %s", op->sig,
-		      rc < 0 ? subj_errname(rc) : "ok");
+		      rc < 0 ? sr_errname(rc) : "ok");
 	} else {
 		rc = rs_ws_ping(c->ws, bytes, op->len);
 		subj_event(c->index, "ws-ping %zu -> %s", op->len,
-		      rc < 0 ? subj_errname(rc) : "ok");
+		      rc < 0 ? sr_errname(rc) : "ok");
 	}
 	if (bytes != op->data)
 		free(bytes);
