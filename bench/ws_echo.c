@@ -478,21 +478,18 @@ int main(int argc, char **argv)
 		close(c.fd);
 		return 0;
 	}
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--quick")) {
-			quick = 1;
-		} else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
-			if (bc_parse_int(argv[++i], 1, 64, &rounds) < 0)
-				bc_die("--rounds: a number from 1 to 64");
-		} else if (!strcmp(argv[i], "--json")) {
-			continue; /* JSON is the only output */
-		} else if (!strcmp(argv[i], "--no-bun")) {
-			no_bun = 1;
-		} else if (!strcmp(argv[i], "--instructions") && i + 1 < argc) {
-			ws_send = argv[++i];
-		} else {
+	{
+		const struct bc_flag flags[] = {
+			BC_ON("--quick", &quick),
+			BC_INT("--rounds", &rounds, 1, 64),
+			BC_ON("--json", NULL), /* JSON is the only output */
+			BC_ON("--no-bun", &no_bun),
+			BC_STR("--instructions", &ws_send),
+		};
+
+		if (bc_parse_flags(argc, argv, flags,
+				   sizeof(flags) / sizeof(flags[0])) < 0)
 			usage();
-		}
 	}
 	if (quick) {
 		rounds = rounds > 3 ? 3 : rounds;
