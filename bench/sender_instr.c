@@ -37,10 +37,14 @@
  * only while the region is counted) each send's length is fixed too; the
  * gate's armed path (fi__*_slow and the static *_slow of fi_calls.c: its
  * rules and the call it makes) is not counted for any sender (callgrind's
- * --toggle-collect), so that the clamp, a measuring device, adds nothing;
- * nor is the bench's own task hook (the lockstep), and every symbol is bound
- * at load (LD_BIND_NOW), so that no sender pays the dynamic linker. TCP is not measured here: how much loopback TCP takes depends
- * on its congestion window and ACKs, which are timing.
+ * --toggle-collect), so that the clamp, a measuring device, adds nothing.
+ * Nor is the bench's own work, alike for every sender: the lockstep wait
+ * (the stack's task hook, the floor's EAGAIN hook: only the call to each
+ * is counted) and the bookkeeping after end() returns and in its callback
+ * (each side counts the client request that ends its region). Every
+ * symbol is bound at load (LD_BIND_NOW), so that no sender pays the
+ * dynamic linker. TCP is not measured here: how much loopback TCP takes
+ * depends on its congestion window and ACKs, which are timing.
  *
  * Every cell runs --repeat times (at least 2), all cells once per pass; the
  * tables show the spread of each figure between passes, and a target whose
@@ -305,11 +309,15 @@ static uint64_t gate_waits(void)
 /* ---- the floor ---------------------------------------------------------- */
 
 /* The floor's EAGAIN hook (floor.h): the peer reads what the kernel has
- * taken, with collection off while it does. fc is the first member of the
- * run's struct counts, arg the bytes synced so far. */
-static void floor_on_eagain(uint64_t off, struct floor_counts *fc, void *arg)
+ * taken. fc is the first member of the run's struct counts, arg the bytes
+ * synced so far. callgrind's --toggle-collect=floor_on_eagain turns
+ * collection off for the whole call, as for the stack's task hook (the
+ * same lockstep), so that both count the call to their hook and nothing
+ * of it: out of line for that, and no client request in here. */
+static __attribute__((noinline)) void
+floor_on_eagain(uint64_t off, struct floor_counts *fc, void *arg)
 {
-	child_sync(off, arg, (struct counts *)fc);
+	child_sync_raw(off, arg, (struct counts *)fc);
 }
 
 static void child_floor(int gate, enum mode m, const char *path,
@@ -401,13 +409,21 @@ static void stack_hook(rs_loop *loop, uint64_t task, enum rs_task_phase ph,
 			       &r->synced, &r->c);
 }
 
+/*
+ * end()'s callback: the region ends. callgrind's
+ * --toggle-collect=stack_on_end turns collection off on entry and flips it
+ * again on the way out, so that the bench's bookkeeping here is not
+ * counted: the last statement flips it on, and the return leaves it off
+ * (the region's end, as region_end would), counting only the return.
+ */
 static void stack_on_end(struct bc_end_run *e, rs_socket *s, int status)
 {
 	struct stack_run *r = e->arg;
 	const struct rs_queue *q;
 
 	(void)status;
-	region_end();
+	if (clamp_wanted)
+		fi_disarm_all();
 	q = rs_socket_queue(s);
 #if HAVE_BYTES_COPIED
 	/* The stack's own count, once it has one. */
@@ -422,6 +438,8 @@ static void stack_on_end(struct bc_end_run *e, rs_socket *s, int status)
 	r->sock = NULL;
 	/* The region is over: the rest syncs after the loop. */
 	rs_loop_set_hook(e->loop, NULL, NULL);
+	collecting = 0;
+	CALLGRIND_TOGGLE_COLLECT;
 }
 
 static void stack_before_end(struct bc_end_run *e, rs_socket *s)
@@ -437,19 +455,19 @@ static void stack_before_end(struct bc_end_run *e, rs_socket *s)
 	region_begin();
 }
 
-/* What the call itself sent; the rest the stack copied. */
+/* What the call itself sent; the rest the stack copied. Not counted:
+ * callgrind's --toggle-collect=stack_after_end_call turns collection off
+ * for the whole call (no client request in here). */
 static void stack_after_end_call(struct bc_end_run *e, rs_socket *s)
 {
 	struct stack_run *r = e->arg;
 
-	collect(0);
 	if (e->end_rc == 0) {
 		uint64_t w = r->done ? r->len : rs_socket_bytes_written(s);
 
 		r->c.in_call = w;
 		r->c.copied = r->len - w;
 	}
-	collect(1);
 }
 
 static void child_stack(enum sender snd, const char *path, const char *payload,
@@ -635,7 +653,10 @@ static void run_one(const struct options *o, enum sender snd, enum mode m,
 				 "--toggle-collect=accept_slow",
 				 "--toggle-collect=connect_slow",
 				 "--toggle-collect=close_slow",
-				 "--toggle-collect=stack_hook", outarg,
+				 "--toggle-collect=stack_hook",
+				 "--toggle-collect=stack_on_end",
+				 "--toggle-collect=stack_after_end_call",
+				 "--toggle-collect=floor_on_eagain", outarg,
 				 self_exe, "--child", (char *)sender_names[snd],
 				 (char *)mode_names[m], a_len, a_copy,
 				 (char *)sock_path, a_cmd, a_ack, NULL };
