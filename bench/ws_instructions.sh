@@ -42,7 +42,7 @@ awk -v s="$send" -v n="$n" -v h="$echo_half" -v f="$echo_full" \
     -v rh="$recv_half" -v rf="$recv_full" \
     -v l="$limit" -v el="$echo_limit" -v rl="$recv_limit" 'BEGIN {
   send = s / n; echo = (f - h) / (n - n / 2); recv = (rf - rh) / (n - n / 2)
-  printf "ws send, 16-byte text, server socket: %.1f instructions (limit %s; issue 11 target 150)\n", send, l
+  printf "ws send, 16-byte text, server socket: %.1f instructions (limit %s; target 150)\n", send, l
   printf "ws echo, 16-byte text, server socket: %.1f instructions per message%s\n", echo, (el > 0 ? sprintf(" (ceiling %s)", el) : "")
   printf "ws receive, 16-byte text, server socket: %.1f instructions per message%s\n", recv, (rl > 0 ? sprintf(" (ceiling %s)", rl) : "")
   exit !(send <= l && (el <= 0 || echo <= el) && (rl <= 0 || recv <= rl))

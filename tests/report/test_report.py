@@ -579,7 +579,7 @@ def test_per_connection_table_is_the_commands(real):
 
 @needs_wirecheck
 def test_per_connection_targets_in_the_report(real):
-    rows = md_section_table(real["md"], "Targets (issue 5)")
+    rows = md_section_table(real["md"], "Targets (wirecheck per-connection)")
     pc = real["json"]["per_connection"]
     assert [[t["target"], t["measured"], "PASS" if t["pass"] else "FAIL"]
             for t in pc["targets"]] == rows

@@ -434,7 +434,7 @@ def plot_jobs(report: dict, out: Path, extra: Sequence[str]) -> tuple[list[tuple
     if (batching_series(report["bench"].get("batching")) or {}).get("rows"):
         jobs.append((plot_batching, (report["bench"]["batching"], out / "batching.svg", extra)))
         files.append("batching.svg")
-    # Issue 10: chunked responses (sections/bench_chunked.py draws it).
+    # Chunked responses (sections/bench_chunked.py draws it).
     if bench_chunked.has_plot(report):
         jobs.append((bench_chunked.plot, (report["bench"][bench_chunked.NAME],
                                           out / bench_chunked.PLOT, extra)))
@@ -443,7 +443,7 @@ def plot_jobs(report: dict, out: Path, extra: Sequence[str]) -> tuple[list[tuple
     sweep_jobs, sweep_files = sweep_section.plot_jobs(report, out, extra)
     jobs += sweep_jobs
     files += sweep_files
-    # Issue 11: the WebSocket servers (sections/bench_ws.py draws it).
+    # The WebSocket servers (sections/bench_ws.py draws it).
     if bench_ws._cpu_rows(report["bench"].get("ws") or {}):
         jobs.append((bench_ws.plot_ws, (report["bench"]["ws"], out / bench_ws.PLOT, extra)))
         files.append(bench_ws.PLOT)

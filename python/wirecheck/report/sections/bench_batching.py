@@ -1,4 +1,4 @@
-"""The batching benchmark (bench/batching, issue 4): the seed's "Numbers"
+"""The batching benchmark (bench/batching): the seed's "Numbers"
 table (oven-sh/bun#45246) and the bench's targets."""
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def summary(report: dict) -> list[str]:
 
 
 def markdown(report: dict) -> list[str]:
-    """Issue 4: the seed's table (oven-sh/bun#45246, "Numbers"), from
+    """The seed's table (oven-sh/bun#45246, "Numbers"), from
     bench/batching --json, and its targets."""
     bt, L, cmd = bench_start(report, "batching",
                              "## Write batching: N writes in one task, per round", ["batching"])

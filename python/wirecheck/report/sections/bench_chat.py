@@ -1,4 +1,4 @@
-"""The chat benchmark (bench/chat, issue 4): the seed's broadcast chat
+"""The chat benchmark (bench/chat): the seed's broadcast chat
 server, batch=off against batch=on, and the bench's targets."""
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def summary(report: dict) -> list[str]:
 
 
 def markdown(report: dict) -> list[str]:
-    """Issue 4: the broadcast chat server of oven-sh/bun#45246, from
+    """The broadcast chat server of oven-sh/bun#45246, from
     bench/chat --json, and its targets."""
     ch, L, cmd = bench_start(report, "chat",
                              "## Chat server: every message broadcast to every client", ["chat"])
@@ -71,7 +71,7 @@ def markdown(report: dict) -> list[str]:
                   ([t["target"], f"{t['bound']:.2f}", f"{t['measured']:.2f}",
                     "PASS" if t["pass"] else "FAIL"] for t in ch.get("targets", [])), "lrrl")
     L += ["", f"Targets met: {ch.get('targets_met')} of {ch.get('targets_total')}."]
-    L += ["", "The bound on the sends is the design's (issue 9): min(frames, 2) per client "
+    L += ["", "The bound on the sends is the design's: min(frames, 2) per client "
           "per task that writes to it, since the first write of a task goes to the kernel "
           "in the call and the later ones in one batch at the end of the task; the "
           "batches' own bound is one per client per task."]

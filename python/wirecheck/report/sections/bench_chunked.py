@@ -1,6 +1,6 @@
-"""Chunked responses (bench/chunked.py, issue 10): syscalls per response and
+"""Chunked responses (bench/chunked.py): syscalls per response and
 wrk's requests per second, fixed against separate (the legacy strategy)
-against node 20's http server and Bun's Bun.serve (issue 26), per payload;
+against node 20's http server and Bun's Bun.serve, per payload;
 fixed against separate and against Bun in paired runs; the bench's targets; and the
 plot of both (chunked.svg). Reads report["bench"]["chunked"], the JSON that
 `bench/chunked.py --json` writes. Pure, but for plot(), which draws."""
@@ -23,7 +23,7 @@ WRITES = ("send", "sendto", "sendmsg", "write", "writev")
 
 def _kinds(c: dict) -> str:
     """A foreign server's writing calls per response, by the kinds it used
-    (node's JSON from before issue 26 has write and writev only)."""
+    (node's JSON from before Bun's column has write and writev only)."""
     used = [k for k in WRITES if c.get(k)] or ["write"]
     return (f"{c['per_response']:.2f} ("
             + " + ".join(f"{c.get(k, 0):.2f} {k}" for k in used) + ")")
@@ -128,7 +128,7 @@ def settled_rows(ch: dict, other: str = "separate") -> list[list[str]]:
     """One row per payload with paired runs: each side's median requests
     per second in them, the median of the pairs' ratios, its interval, the
     pairs fixed won, the load average before and after; and, where the
-    bench measured it (issue 26), each side's server CPU µs per response
+    bench measured it, each side's server CPU µs per response
     in the same runs with the median of the pairs' ratios (other / fixed)."""
     rows = []
     for size, st in _settled(ch, other):

@@ -1,4 +1,4 @@
-"""The half-open per-connection count (issue 5, `wirecheck per-connection`):
+"""The half-open per-connection count (`wirecheck per-connection`):
 syscalls per connection, fixed against poll-first, as in oven-sh/bun "usockets: dispatch on_end before the poll change",
 and the issue's targets."""
 from __future__ import annotations
@@ -33,7 +33,7 @@ def run_exits_text(pc: dict) -> list[str]:
 
 
 def markdown(report: dict) -> list[str]:
-    """Issue 5: syscalls per connection, fixed against poll-first, as in
+    """Syscalls per connection, fixed against poll-first, as in
     oven-sh/bun "usockets: dispatch on_end before the poll change", and the issue's targets."""
     pc = report.get("per_connection")
     L = ["", "## Half-open: syscalls per connection", ""]
@@ -58,7 +58,7 @@ def markdown(report: dict) -> list[str]:
     L += ["", "Every run's subject exited 0." if not exits else
           "Subject exits other than 0 (data): " + "; ".join(exits) + "."]
     if pc.get("targets"):
-        L += ["", "### Targets (issue 5)", ""]
+        L += ["", "### Targets (wirecheck per-connection)", ""]
         L += md_table(["Target", "Measured", "Result"],
                       ([t["target"], t["measured"], "PASS" if t["pass"] else "FAIL"]
                        for t in pc["targets"]), "lll")

@@ -1,8 +1,8 @@
-"""The sender benchmarks of issue 9: bench/sender_instr (callgrind
+"""The sender benchmarks: bench/sender_instr (callgrind
 instructions, syscalls and bytes copied of end(P), figures that do not move
 between runs, and the targets judged on them) and bench/sender_cpu (CPU of
 end(P) to its callback, the secondary figure, with node's and libuv's end(P)
-beside it), and `sender_cpu --subjects`: issue 13's sender CPU of end(64 MiB)
+beside it), and `sender_cpu --subjects`: the sender CPU of end(64 MiB)
 across subjects (the reference stack, node, libuv, the plain send loop)."""
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ def instr_markdown(report: dict) -> list[str]:
     L += md_table(["mode", "payload", "sender", "instructions", "spread", "/ floor",
                    "sends (EAGAIN)", "syscalls", "bytes copied", "bytes moved", "equal"],
                   rows, "lrl" + "r" * 7 + "l")
-    L += ["", "Targets (issue 9), judged on instructions; a target whose figures spread by "
+    L += ["", "Targets, judged on instructions; a target whose figures spread by "
           "more than its margin between the runs fails:", ""]
     trows = []
     for t in si.get("targets", []):
@@ -222,7 +222,7 @@ def subjects_summary(report: dict) -> list[str]:
 
 def subjects_markdown(report: dict) -> list[str]:
     ss = report["bench"].get("sender_subjects")
-    L = ["", "### Across subjects: end(64 MiB) over a unix socket (issue 13)", ""]
+    L = ["", "### Across subjects: end(64 MiB) over a unix socket", ""]
     if not ss:
         return L + [not_run_text(report, "sender_subjects")]
     by = subjects_cells(ss)

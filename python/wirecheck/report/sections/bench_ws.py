@@ -1,6 +1,6 @@
-"""The WebSocket benchmark (bench/ws_echo, issue 11): echo and chat servers,
+"""The WebSocket benchmark (bench/ws_echo): echo and chat servers,
 the reference stack against node 20 + npm ws 8.18.3 and, where it ran, Bun's
-Bun.serve (issue 26) in the same run; the servers' syscalls per message
+Bun.serve in the same run; the servers' syscalls per message
 (bench/ws_syscalls.py, the preload gate); and the callgrind instructions of
 the reference server's small send and echo; its section, its summary line
 and its plot (plot_ws)."""
@@ -14,7 +14,7 @@ from ..fmt import bench_start, fmt_load, md_table, targets_text
 NAME = "ws"
 PLOT = "ws-bench.svg"
 
-# Issue 11's target for one 16-byte text send, and the seed's figures
+# The target for one 16-byte text send, and the seed's figures
 # (the oven-sh/bun pull request "ws: take the frame type of send() from
 # options.binary"): with its PR, and on its base.
 SEND_TARGET = 150
@@ -26,12 +26,12 @@ def _ws(report: dict) -> dict | None:
 
 
 def _has_bun(ws: dict) -> bool:
-    """Bun's column ran (JSON from before issue 26 has none)."""
+    """Bun's column ran (older JSON has none)."""
     return any(r.get("bun") for r in ws.get("rows", []))
 
 
 def _ahead(r: dict, key: str, side: str | None = None) -> str:
-    """The medians' ratio; with the rounds' own ratios (issue 26: each
+    """The medians' ratio; with the rounds' own ratios (each
     round runs every side, so a round's ratio pairs runs seconds apart)
     their median, its 95% sign-test interval and the rounds won."""
     v = r.get(key)
@@ -73,7 +73,7 @@ def summary(report: dict) -> list[str]:
 
 
 def markdown(report: dict) -> list[str]:
-    """Issue 11: bench/ws_echo --json (and --instructions)."""
+    """bench/ws_echo --json (and --instructions)."""
     ws, L, cmd = bench_start(report, NAME,
                              "## WebSocket: echo and chat servers against node + npm ws", ["ws_echo"])
     if ws is None:
