@@ -794,10 +794,6 @@ static void ws_on_data(rs_socket *s, const char *data, size_t len, void *arg)
 	}
 	if (ws->ending)
 		return;
-	if (ws->state == WS_OPEN) {
-		ws_frames(ws, (const uint8_t *)data, len);
-		return;
-	}
 	/* The head, collected until its blank line (at most one byte past the
 	 * limit, so that the parser sees a head that is too large); the
 	 * frames behind it are read from data, not from the copy. */
