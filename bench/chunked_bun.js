@@ -20,7 +20,7 @@
 // Buffer.alloc(BYTES, 0x61), made once. Keep-alive as Bun's default, its
 // idle timeout raised to 60 s so that wrk's connections stay up. SIGINT and
 // SIGTERM end it with status 0 (the gate's counts are written at exit).
-const fs = require('fs');
+const { announce } = require('./port_file.js');
 
 const size = Number(process.argv[2]);
 const portFile = process.argv[3] && process.argv[3] !== '-' ? process.argv[3] : null;
@@ -50,11 +50,6 @@ const server = Bun.serve({
       },
     })),
 });
-const port = server.port;
-if (portFile) {
-  fs.writeFileSync(portFile + '.tmp', `${port}\n`);
-  fs.renameSync(portFile + '.tmp', portFile);
-}
-console.log(`listening ${port}`);
+announce(server.port, portFile);
 for (const sig of ['SIGINT', 'SIGTERM'])
   process.on(sig, () => process.exit(0));

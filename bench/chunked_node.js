@@ -14,8 +14,8 @@
 // default, its timeout raised to 60 s so that wrk's connections stay up.
 // SIGINT and SIGTERM end it with status 0 (the gate's counts are written
 // at exit).
-const fs = require('fs');
 const http = require('http');
+const { announce } = require('./port_file.js');
 
 const size = Number(process.argv[2]);
 if (!Number.isInteger(size) || size < 0) {
@@ -30,13 +30,6 @@ const server = http.createServer((req, res) => {
   res.end();
 });
 server.keepAliveTimeout = 60000;
-server.listen(0, '127.0.0.1', () => {
-  const port = server.address().port;
-  if (portFile) {
-    fs.writeFileSync(portFile + '.tmp', `${port}\n`);
-    fs.renameSync(portFile + '.tmp', portFile);
-  }
-  console.log(`listening ${port}`);
-});
+server.listen(0, '127.0.0.1', () => announce(server.address().port, portFile));
 for (const sig of ['SIGINT', 'SIGTERM'])
   process.on(sig, () => process.exit(0));
