@@ -264,15 +264,12 @@ static ssize_t emit_send(rs_socket *s, const struct emit *e, int mark)
 
 		if (rs_config.chunked == RS_CHUNKED_FIXED) {
 			size_t framing = 0;
-			int first_body = 0;
 
 			for (int i = 0; i < e->n; i++) {
 				if (e->body_seg[i])
 					break;
 				framing += e->iov[i].iov_len;
-				first_body = i + 1;
 			}
-			(void)first_body;
 			if (e->total <= RS_HTTP_COPY_MAX || sent >= framing) {
 				run = n;
 			} else {
@@ -300,7 +297,6 @@ static ssize_t emit_send(rs_socket *s, const struct emit *e, int mark)
 				}
 				at -= e->iov[i].iov_len;
 			}
-			(void)body;
 		}
 		for (int i = 0; i < run; i++)
 			want += rest[i].iov_len;
