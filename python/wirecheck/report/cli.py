@@ -246,6 +246,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if opts.record_lock and not opts.from_record:
         print("wirecheck.report: --record-lock goes with --from-record", file=sys.stderr)
         return 2
+    # The checkout's state before this report writes anything: an --out
+    # inside the checkout (reports/sample) would read as uncommitted
+    # changes once its first plot is drawn.
+    env = environment(binary)
     clear_previous(out)
     with Plotter(log=log) as plotter:
         # The sweep's plots come from its committed result alone: drawn while
@@ -289,7 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "no_per_connection": opts.no_per_connection,
                         "cpu_sizes": opts.cpu_sizes or (CPU_SIZES_FULL if opts.full
                                                         else CPU_SIZES_QUICK)},
-            "environment": environment(binary),
+            "environment": env,
             "scenarios": scenarios,
             "bench": bench,
             "scaling": {"bytes_moved": bytes_moved_scaling(bench.get("bytes_moved")),
