@@ -23,6 +23,7 @@ def pyplot():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     _share_math_parses()
+    _share_text_metrics()
     plt.rcParams.update({
         "svg.fonttype": "none",       # text stays text: searchable, small
         "svg.hashsalt": "wirecheck",  # stable ids: the same data, the same file
@@ -63,6 +64,38 @@ def _share_math_parses() -> None:
 
     parse_cached.wirecheck_shared = True
     MathTextParser._parse_cached = parse_cached
+
+
+def _share_text_metrics() -> None:
+    """One cache of text metrics (width, height, descent of a string in a
+    font) for the whole process. matplotlib caches them per renderer, and
+    every figure makes new renderers (one for its layout, one per save), so
+    without this each plot measures its tick labels, titles and the like
+    again, though the report's plots share most of them. A measure depends
+    only on the kind of renderer, its resolution, the string, the font and
+    the dpi, which are the key here; a renderer of the same kind gives the
+    same figures, so every file stays byte for byte as it was. Where the
+    matplotlib at hand lacks that cache, its own is used."""
+    import matplotlib.text as mtext
+    # Once a process: the mark is on the module, so that a caller that puts
+    # matplotlib's own function back (a test) keeps it.
+    if getattr(mtext, "wirecheck_shared_metrics", False):
+        return
+    if not hasattr(mtext, "_get_text_metrics_with_cache_impl"):  # pragma: no cover
+        return
+    measured: dict = {}
+
+    def metrics(renderer, text, fontprop, ismath, dpi):
+        kind = (type(renderer), getattr(renderer, "dpi", None), renderer.points_to_pixels(72.0))
+        key = (kind, text, fontprop, ismath, dpi)
+        if key not in measured:
+            # The key keeps a copy of the font: the caller may change its own.
+            measured[(kind, text, fontprop.copy(), ismath, dpi)] = \
+                renderer.get_text_width_height_descent(text, fontprop, ismath)
+        return measured[key]
+
+    mtext._get_text_metrics_with_cache = metrics
+    mtext.wirecheck_shared_metrics = True
 
 
 def save(fig, path: Path, extra_formats: Sequence[str] = (), tight: bool = True) -> None:
