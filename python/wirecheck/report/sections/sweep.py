@@ -132,7 +132,10 @@ def plot_scenario(path: str, sweeps: list[dict], out: Path, extra_formats=()) ->
                 color = NONE_COLOR if outcome is None else {
                     "ok": OK_COLOR, "declared": DECLARED_COLOR}.get(outcome, BROKEN_COLOR)
                 broken += outcome == "broken"
-                ax.add_patch(plt.Rectangle((x, y), 0.94, 0.9, color=color, lw=0))
+                # add_artist, not add_patch: the limits are set below, so
+                # the data limits that add_patch works out for each of the
+                # hundreds of cells (about 15% of the plot's CPU) go unused.
+                ax.add_artist(plt.Rectangle((x, y), 0.94, 0.9, color=color, lw=0))
                 mark = _exit_mark(ex)
                 if mark:
                     ax.text(x + 0.47, y + 0.45, mark, ha="center", va="center", fontsize=5.5)
