@@ -5,6 +5,7 @@ bytes), saving, the strategies' colours and the payload axis. The plots
 use it, so neither imports the other."""
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Sequence
 
@@ -107,6 +108,56 @@ def save(fig, path: Path, extra_formats: Sequence[str] = (), tight: bool = True)
     fig.savefig(path, format="svg", metadata={"Date": None}, bbox_inches=bbox)
     for fmt in extra_formats:
         fig.savefig(path.with_suffix("." + fmt), format=fmt, dpi=110, bbox_inches=bbox)
+
+
+def drawn_minor_ticks_only(axis) -> None:
+    """Makes axis's minor locator hand out only the ticks inside its view
+    limits. matplotlib makes a tick object (two lines, two labels) for every
+    place its locator gives and draws only those in view; a log axis's
+    locator gives whole decades, so most of a log axis's 50 or so minor
+    ticks were made and never drawn (a tenth of a per-profile plot's CPU).
+    The ticks in view are the same, in the same order, so the file is byte
+    for byte what it was."""
+    axis.set_minor_locator(_in_view_locator()(axis.get_minor_locator()))
+
+
+def _in_view(axis, locs):
+    """locs without those outside axis's view limits, with a margin far
+    wider than the rounding matplotlib allows when it picks the ticks to
+    draw, so that none it draws is left out."""
+    import numpy as np
+    locs = np.asarray(locs)
+    if not len(locs):
+        return locs
+    to_screen = axis.get_transform()
+    lo, hi = sorted(to_screen.transform(axis.get_view_interval()))
+    margin = (hi - lo) * 1e-6
+    with np.errstate(divide="ignore", invalid="ignore"):
+        at = to_screen.transform(locs)
+    return locs[(at >= lo - margin) & (at <= hi + margin)]
+
+
+@functools.cache
+def _in_view_locator():
+    from matplotlib.ticker import Locator
+
+    class InView(Locator):
+        """Another locator's ticks, those in view (drawn_minor_ticks_only)."""
+
+        def __init__(self, inner):
+            self.inner = inner
+
+        def set_axis(self, axis):
+            super().set_axis(axis)
+            self.inner.set_axis(axis)
+
+        def __call__(self):
+            return _in_view(self.axis, self.inner())
+
+        def tick_values(self, vmin, vmax):
+            return self.inner.tick_values(vmin, vmax)
+
+    return InView
 
 
 def log2_payload_axis(ax, payloads):

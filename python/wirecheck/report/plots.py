@@ -16,7 +16,7 @@ from .fmt import MODE_TITLES, byte_unit, exit_short, fmt_int, iec, safe_name
 from .sections import behaviour_section, bench_chunked, bench_ws
 from .sections import sweep as sweep_section
 
-from .figure import FIXED_COLOR, LEGACY_COLOR
+from .figure import FIXED_COLOR, LEGACY_COLOR, drawn_minor_ticks_only
 from .figure import log2_payload_axis as _log2_payload_axis
 from .figure import pyplot as _plt
 from .figure import save as _save
@@ -70,6 +70,7 @@ def plot_profile(entry: dict, p: dict, path: Path, extra_formats=()) -> None:
                         color=sides[i][1])
     ax.set_yscale("log")
     ax.set_ylim(0.6, max([1] + [(cmp["syscalls"][k][s] or 0) for k in kinds for s, _, _ in sides]) * 40)
+    drawn_minor_ticks_only(ax.yaxis)
     ax.set_xticks(range(len(kinds)))
     ax.set_xticklabels(kinds, rotation=30, ha="right")
     ax.set_ylabel("calls (log scale)")
