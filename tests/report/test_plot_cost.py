@@ -2,8 +2,10 @@
 real plots (per-profile and sweep plots of the committed sample, SVG and
 PNG), drawn one after another in one process as the report's workers draw
 them, are the files that matplotlib's own ways give: its own cache of text
-measures (one per renderer) instead of figure.py's one for the process, and
-every minor tick its log locator gives instead of those in view."""
+measures (one per renderer) instead of figure.py's one for the process,
+every minor tick its log locator gives instead of those in view, and the
+sweep plot's cells in the layout (they lie inside their axes, which the
+layout and the crop take whole)."""
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +31,14 @@ if {mode!r} == "own-measures":
     mtext._get_text_metrics_with_cache = own
 if {mode!r} == "every-minor-tick":
     plots.drawn_minor_ticks_only = lambda axis: None
+if {mode!r} == "cells-in-layout":
+    import matplotlib.patches as mpatches
+    rectangle = mpatches.Rectangle.__init__
+    def in_layout(self, *args, **kwargs):
+        if "lw" in kwargs:  # a cell (the figure's own patch stays out)
+            kwargs.pop("in_layout", None)
+        rectangle(self, *args, **kwargs)
+    mpatches.Rectangle.__init__ = in_layout
 report = json.loads(Path({sample!r}).read_text())
 out = Path({out!r})
 jobs = plots.plot_jobs(report, out, ("png",))[0]
@@ -56,7 +66,7 @@ def as_the_report_draws(tmp_path_factory) -> list[Path]:
     return draw(tmp_path_factory.mktemp("plots") / "report", "report")
 
 
-@pytest.mark.parametrize("mode", ["own-measures", "every-minor-tick"])
+@pytest.mark.parametrize("mode", ["own-measures", "every-minor-tick", "cells-in-layout"])
 def test_the_cut_changes_no_byte(as_the_report_draws, tmp_path, mode):
     theirs = draw(tmp_path / mode, mode)
     assert [p.name for p in theirs] == [p.name for p in as_the_report_draws]
