@@ -16,7 +16,7 @@ from .fmt import MODE_TITLES, byte_unit, exit_short, fmt_int, iec, safe_name
 from .sections import behaviour_section, bench_chunked, bench_ws
 from .sections import sweep as sweep_section
 
-from .figure import FIXED_COLOR, LEGACY_COLOR, drawn_minor_ticks_only
+from .figure import FIXED_COLOR, LEGACY_COLOR, drawn_minor_ticks_only, set_title
 from .figure import log2_payload_axis as _log2_payload_axis
 from .figure import pyplot as _plt
 from .figure import save as _save
@@ -76,7 +76,7 @@ def plot_profile(entry: dict, p: dict, path: Path, extra_formats=()) -> None:
     ax.set_ylabel("calls (log scale)")
     ratios = ", ".join(f"{k} {cmp['syscalls'][k]['ratio_text']}" for k in kinds
                        if (k in WRITE_KINDS or k == "epoll_ctl.mod") and has_legacy)
-    ax.set_title("Syscalls by kind" + (f"\nlegacy/fixed: {ratios}" if ratios else ""))
+    set_title(ax, "Syscalls by kind" + (f"\nlegacy/fixed: {ratios}" if ratios else ""))
     ax.legend(loc="upper left", fontsize=8, frameon=False)
 
     def pair(ax, r: dict, title: str, unit_kind: str = "bytes"):
@@ -112,7 +112,7 @@ def plot_profile(entry: dict, p: dict, path: Path, extra_formats=()) -> None:
             sub = "legacy/fixed: - (both 0)" if r["fixed"] == 0 else "legacy/fixed: -"
         else:
             sub = f"legacy/fixed: {r['ratio_text']}"
-        ax.set_title(f"{title}\n{sub}")
+        set_title(ax, f"{title}\n{sub}")
 
     pair(axes[1], key_comparison(p, section.KEY_FIELD), section.PLOT_TITLE, section.KEY_UNIT)
     pair(axes[2], cmp["bytes_delivered"], "Bytes delivered to the peer")

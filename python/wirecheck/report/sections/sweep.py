@@ -116,7 +116,7 @@ def plot_scenario(path: str, sweeps: list[dict], out: Path, extra_formats=()) ->
     scenario declares (docs/sweeps.md), red when it broke one, grey when the strategy
     had no such cell; a label when the subject did not exit 0 (TERM: it
     died of the sweep's SIGTERM, t/o: the run's timeout)."""
-    from ..figure import pyplot as _plt, save as _save
+    from ..figure import pyplot as _plt, save as _save, set_title
     plt = _plt()
     from matplotlib.patches import Patch
     faults, cols, cells = grid(sweeps)
@@ -152,7 +152,7 @@ def plot_scenario(path: str, sweeps: list[dict], out: Path, extra_formats=()) ->
         ax.tick_params(length=0)
         for side in ("left", "bottom"):
             ax.spines[side].set_visible(False)
-        ax.set_title(f"{strategy(s)}: {s.get('cells', 0)} runs, {broken} broken", fontsize=9)
+        set_title(ax, f"{strategy(s)}: {s.get('cells', 0)} runs, {broken} broken", fontsize=9)
     fig.suptitle(f"{path}: outcome by fault and place", fontsize=10)
     handles = [Patch(color=OK_COLOR, label="invariants kept")]
     if any(o == "declared" for o, _ in cells.values()):
