@@ -115,7 +115,7 @@ def set_title(ax, text: str, **kwargs) -> None:
     it, found for less. matplotlib raises a title above the top of its axes
     only to clear x tick labels placed at the top or the y axis's offset
     text ("1e6" and the like); it finds that out by measuring the y axis,
-    its ticks and their labels, on every layout and every draw (a sixth of a
+    its ticks and their labels, on every layout and every draw (an eighth of a
     per-profile plot's CPU). With neither, the title stays at the top (y
     1.0), so it is put there at once and not searched for. Call it once
     the axes' limits and ticks are set."""
@@ -138,7 +138,7 @@ def drawn_minor_ticks_only(axis) -> None:
     limits. matplotlib makes a tick object (two lines, two labels) for every
     place its locator gives and draws only those in view; a log axis's
     locator gives whole decades, so most of a log axis's 50 or so minor
-    ticks were made and never drawn (a tenth of a per-profile plot's CPU).
+    ticks were made and never drawn (an eighth of a per-profile plot's CPU).
     The ticks in view are the same, in the same order, so the file is byte
     for byte what it was."""
     axis.set_minor_locator(_in_view_locator()(axis.get_minor_locator()))
