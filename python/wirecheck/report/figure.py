@@ -1,6 +1,8 @@
 """What every plot of the report shares: matplotlib set up for stable SVG
 (text as text, fixed ids, no date, so the same figures give the same
-bytes), saving, the strategies' colours and the payload axis. The plots
+bytes) and for less CPU (caches for the whole process, titles and minor
+ticks that skip work whose result is known), saving, the strategies'
+colours and the payload axis. The plots
 (plots.py) and the sections that draw their own figures (sections/) both
 use it, so neither imports the other."""
 from __future__ import annotations
