@@ -42,7 +42,9 @@ def write(folder: str | os.PathLike, scenario: str | os.PathLike, profile_id: Op
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".part-")
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(entry, f)
+            # dumps, not dump: the same text, from json's C encoder; dump
+            # runs the Python one, with a write call per token.
+            f.write(json.dumps(entry))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -16,7 +16,7 @@ from .fmt import MODE_TITLES, byte_unit, exit_short, fmt_int, iec, safe_name
 from .sections import behaviour_section, bench_chunked, bench_ws
 from .sections import sweep as sweep_section
 
-from .figure import FIXED_COLOR, LEGACY_COLOR
+from .figure import FIXED_COLOR, LEGACY_COLOR, drawn_minor_ticks_only, set_title
 from .figure import log2_payload_axis as _log2_payload_axis
 from .figure import pyplot as _plt
 from .figure import save as _save
@@ -70,12 +70,13 @@ def plot_profile(entry: dict, p: dict, path: Path, extra_formats=()) -> None:
                         color=sides[i][1])
     ax.set_yscale("log")
     ax.set_ylim(0.6, max([1] + [(cmp["syscalls"][k][s] or 0) for k in kinds for s, _, _ in sides]) * 40)
+    drawn_minor_ticks_only(ax.yaxis)
     ax.set_xticks(range(len(kinds)))
     ax.set_xticklabels(kinds, rotation=30, ha="right")
     ax.set_ylabel("calls (log scale)")
     ratios = ", ".join(f"{k} {cmp['syscalls'][k]['ratio_text']}" for k in kinds
                        if (k in WRITE_KINDS or k == "epoll_ctl.mod") and has_legacy)
-    ax.set_title("Syscalls by kind" + (f"\nlegacy/fixed: {ratios}" if ratios else ""))
+    set_title(ax, "Syscalls by kind" + (f"\nlegacy/fixed: {ratios}" if ratios else ""))
     ax.legend(loc="upper left", fontsize=8, frameon=False)
 
     def pair(ax, r: dict, title: str, unit_kind: str = "bytes"):
@@ -111,7 +112,7 @@ def plot_profile(entry: dict, p: dict, path: Path, extra_formats=()) -> None:
             sub = "legacy/fixed: - (both 0)" if r["fixed"] == 0 else "legacy/fixed: -"
         else:
             sub = f"legacy/fixed: {r['ratio_text']}"
-        ax.set_title(f"{title}\n{sub}")
+        set_title(ax, f"{title}\n{sub}")
 
     pair(axes[1], key_comparison(p, section.KEY_FIELD), section.PLOT_TITLE, section.KEY_UNIT)
     pair(axes[2], cmp["bytes_delivered"], "Bytes delivered to the peer")
