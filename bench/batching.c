@@ -325,14 +325,13 @@ static void post_round(struct bench *b)
 
 /* The end of a task: what was sent since the body's write calls is the
  * end-of-task work, the batch. */
-static void task_hook(rs_loop *loop, uint64_t task, enum rs_task_phase phase,
-		      void *arg)
+static void task_hook(rs_loop *loop, uint64_t task, void *arg)
 {
 	struct bench *b = arg;
 
 	(void)loop;
 	(void)task;
-	if (phase == RS_TASK_END && b->in_round) {
+	if (b->in_round) {
 		b->at_end = (uint32_t)(bc_gate_writes() - b->sends_body);
 		b->in_round = 0;
 	}

@@ -505,14 +505,13 @@ static void on_data(rs_socket *s, const char *data, size_t len, void *arg)
 }
 
 /* The end of a task that broadcast: its end-of-task sends (the batches). */
-static void task_hook(rs_loop *loop, uint64_t task, enum rs_task_phase phase,
-		      void *arg)
+static void task_hook(rs_loop *loop, uint64_t task, void *arg)
 {
 	struct server *srv = arg;
 
 	(void)loop;
 	(void)task;
-	if (phase != RS_TASK_END || !srv->writing)
+	if (!srv->writing)
 		return;
 	srv->writing = 0;
 	srv->stats[srv->block].at_end += bc_gate_writes() - srv->mark_body;

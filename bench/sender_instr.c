@@ -396,17 +396,14 @@ struct stack_run {
  * whole call (the driver passes it), so nothing of the hook is counted but
  * the loop's call to it; hence no client request in here.
  */
-static void stack_hook(rs_loop *loop, uint64_t task, enum rs_task_phase ph,
-		       void *arg)
+static void stack_hook(rs_loop *loop, uint64_t task, void *arg)
 {
 	struct stack_run *r = arg;
 
 	(void)loop;
 	(void)task;
-	if (ph == RS_TASK_END)
-		child_sync_raw(r->done ? r->len
-				       : rs_socket_bytes_written(r->sock),
-			       &r->synced, &r->c);
+	child_sync_raw(r->done ? r->len : rs_socket_bytes_written(r->sock),
+		       &r->synced, &r->c);
 }
 
 /*

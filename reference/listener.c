@@ -16,14 +16,17 @@ struct rs_listener {
 	rs_connection_cb cb;
 	void *arg;
 	int closed;
-	rs_listener *next_closed;
 };
 
-void rs__listener_dispatch(rs_listener *l)
+/* An epoll event of the listener: one accept. A listener's struct
+ * begins with its handle. */
+static void listener_dispatch(struct rs__handle *h, uint32_t events)
 {
+	rs_listener *l = (rs_listener *)h;
 	rs_socket *s;
 	int fd;
 
+	(void)events;
 	if (l->closed)
 		return;
 	/* One accept per event: a peer not yet accepted keeps the listener
@@ -60,7 +63,7 @@ static int listen_on(rs_loop *loop, int domain, const struct sockaddr *sa,
 		free(l);
 		return rc;
 	}
-	rs__handle_init(&l->handle, RS__LISTENER);
+	rs__handle_init(&l->handle, RS__LISTENER, listener_dispatch);
 	l->loop = loop;
 	l->fd = fd;
 	if (opts)
@@ -111,16 +114,10 @@ void rs_listener_close(rs_listener *l)
 	(void)rs__io_epoll_ctl(l->loop->epfd, EPOLL_CTL_DEL, l->fd, 0, NULL);
 	(void)rs__io_close(l->fd);
 	l->loop->handles--;
-	l->next_closed = l->loop->closed_listeners;
-	l->loop->closed_listeners = l;
+	rs__loop_closed(l->loop, &l->handle);
 }
 
-void rs__listener_reap(rs_loop *loop)
+void rs__listener_free(rs_listener *l)
 {
-	while (loop->closed_listeners) {
-		rs_listener *l = loop->closed_listeners;
-
-		loop->closed_listeners = l->next_closed;
-		free(l);
-	}
+	free(l);
 }

@@ -22,13 +22,18 @@
 struct rs_config rs_config = RS_CONFIG_DEFAULTS;
 struct rs_stats rs_stats;
 
-/* Frees the sockets, then the listeners, closed during the iteration. */
+/* Frees the sockets and listeners closed during the iteration. */
 static void loop_reap(rs_loop *loop)
 {
-	if (loop->closed)
-		rs__socket_reap(loop);
-	if (loop->closed_listeners)
-		rs__listener_reap(loop);
+	while (loop->closed) {
+		struct rs__handle *h = loop->closed;
+
+		loop->closed = h->next_closed;
+		if (h->kind == RS__LISTENER)
+			rs__listener_free((rs_listener *)h);
+		else
+			rs__socket_free((rs_socket *)h);
+	}
 }
 
 int rs_loop_new(rs_loop **out)
@@ -83,18 +88,13 @@ int rs_microtask(rs_loop *loop, rs_task_fn fn, void *arg)
 	return rs__microtask(loop, fn, arg);
 }
 
-/* rs__loop_task, inline where the loop dispatches a ready handle: one
- * call less per event, and the handle's dispatch called directly. */
+/* The microtasks, then the end-of-task work (the batches' sends), whose
+ * completions may queue microtasks again. loop_task tests first whether
+ * there is either: a writable event that leaves nothing to settle (a large
+ * write draining) has neither. */
 static inline __attribute__((always_inline)) void
-loop_task(rs_loop *loop, rs_task_fn fn, void *arg)
+loop_task_settle(rs_loop *loop)
 {
-	loop->task++;
-	loop->in_task = 1;
-	if (loop->hook)
-		loop->hook(loop, loop->task, RS_TASK_BEGIN, loop->hook_arg);
-	fn(loop, arg);
-	/* The microtasks, then the end-of-task work (the batches' sends),
-	 * whose completions may queue microtasks again. */
 	do {
 		while (loop->micro.len > 0) {
 			struct rs__task t = rs__task_pop(&loop->micro);
@@ -103,8 +103,20 @@ loop_task(rs_loop *loop, rs_task_fn fn, void *arg)
 		}
 	} while ((rs__batched && rs__batches_flush(loop) > 0) ||
 		 loop->micro.len > 0);
+}
+
+/* rs__loop_task, inline where the loop dispatches a ready handle: one
+ * call less per event. */
+static inline __attribute__((always_inline)) void
+loop_task(rs_loop *loop, rs_task_fn fn, void *arg)
+{
+	loop->task++;
+	loop->in_task = 1;
+	fn(loop, arg);
+	if (loop->micro.len > 0 || rs__batched)
+		loop_task_settle(loop);
 	if (loop->hook)
-		loop->hook(loop, loop->task, RS_TASK_END, loop->hook_arg);
+		loop->hook(loop, loop->task, loop->hook_arg);
 	loop->in_task = 0;
 }
 
@@ -123,18 +135,16 @@ static void io_task_run(rs_loop *loop, void *arg)
 	struct io_task *t = arg;
 
 	(void)loop;
-	/* A socket's and a listener's struct begins with its handle. */
-	if (t->handle->kind == RS__LISTENER)
-		rs__listener_dispatch((rs_listener *)t->handle);
-	else
-		rs__socket_dispatch((rs_socket *)t->handle, t->events);
+	t->handle->dispatch(t->handle, t->events);
 }
 
-void rs__handle_init(struct rs__handle *h, enum rs__handle_kind kind)
+void rs__handle_init(struct rs__handle *h, enum rs__handle_kind kind,
+		     void (*dispatch)(struct rs__handle *h, uint32_t events))
 {
 	static uint64_t next_order;
 
 	h->kind = kind;
+	h->dispatch = dispatch;
 	h->order = ++next_order;
 }
 
@@ -191,6 +201,16 @@ static inline __attribute__((always_inline)) int loop_poll(rs_loop *loop)
 	return 0;
 }
 
+/* The first n posted tasks, each as one task. */
+static RS__OUT_OF_LINE void loop_run_posted(rs_loop *loop, size_t n)
+{
+	for (; n > 0 && loop->posted.len > 0; n--) {
+		struct rs__task t = rs__task_pop(&loop->posted);
+
+		rs__loop_task(loop, t.fn, t.arg);
+	}
+}
+
 int rs_loop_run(rs_loop *loop)
 {
 	while (loop_alive(loop)) {
@@ -201,12 +221,10 @@ int rs_loop_run(rs_loop *loop)
 			return err;
 		/* Only the tasks posted before this iteration run now: a task
 		 * that posts another does not starve I/O. */
-		while (posted-- > 0 && loop->posted.len > 0) {
-			struct rs__task t = rs__task_pop(&loop->posted);
-
-			rs__loop_task(loop, t.fn, t.arg);
-		}
-		loop_reap(loop);
+		if (posted > 0)
+			loop_run_posted(loop, posted);
+		if (loop->closed)
+			loop_reap(loop);
 	}
 	return 0;
 }

@@ -196,15 +196,12 @@ typedef struct rs_listener rs_listener;
 /* A task or microtask body. */
 typedef void (*rs_task_fn)(rs_loop *loop, void *arg);
 
-/* Phases reported to the task hook. */
-enum rs_task_phase { RS_TASK_BEGIN, RS_TASK_END };
 /*
- * Called at the start of every task (before its callback) and at its end
- * (after its microtasks and end-of-task work). task is the task's number,
- * counting from 1 in dispatch order.
+ * Called at the end of every task, after its microtasks and end-of-task
+ * work (the batches' sends). task is the task's number, counting from 1 in
+ * dispatch order.
  */
-typedef void (*rs_task_hook)(rs_loop *loop, uint64_t task,
-			     enum rs_task_phase phase, void *arg);
+typedef void (*rs_task_hook)(rs_loop *loop, uint64_t task, void *arg);
 
 /* Creates a loop (an epoll instance). Returns 0 and sets *out, or -errno. */
 int rs_loop_new(rs_loop **out);

@@ -195,10 +195,14 @@ static inline char *rs__queue_room(struct rs_queue *q, size_t len)
 enum rs__handle_kind { RS__SOCKET, RS__LISTENER };
 struct rs__handle {
 	enum rs__handle_kind kind;
+	/* Runs an epoll event of the handle, as one task of its loop. */
+	void (*dispatch)(struct rs__handle *h, uint32_t events);
 	uint64_t order;   /* creation order: the loop dispatches by it */
+	struct rs__handle *next_closed;  /* in the loop's closed list */
 };
-/* Gives h the next creation number. */
-void rs__handle_init(struct rs__handle *h, enum rs__handle_kind kind);
+/* Sets h's kind and dispatch, and gives it the next creation number. */
+void rs__handle_init(struct rs__handle *h, enum rs__handle_kind kind,
+		     void (*dispatch)(struct rs__handle *h, uint32_t events));
 
 /* loop.c */
 struct rs__task {
@@ -214,9 +218,17 @@ struct rs_loop {
 	struct rs__ring micro;  /* of struct rs__task */
 	rs_task_hook hook;
 	void *hook_arg;
-	rs_socket *closed;      /* freed at the end of the iteration */
-	rs_listener *closed_listeners;
+	/* The sockets and listeners closed during the iteration, freed at
+	 * its end: one list, so that the loop tests one field. */
+	struct rs__handle *closed;
 };
+/* Puts a closed socket's or listener's handle on the loop's list, to be
+ * freed at the end of the iteration. */
+static inline void rs__loop_closed(rs_loop *loop, struct rs__handle *h)
+{
+	h->next_closed = loop->closed;
+	loop->closed = h;
+}
 /* Runs fn(arg) as one task: hook, body, microtasks, end-of-task work. */
 void rs__loop_task(rs_loop *loop, rs_task_fn fn, void *arg);
 /* A task at the back of q (a loop's posted or micro ring): in a free slot
@@ -256,8 +268,9 @@ int rs__address_tcp(const char *host, int port, struct sockaddr_in *sin);
 int rs__address_unix(const char *path, struct sockaddr_un *sun);
 
 /* socket.c and its other files (socket_internal.h): the stream socket. */
-/* An epoll event of socket s, as one task of its loop (socket.c). */
-void rs__socket_dispatch(rs_socket *s, uint32_t events);
+/* An epoll event of socket h, as one task of its loop (socket.c; the
+ * socket's handle's dispatch). */
+void rs__socket_dispatch(struct rs__handle *h, uint32_t events);
 /*
  * Takes fd, a connection the listener of loop accepted, as a socket with
  * opts: registered for reading, counted among the loop's handles. Returns 0
@@ -267,9 +280,9 @@ int rs__socket_accepted(rs_loop *loop, int fd,
 			const struct rs_socket_options *opts, rs_socket **out);
 /* Sends the batch of s (batch.c calls it for each listed socket). */
 void rs__socket_batch_flush(rs_socket *s);
-/* Frees the sockets of loop that closed during the iteration
- * (socket_open.c). */
-void rs__socket_reap(rs_loop *loop);
+/* Frees a socket that closed (the loop, at the end of the iteration;
+ * socket_open.c). */
+void rs__socket_free(rs_socket *s);
 /*
  * A write of hlen (at most 4) header bytes, the first in the low byte of
  * head, followed by len bytes of data, hlen + len at most RS__PAIR_MAX,
@@ -325,10 +338,8 @@ int rs__socket_queue_iov(rs_socket *s, const struct iovec *iov, int n,
 			 size_t write_len, rs_write_cb cb, void *arg);
 
 /* listener.c */
-/* An epoll event of listener l: one accept. */
-void rs__listener_dispatch(rs_listener *l);
-/* Frees the listeners of loop that closed during the iteration. */
-void rs__listener_reap(rs_loop *loop);
+/* Frees a listener that closed (the loop, at the end of the iteration). */
+void rs__listener_free(rs_listener *l);
 
 /* batch.c: the process-wide list of sockets whose batch holds bytes, so
  * that the end of a task, and rs_exit, rs_abort, rs_raise and rs_execve,

@@ -131,8 +131,7 @@ static void sock_close_task(rs_loop *loop, void *arg)
 		s->ev.on_error(s, s->error, s->error_syscall, s->arg);
 	if (s->ev.on_close)
 		s->ev.on_close(s, s->error != 0, s->arg);
-	s->next_closed = loop->closed;
-	loop->closed = s;
+	rs__loop_closed(loop, &s->handle);
 }
 
 static void sock_destroy(rs_socket *s, int code, const char *syscall)
@@ -526,7 +525,7 @@ static inline __attribute__((always_inline)) void sock_flush(rs_socket *s,
 			sock_took_settle(s);
 	}
 	/* EAGAIN tested first: the send that ends a writable event. */
-	if (n < 0 && n != -EAGAIN && !is_retryable(n)) {
+	if (__builtin_expect(n != -EAGAIN, 0) && n < 0 && !is_retryable(n)) {
 		sock_fail(s, (int)-n, "send");
 		return;
 	}
@@ -535,13 +534,15 @@ static inline __attribute__((always_inline)) void sock_flush(rs_socket *s,
 		return;
 	}
 	/* sock_poll_update of a socket that still has bytes queued and is
-	 * not destroyed (a failed send returned above). */
+	 * not destroyed (a failed send returned above). want holds EPOLLOUT,
+	 * and an unregistered socket's poll is 0 (sock_unregister), so
+	 * want == poll says it is registered too. */
 	{
 		uint32_t want = EPOLLOUT;
 
 		if (!s->peer_ended && !s->paused)
 			want |= EPOLLIN;
-		if (want != s->poll || s->unregistered)
+		if (want != s->poll)
 			sock_poll_change(s, want);
 	}
 }
@@ -965,15 +966,34 @@ static void sock_unregister(rs_socket *s)
 	s->poll = 0;
 }
 
-void rs__socket_dispatch(rs_socket *s, uint32_t events)
+/* A writable event alone, the event of a write that drains: the flush,
+ * which is what the general case of rs__socket_dispatch comes to for it.
+ * Out of line, so that dispatch's test jumps straight here and this
+ * function saves only the registers the flush needs. */
+static RS__OUT_OF_LINE void sock_on_writable(rs_socket *s)
 {
-	/* Writable alone, the event of a write that drains: the flush, which
-	 * is what the general case below comes to for it. */
+	sock_flush(s, 1);
+}
+
+static RS__OUT_OF_LINE void sock_dispatch_events(rs_socket *s,
+						   uint32_t events);
+
+void rs__socket_dispatch(struct rs__handle *h, uint32_t events)
+{
+	/* A socket's struct begins with its handle. */
+	rs_socket *s = (rs_socket *)h;
+
 	if (events == EPOLLOUT && !s->destroyed && !s->connecting &&
-	    !s->want_writable) {
-		sock_flush(s, 1);
-		return;
-	}
+	    !s->want_writable)
+		sock_on_writable(s);
+	else
+		sock_dispatch_events(s, events);
+}
+
+/* Any other event: the connect's completion, a read, a hang-up, and a
+ * writable event with a writable hook or beside a read. */
+static void sock_dispatch_events(rs_socket *s, uint32_t events)
+{
 	if (s->destroyed)
 		return;
 	if (s->connecting) {

@@ -46,20 +46,21 @@ struct rs_socket {
 	unsigned peer_ended : 1;   /* the peer's FIN was read */
 	unsigned paused : 1;
 	unsigned destroyed : 1;
+	/* Optional writes (rs__socket_try_sendv, chunked try_write): a send
+	 * the kernel took in part marks the socket as wanting writable (the
+	 * last write failed), and the next writable event with nothing
+	 * queued calls on_writable once. Beside connecting and destroyed:
+	 * a writable event tests the three in one byte. */
+	unsigned want_writable : 1;
 	unsigned need_drain : 1;
 	unsigned settle_queued : 1;
 	unsigned destroy_on_finish : 1;
 	unsigned unregistered : 1; /* taken out of epoll after a hang-up */
 	int error;              /* the error the socket closes with, or 0 */
 	const char *error_syscall;
-	rs_socket *next_closed;
-	/* Optional writes (rs__socket_try_sendv, chunked try_write): a send
-	 * the kernel took in part marks the socket as wanting writable (the
-	 * last write failed), and the next writable event with nothing
-	 * queued calls on_writable once. */
+	/* The hook of the optional writes (want_writable above). */
 	rs__writable_fn on_writable;
 	void *writable_arg;
-	unsigned want_writable : 1;
 };
 
 /*

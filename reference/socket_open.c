@@ -26,7 +26,7 @@ static rs_socket *sock_new(rs_loop *loop, int fd,
 
 	if (!s)
 		return NULL;
-	rs__handle_init(&s->handle, RS__SOCKET);
+	rs__handle_init(&s->handle, RS__SOCKET, rs__socket_dispatch);
 	s->loop = loop;
 	s->fd = fd;
 	s->opts = *opts;
@@ -139,7 +139,7 @@ int rs_connect_unix(rs_loop *loop, const char *path,
 			    opts, ev, arg, out);
 }
 
-static void sock_free(rs_socket *s)
+void rs__socket_free(rs_socket *s)
 {
 	rs_stats.bytes_moved += s->queue.bytes_moved + s->cork.bytes_moved + s->batch.bytes_moved;
 	rs_stats.allocations += s->queue.allocations + s->cork.allocations + s->batch.allocations;
@@ -149,14 +149,4 @@ static void sock_free(rs_socket *s)
 	rs_queue_free(&s->batch);
 	rs__ring_free(&s->reqs);
 	free(s);
-}
-
-void rs__socket_reap(rs_loop *loop)
-{
-	while (loop->closed) {
-		rs_socket *s = loop->closed;
-
-		loop->closed = s->next_closed;
-		sock_free(s);
-	}
 }

@@ -183,14 +183,13 @@ static void run_op(const struct sr_op *op, int ci)
 /* A script task's END, after its microtasks and batches: its sync point
  * and the next task, unless it waits in await-drained (then the END of
  * the task that runs its last op is). */
-static void task_hook(rs_loop *loop, uint64_t task, enum rs_task_phase phase,
-		      void *arg)
+static void task_hook(rs_loop *loop, uint64_t task, void *arg)
 {
 	size_t n = S.running_task;
 
 	(void)loop;
 	(void)arg;
-	if (phase != RS_TASK_END || n == 0 || task != S.script_loop_task)
+	if (n == 0 || task != S.script_loop_task)
 		return;
 	if (S.deferred) {
 		S.deferred = 0;
