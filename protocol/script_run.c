@@ -20,7 +20,6 @@ extern char **environ;
 
 static struct {
 	const struct sr_script *sc;
-	const struct sr_host *host;
 	size_t next_task;   /* index of the script task to post next */
 	int checkpoints;    /* checkpoints passed so far */
 } R;
@@ -35,10 +34,9 @@ struct job {
 	int task_start;     /* a script task begins or goes on here */
 };
 
-void sr_run_init(const struct sr_script *sc, const struct sr_host *host)
+void sr_run_init(const struct sr_script *sc)
 {
 	R.sc = sc;
-	R.host = host;
 	R.next_task = 0;
 	R.checkpoints = 0;
 }
@@ -66,7 +64,7 @@ void sr_run_sync(const char *point)
 	int n = R.sc->nconns < SYNC_MAX_CONNS ? R.sc->nconns : SYNC_MAX_CONNS;
 
 	for (int i = 0; i < n; i++)
-		written[i] = R.host->written(i);
+		written[i] = sr_host_written(i);
 	sp_sync(point, written, n);
 }
 
@@ -76,7 +74,7 @@ static void checkpoint(int conn)
 
 	snprintf(point, sizeof(point), "checkpoint:%d", ++R.checkpoints);
 	snprintf(text, sizeof(text), "checkpoint %d", R.checkpoints);
-	R.host->event(conn, text);
+	sr_host_event(conn, text);
 	sr_run_sync(point);
 }
 
@@ -104,7 +102,7 @@ static void event(int conn, const char *fmt, ...)
 	va_start(ap, fmt);
 	(void)vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	R.host->event(conn, text);
+	sr_host_event(conn, text);
 }
 
 /* "SIGTERM", or the number for a signal the gate does not name. */
@@ -133,10 +131,7 @@ static void op_signal(const struct sr_op *op, int conn)
 		return;
 	}
 	event(conn, "signal %s", name);
-	if (R.host->raise)
-		rc = R.host->raise(op->sig);
-	else
-		rc = kill(getpid(), op->sig) < 0 ? -errno : 0;
+	rc = sr_host_raise(op->sig);
 	if (rc < 0)
 		event(conn, "signal %d refused", op->sig);
 }
@@ -160,10 +155,7 @@ static void op_execve(int conn)
 	int rc;
 
 	event(conn, "execve /bin/true");
-	if (R.host->execve)
-		rc = R.host->execve("/bin/true", argv, environ);
-	else
-		rc = execve("/bin/true", argv, environ) < 0 ? -errno : 0;
+	rc = sr_host_execve("/bin/true", argv, environ);
 	event(conn, "execve -> %s", sr_errname(rc));
 }
 
@@ -178,19 +170,15 @@ static int process_op(const struct sr_op *op, int conn)
 		op_ignore(op, conn);
 		return 1;
 	case SR_OP_DISARM:
-		R.host->disarm();
+		sr_host_disarm();
 		event(conn, "disarm");
 		return 1;
 	case SR_OP_ABORT:
 		event(conn, "abort");
-		if (R.host->abort)
-			R.host->abort();
-		abort();
+		sr_host_abort();
 	case SR_OP_EXIT:
 		event(conn, "exit %d", op->sig);
-		if (R.host->exit)
-			R.host->exit(op->sig);
-		exit(op->sig);
+		sr_host_exit(op->sig);
 	case SR_OP_EXECVE:
 		op_execve(conn);
 		return 1;
@@ -206,13 +194,13 @@ static void run_op(const struct sr_op *op, int conn)
 
 	switch (op->kind) {
 	case SR_OP_CHECKPOINT: checkpoint(target); return;
-	case SR_OP_WRITE: R.host->write(op, target); return;
-	case SR_OP_WRITE_OWNED: R.host->write_owned(op, target); return;
-	case SR_OP_OVERWRITE: R.host->overwrite(op, target); return;
-	case SR_OP_END: R.host->end(op, target); return;
+	case SR_OP_WRITE: sr_host_write(op, target); return;
+	case SR_OP_WRITE_OWNED: sr_host_write_owned(op, target); return;
+	case SR_OP_OVERWRITE: sr_host_overwrite(op, target); return;
+	case SR_OP_END: sr_host_end(op, target); return;
 	default:
 		if (!process_op(op, target))
-			R.host->run_op(op, target);
+			sr_host_run_op(op, target);
 	}
 }
 
@@ -226,15 +214,15 @@ static int await_drained(const struct sr_block *b, size_t i, int conn)
 	struct job *j;
 	size_t n = task_number(b);
 
-	if (!R.host->pending(c)) {
-		R.host->event(c, "drained");
+	if (!sr_host_pending(c)) {
+		sr_host_event(c, "drained");
 		return 0;
 	}
 	j = job_new(b, i, conn);
 	j->task_start = n > 0;
-	R.host->post(j);
-	if (n > 0 && R.host->task_waits)
-		R.host->task_waits(n);
+	sr_host_post(j);
+	if (n > 0)
+		sr_host_task_waits(n);
 	return 1;
 }
 
@@ -254,13 +242,13 @@ static void run_block_from(const struct sr_block *b, int conn, size_t from)
 			struct job *j = job_new(b, i, conn);
 
 			j->one_op = 1;
-			R.host->microtask(j);
+			sr_host_microtask(j);
 			continue;
 		}
 		run_op(op, conn);
 	}
-	if (n > 0 && R.host->task_ran)
-		R.host->task_ran(n);
+	if (n > 0)
+		sr_host_task_ran(n);
 }
 
 void sr_run_job(void *arg)
@@ -272,8 +260,8 @@ void sr_run_job(void *arg)
 		run_op(&j.block->ops[j.next], j.conn);
 		return;
 	}
-	if (j.task_start && R.host->task_runs)
-		R.host->task_runs(task_number(j.block));
+	if (j.task_start)
+		sr_host_task_runs(task_number(j.block));
 	run_block_from(j.block, j.conn, j.next);
 }
 
@@ -297,7 +285,7 @@ void sr_run_next_task(void)
 	j = job_new(&R.sc->tasks[R.next_task], 0, R.sc->tasks[R.next_task].conn);
 	j->task_start = 1;
 	R.next_task++;
-	R.host->post(j);
+	sr_host_post(j);
 }
 
 void sr_run_task_end(size_t n)

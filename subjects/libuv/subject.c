@@ -338,7 +338,7 @@ static void write_failed(struct conn *c, int rc)
 	close_conn(c, 1);
 }
 
-static void op_write(const struct sr_op *op, int ci)
+void sr_host_write(const struct sr_op *op, int ci)
 {
 	struct conn *c = &S.conns[ci];
 	int number = ++c->writes;
@@ -371,7 +371,7 @@ static void op_write(const struct sr_op *op, int ci)
 /* write-owned: uv_write of the subject's own buffer, by reference, as
  * libuv takes every buffer: an overwrite before the release changes what
  * the kernel gets after it. The release is the write callback. */
-static void op_write_owned(const struct sr_op *op, int ci)
+void sr_host_write_owned(const struct sr_op *op, int ci)
 {
 	struct conn *c = &S.conns[ci];
 	int number = ++c->writes;
@@ -396,7 +396,7 @@ static void op_write_owned(const struct sr_op *op, int ci)
 	      uv_stream_get_write_queue_size(&c->h.stream) >= HIGH_WATER ? "false" : "true");
 }
 
-static void op_overwrite(const struct sr_op *op, int ci)
+void sr_host_overwrite(const struct sr_op *op, int ci)
 {
 	struct conn *c = &S.conns[ci];
 	char text[64];
@@ -437,7 +437,7 @@ static int do_end(struct conn *c)
 	return uv_shutdown(&c->shutdown_req, &c->h.stream, on_shutdown);
 }
 
-static void op_end(const struct sr_op *op, int ci)
+void sr_host_end(const struct sr_op *op, int ci)
 {
 	struct conn *c = &S.conns[ci];
 	int rc = 0;
@@ -449,7 +449,7 @@ static void op_end(const struct sr_op *op, int ci)
 	if (c->ended && op->len > 0) {
 		/* Bytes after end() are a write after end: refused in the call
 		 * (UV_EPIPE, as uv_write after uv_shutdown), and the stream fails
-		 * as for op_write's. Reported "ok", they were dropped unsent. */
+		 * as for sr_host_write's. Reported "ok", they were dropped unsent. */
 		c->seq += op->len;
 		event(c->index, "end %zu -> %s", op->len, uv_err_name(UV_EPIPE));
 		write_failed(c, UV_EPIPE);
@@ -532,7 +532,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	leave();
 }
 
-static void run_op(const struct sr_op *op, int ci)
+void sr_host_run_op(const struct sr_op *op, int ci)
 {
 	struct conn *c = &S.conns[ci];
 
@@ -564,59 +564,78 @@ static void run_op(const struct sr_op *op, int ci)
 
 /* ---- the interpreter's host (script_run.h) -------------------------------- */
 
-static int host_pending(int conn)
+int sr_host_pending(int conn)
 {
 	struct conn *c = &S.conns[conn];
 
 	return c->open && uv_stream_get_write_queue_size(&c->h.stream) > 0;
 }
 
-static uint64_t host_written(int conn)
+uint64_t sr_host_written(int conn)
 {
 	return taken(&S.conns[conn]);
 }
 
-static void host_event(int conn, const char *text)
+void sr_host_event(int conn, const char *text)
 {
 	event(conn, "%s", text);
 }
 
-static void host_post(void *job)
+void sr_host_post(void *job)
 {
 	post(sr_run_job, job);
 }
 
-static void host_microtask(void *job)
+void sr_host_microtask(void *job)
 {
 	push(&S.micro_tail, sr_run_job, job);
 }
 
 /* The end is taken in leave(), once the task's microtasks have run. */
-static void host_task_ran(size_t n)
+void sr_host_task_ran(size_t n)
 {
 	S.task_done = n;
 }
 
 /* The gate is the preload library's, reached by its control command. */
-static void host_disarm(void)
+void sr_host_disarm(void)
 {
 	(void)uvs_gate_command("disarm");
 }
 
-static const struct sr_host host = {
-	.write = op_write,
-	.write_owned = op_write_owned,
-	.overwrite = op_overwrite,
-	.end = op_end,
-	.run_op = run_op,
-	.pending = host_pending,
-	.written = host_written,
-	.event = host_event,
-	.post = host_post,
-	.microtask = host_microtask,
-	.task_ran = host_task_ran,
-	.disarm = host_disarm,
-};
+/* A script task starts, goes on or waits: nothing for libuv (its end is
+ * taken in leave()). */
+void sr_host_task_runs(size_t n)
+{
+	(void)n;
+}
+
+void sr_host_task_waits(size_t n)
+{
+	(void)n;
+}
+
+/* The ops on the process: libuv holds nothing back, so libc's. */
+int sr_host_raise(int sig)
+{
+	return kill(getpid(), sig) < 0 ? -errno : 0;
+}
+
+void sr_host_abort(void)
+{
+	abort();
+}
+
+void sr_host_exit(int status)
+{
+	exit(status);
+}
+
+int sr_host_execve(const char *path, char *const argv[], char *const envp[])
+{
+	return execve(path, argv, envp) < 0 ? -errno : 0;
+}
+
 
 static void all_connected(void)
 {
@@ -755,7 +774,7 @@ static void open_connections(void)
 static void read_script(void)
 {
 	sp_read_script(&S.sc);
-	sr_run_init(&S.sc, &host);
+	sr_run_init(&S.sc);
 	for (size_t i = 0; i < S.sc.nvariants; i++)
 		sp_line("note variant %s=%s is the reference stack's; libuv ignores it",
 			 S.sc.variants[i].name, S.sc.variants[i].value);

@@ -44,7 +44,7 @@ static struct {
 } S;
 
 /* The bytes the kernel took on conn, kept once its socket is gone. */
-static uint64_t host_written(int conn)
+uint64_t sr_host_written(int conn)
 {
 	struct conn *c = &S.conns[conn];
 
@@ -106,18 +106,18 @@ static void write_op(const struct sr_op *op, int ci, int owned)
 		   rc < 0 ? sr_errname(rc) : rc ? "true" : "false");
 }
 
-static void op_write(const struct sr_op *op, int ci)
+void sr_host_write(const struct sr_op *op, int ci)
 {
 	write_op(op, ci, 0);
 }
 
-static void op_write_owned(const struct sr_op *op, int ci)
+void sr_host_write_owned(const struct sr_op *op, int ci)
 {
 	write_op(op, ci, 1);
 }
 
 /* overwrite fill=C: every byte of the last write's buffer becomes C. */
-static void op_overwrite(const struct sr_op *op, int ci)
+void sr_host_overwrite(const struct sr_op *op, int ci)
 {
 	struct conn *c = &S.conns[ci];
 	char text[64];
@@ -126,7 +126,7 @@ static void op_overwrite(const struct sr_op *op, int ci)
 	subj_event(c->index, "%s", text);
 }
 
-static void op_end(const struct sr_op *op, int ci)
+void sr_host_end(const struct sr_op *op, int ci)
 {
 	struct conn *c = &S.conns[ci];
 	unsigned char *bytes;
@@ -146,7 +146,7 @@ static void op_end(const struct sr_op *op, int ci)
 	subj_event(c->index, "end %zu -> %s", op->len, rc < 0 ? sr_errname(rc) : "ok");
 }
 
-static void run_op(const struct sr_op *op, int ci)
+void sr_host_run_op(const struct sr_op *op, int ci)
 {
 	struct conn *c = &S.conns[ci];
 
@@ -201,14 +201,14 @@ static void task_hook(rs_loop *loop, uint64_t task, void *arg)
 
 /* ---- the interpreter's host (script_run.h) -------------------------------- */
 
-static int host_pending(int conn)
+int sr_host_pending(int conn)
 {
 	struct conn *c = &S.conns[conn];
 
 	return c->sock && rs_socket_writable_length(c->sock) > 0;
 }
 
-static void host_event(int conn, const char *text)
+void sr_host_event(int conn, const char *text)
 {
 	subj_event(conn, "%s", text);
 }
@@ -219,49 +219,62 @@ static void run_job(rs_loop *loop, void *job)
 	sr_run_job(job);
 }
 
-static void host_post(void *job)
+void sr_host_post(void *job)
 {
 	if (rs_loop_post(S.loop, run_job, job) < 0)
 		sp_fatal("out of memory");
 }
 
-static void host_microtask(void *job)
+void sr_host_microtask(void *job)
 {
 	if (rs_microtask(S.loop, run_job, job) < 0)
 		sp_fatal("out of memory");
 }
 
-static void host_task_runs(size_t n)
+void sr_host_task_runs(size_t n)
 {
 	S.script_loop_task = rs_loop_task(S.loop);
 	S.running_task = n;
 }
 
-static void host_task_waits(size_t n)
+void sr_host_task_waits(size_t n)
 {
 	(void)n;
 	S.deferred = 1;
 }
 
-static const struct sr_host host = {
-	.write = op_write,
-	.write_owned = op_write_owned,
-	.overwrite = op_overwrite,
-	.end = op_end,
-	.run_op = run_op,
-	.pending = host_pending,
-	.written = host_written,
-	.event = host_event,
-	.post = host_post,
-	.microtask = host_microtask,
-	.task_runs = host_task_runs,
-	.task_waits = host_task_waits,
-	.raise = rs_raise,
-	.abort = rs_abort,
-	.exit = rs_exit,
-	.execve = rs_execve,
-	.disarm = fi_disarm_all,
-};
+/* A script task's end is the loop's task hook's (task_hook above). */
+void sr_host_task_ran(size_t n)
+{
+	(void)n;
+}
+
+/* The ops on the process: the stack's own, which send its batches
+ * first. */
+int sr_host_raise(int sig)
+{
+	return rs_raise(sig);
+}
+
+void sr_host_abort(void)
+{
+	rs_abort();
+}
+
+void sr_host_exit(int status)
+{
+	rs_exit(status);
+}
+
+int sr_host_execve(const char *path, char *const argv[], char *const envp[])
+{
+	return rs_execve(path, argv, envp);
+}
+
+void sr_host_disarm(void)
+{
+	fi_disarm_all();
+}
 
 static void all_connected(void)
 {
@@ -420,7 +433,7 @@ static void read_script(void)
 		subj_ws_configure(S.script.ws_seed, S.script.ws_max_message);
 		subj_ws_deflate(S.script.ws_deflate);
 	}
-	sr_run_init(&S.script, &host);
+	sr_run_init(&S.script);
 }
 
 /* ---- main ---------------------------------------------------------------- */
