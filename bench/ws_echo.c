@@ -8,11 +8,12 @@
  *
  * Echo rows: 16-byte text, 16-byte binary, 1 KiB and 16 KiB of non-ASCII
  * text (UTF-8 of 2- and 3-byte characters). A round sends M messages on one
- * connection, at most W in flight, and reads every echo back (checked byte
- * for byte). The figure: server CPU per message, user + system, from the
- * server's own getrusage (the reference server) or process.cpuUsage() (node,
- * the same getrusage), read before and after the round through a "!cpu"
- * text message the server answers to its sender alone.
+ * connection, at most W in flight (64 KiB of messages, at most 32; --window
+ * sets W), and reads every echo back (checked byte for byte). The figure:
+ * server CPU per message, user + system, from the server's own getrusage
+ * (the reference server) or process.cpuUsage() (node, the same getrusage),
+ * read before and after the round through a "!cpu" text message the server
+ * answers to its sender alone.
  * Chat: 32 connections; a round: each client sends 8 16-byte text
  * messages, the server writes each message to all 32, the round ends when
  * every client has read all 256. Figures: messages in per second (256 over
@@ -37,7 +38,7 @@
  * no-op for the client; the servers still unmask).
  *
  * usage: ws_echo [--quick] [--rounds N] [--json] [--instructions WS_SEND]
- *                [--no-bun]
+ *                [--no-bun] [--window N]
  * It prints its figures as one JSON object, which the report's bench_ws
  * section renders (--json is accepted and changes nothing); --instructions runs bench/ws_instructions.sh on WS_SEND too and adds
  * its callgrind figures, which hold still where time does not.
@@ -53,10 +54,12 @@
  *   ws_echo --serve-ref-chat-send PATH  the same, by a loop of sends
  *   ws_echo --chat-client PATH ROUNDS 32 connections, ROUNDS chat rounds
  *                                     (each message checked), "!quit"
- *   ws_echo --client PATH ROW COUNT   one connection: COUNT messages of echo
+ *   ws_echo --client PATH ROW COUNT [WINDOW]
+ *                                     one connection: COUNT messages of echo
  *                                     row ROW (0 to 3, the rows above),
- *                                     every echo read back and checked,
- *                                     then "!quit"
+ *                                     at most WINDOW in flight (default as
+ *                                     the echo rounds'), every echo read
+ *                                     back and checked, then "!quit"
  */
 #include <errno.h>
 #include <stdint.h>
@@ -103,11 +106,20 @@ static uint8_t *payload_of(int op, size_t size)
 	return p;
 }
 
+/* --window N: at most N echo messages in flight; 0, the default: 64 KiB
+ * of messages, at most 32. With 1, every message is a read and a write of
+ * its own on both sides, so that no side's way of writing several echoes
+ * of one read counts. */
+static int echo_window;
+
 /* COUNT messages of r on c, at most the echo round's window in flight,
  * every echo checked. */
 static void echo_count(struct conn *c, const struct row *r, int count)
 {
 	int window = (int)(65536 / r->size) < 32 ? (int)(65536 / r->size) : 32;
+
+	if (echo_window > 0)
+		window = echo_window;
 	int sent = 0, got = 0;
 
 	if (window < 1)
@@ -337,6 +349,7 @@ static void print_json(int argc, char **argv, const struct bc_machine *m,
 	bc_set(report, "bench", json_string("ws"));
 	bc_report_machine(report, m);
 	bc_set(report, "rounds", json_integer(rounds));
+	bc_set(report, "echo_window", echo_window > 0 ? json_integer(echo_window) : json_null());
 	bc_set(report, "chat_rounds_per_round", json_integer(chat_rounds));
 	bc_set(report, "chat_clients", json_integer(CHAT_CLIENTS));
 	bc_set(report, "chat_messages_per_client", json_integer(CHAT_MSGS));
@@ -399,10 +412,10 @@ static void quit(struct conn *c, pid_t pid, const char *what)
 static void usage(void)
 {
 	fprintf(stderr, "usage: ws_echo [--quick] [--rounds N] [--json] "
-		"[--instructions WS_SEND] [--no-bun]\n"
+		"[--instructions WS_SEND] [--no-bun] [--window N]\n"
 		"       ws_echo --serve-ref PATH | --serve-ref-chat PATH | "
 		"--serve-ref-chat-send PATH\n"
-		"       ws_echo --client PATH ROW COUNT | --chat-client PATH ROUNDS\n");
+		"       ws_echo --client PATH ROW COUNT [WINDOW] | --chat-client PATH ROUNDS\n");
 	exit(2);
 }
 
@@ -462,13 +475,15 @@ int main(int argc, char **argv)
 			bc_die("--chat-client PATH ROUNDS: ROUNDS a number");
 		return chat_client(argv[2], n);
 	}
-	if (argc == 5 && !strcmp(argv[1], "--client")) {
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "--client")) {
 		int row, count;
 		struct conn c;
 
 		if (bc_parse_int(argv[3], 0, 3, &row) < 0 ||
-		    bc_parse_int(argv[4], 0, 10000000, &count) < 0)
-			bc_die("--client PATH ROW COUNT: ROW 0 to 3, COUNT a number");
+		    bc_parse_int(argv[4], 0, 10000000, &count) < 0 ||
+		    (argc == 6 && bc_parse_int(argv[5], 1, 1024, &echo_window) < 0))
+			bc_die("--client PATH ROW COUNT [WINDOW]: ROW 0 to 3, COUNT a "
+			       "number, WINDOW 1 to 1024");
 		rows[row].payload = payload_of(rows[row].op, rows[row].size);
 		c = conn_open(argv[2]);
 		echo_count(&c, &rows[row], count);
@@ -485,6 +500,7 @@ int main(int argc, char **argv)
 			BC_ON("--json", NULL), /* JSON is the only output */
 			BC_ON("--no-bun", &no_bun),
 			BC_STR("--instructions", &ws_send),
+			BC_INT("--window", &echo_window, 1, 1024),
 		};
 
 		if (bc_parse_flags(argc, argv, flags,

@@ -11,7 +11,8 @@ sockets.
 For each echo row of ws_echo (16 B text, 16 B binary, 1 KiB and 16 KiB of
 non-ASCII text), a run starts the server under `wirecheck exec` and drives
 it with `ws_echo --client PATH ROW COUNT` (one connection, at most 32
-messages in flight, as ws_echo's echo rounds, every echo checked). A run
+messages in flight, as ws_echo's echo rounds, or --window N, every echo
+checked). A run
 of 3 x COUNT messages less a run of none, over 3 x COUNT messages, leaves
 out the handshake, the start and the end. Writing
 calls are send, sendto, sendmsg, write and writev; reading calls recv and
@@ -26,7 +27,10 @@ times, interleaved (the order rotated by one each round), and the table
 gives medians with their min and max, and the load average beside them.
 
     bench/ws_syscalls.py [--rounds N] [--count N] [--chat-rounds N] [--quick]
-                         [--no-bun] [--json]
+                         [--no-bun] [--json] [--window N]
+
+--window N: the echo client keeps at most N messages in flight (with 1,
+each message is a read and a write of its own on every side).
 
 --quick: 1 round, COUNT 200, CHAT_ROUNDS 4. Bun's column is left out (with
 a note) when Bun is not installed. Exits 1 when a server or the client
@@ -76,16 +80,18 @@ def server_argv(side, chat, sock):
     return [bun_binary(), str(BUN_JS), mode, str(sock)]
 
 
-def counts(side, row, count):
+def counts(side, row, count, window=None):
     """{writes, reads} of the server's connected unix sockets over one run
-    of `count` messages of echo `row`, or `count` chat rounds."""
+    of `count` messages of echo `row` (at most `window` in flight, default
+    ws_echo's), or `count` chat rounds."""
     with tempfile.TemporaryDirectory() as d:
         sock = pathlib.Path(d) / "s"
         report = pathlib.Path(d) / "report.json"
         server = server_argv(side, row == CHAT, sock)
         # ws_echo's client retries its connect while the server starts.
         until = (f"{BIN / 'ws_echo'} --chat-client {sock} {count}" if row == CHAT else
-                 f"{BIN / 'ws_echo'} --client {sock} {row} {count}")
+                 f"{BIN / 'ws_echo'} --client {sock} {row} {count}"
+                 + (f" {window}" if window else ""))
         p = subprocess.run([str(BIN / "wirecheck"), "exec", "--output", str(report),
                             "--until", until, "--stop-signal", "SIGINT",
                             "--timeout", "120", "--", *server],
@@ -107,13 +113,13 @@ def counts(side, row, count):
     return res
 
 
-def per_message(side, row, count):
+def per_message(side, row, count, window=None):
     """Calls per message of a run of 3 x count messages (chat: rounds),
     less those of a run of none (the handshake, the start, the client's
     !quit and the end, which do not depend on how messages arrive). The
     difference of two runs with messages, as before, could come out below
     zero: how many messages a call carries moves from run to run."""
-    a, b = counts(side, row, 0), counts(side, row, 3 * count)
+    a, b = counts(side, row, 0, window), counts(side, row, 3 * count, window)
     n = 3 * count * (CHAT_CLIENTS * CHAT_MSGS if row == CHAT else 1)
     return {k: (b[k] - a[k]) / n for k in a}
 
@@ -130,6 +136,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-bun", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--window", type=int, metavar="N",
+                    help="echo messages in flight (default: ws_echo's, at most 32)")
     ap.add_argument("--bin-dir", metavar="DIR",
                     help="where ws_echo and wirecheck are (default: build/bin)")
     a = ap.parse_args()
@@ -140,6 +148,8 @@ def main():
         a.rounds, a.count, a.chat_rounds = 1, 200, 4
     if a.rounds < 1 or a.count < 1 or a.chat_rounds < 1:
         ap.error("--rounds, --count and --chat-rounds take a positive number")
+    if a.window is not None and not 1 <= a.window <= 1024:
+        ap.error("--window takes 1 to 1024")
     if shutil.which("node") is None or not (REPO / "third_party" / "node" / "node_modules" /
                                             "ws" / "package.json").exists():
         raise SystemExit("ws_syscalls.py: node and npm ws are needed (scripts/setup.sh)")
@@ -160,7 +170,7 @@ def main():
         for r in range(a.rounds):
             for side in sides[r % len(sides):] + sides[:r % len(sides)]:
                 got[side].append(per_message(side, row, a.chat_rounds if row == CHAT
-                                             else a.count))
+                                             else a.count, a.window))
         out = {"row": ROWS[row]}
         for side, runs in got.items():
             for k in ("writes", "reads"):
@@ -172,6 +182,7 @@ def main():
     result = {"command": ["bench/ws_syscalls.py", *sys.argv[1:]],
               "rounds": a.rounds, "count": a.count, "chat_rounds": a.chat_rounds,
               "chat_clients": CHAT_CLIENTS, "bun_version": bun_version,
+              "window": a.window,
               "load_start": load0, "load_end": load1, "rows": rows}
     if a.json:
         print(json.dumps(result, indent=1))

@@ -48,3 +48,23 @@ def test_client_refuses_a_bad_row():
                        capture_output=True, text=True, timeout=30)
     assert p.returncode != 0
     assert "ROW 0 to 3" in p.stderr, p.stderr
+
+
+def test_window_of_one_makes_a_read_and_a_write_per_message():
+    """ws_echo's client with one message in flight (--client ... WINDOW,
+    ws_syscalls.py --window): no read can carry two frames, so the
+    reference server makes exactly one writing call per echo, and one
+    read (the run's end may add one)."""
+    import sys
+    sys.path.insert(0, str(REPO / "bench"))
+    import ws_syscalls
+    got = ws_syscalls.per_message("ref", 0, 200, window=1)
+    assert got["writes"] == 1.0, got
+    assert 1.0 <= got["reads"] <= 1.01, got
+
+
+def test_client_refuses_a_bad_window():
+    p = subprocess.run([str(WS_ECHO), "--client", "/nonexistent", "0", "10", "0"],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode != 0
+    assert "WINDOW 1 to 1024" in p.stderr, p.stderr

@@ -21,6 +21,14 @@ SEND_TARGET = 150
 SEED_SEND = {"PR": 488, "base": 2508}
 
 
+def in_flight(window) -> str:
+    """How many echo messages ws_echo's client keeps in flight: its
+    --window, or by default 64 KiB of messages, at most 32."""
+    if window:
+        return f"at most {window} message{'s' if window != 1 else ''}"
+    return "at most 32 messages (64 KiB of messages at the most)"
+
+
 def _ws(report: dict) -> dict | None:
     return (report.get("bench") or {}).get(NAME)
 
@@ -82,6 +90,7 @@ def markdown(report: dict) -> list[str]:
           f"(reference/ws.c) and node + npm ws {ws.get('ws_version')} "
           f"(bench/ws_server.js), over {ws.get('transport')} sockets, in "
           f"{ws.get('rounds')} interleaved rounds per row; medians, with min and max. "
+          f"The echo client keeps {in_flight(ws.get('echo_window'))} in flight. "
           f"Server CPU is user + system from the server's own getrusage "
           f"(node: process.cpuUsage()), read before and after each round. Chat: "
           f"{ws.get('chat_clients')} clients, each sends "
@@ -162,7 +171,8 @@ def syscalls_markdown(report: dict) -> list[str]:
          f"Each server under `wirecheck exec`, its calls on its connected unix sockets: "
          f"writes (send, sendto, sendmsg, write, writev) and reads (recv, recvfrom, read). "
          f"Echo: a run of {3 * sc.get('count', 0):,} messages on one connection less a run of "
-         f"none, per message. Chat: {sc.get('chat_clients', 32)} clients, a run of "
+         f"none, per message, {in_flight(sc.get('window'))} in flight. "
+         f"Chat: {sc.get('chat_clients', 32)} clients, a run of "
          f"{3 * sc.get('chat_rounds', 0)} rounds less a run of none, per message in (each "
          f"written to every client). {sc.get('rounds')} interleaved rounds, medians (min-max); "
          f"load average {fmt_load(sc.get('load_start'))} at the start, "
