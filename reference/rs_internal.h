@@ -229,7 +229,8 @@ static inline void rs__loop_closed(rs_loop *loop, struct rs__handle *h)
 	h->next_closed = loop->closed;
 	loop->closed = h;
 }
-/* Runs fn(arg) as one task: hook, body, microtasks, end-of-task work. */
+/* Runs fn(arg) as one task: its body, microtasks and end-of-task work,
+ * then the task hook. */
 void rs__loop_task(rs_loop *loop, rs_task_fn fn, void *arg);
 /* A task at the back of q (a loop's posted or micro ring): in a free slot
  * in place, else through rs__ring_push, which grows the ring. Returns 0 or
