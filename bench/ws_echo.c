@@ -116,10 +116,8 @@ static int echo_window;
  * every echo checked. */
 static void echo_count(struct conn *c, const struct row *r, int count)
 {
-	int window = (int)(65536 / r->size) < 32 ? (int)(65536 / r->size) : 32;
-
-	if (echo_window > 0)
-		window = echo_window;
+	int window = echo_window > 0 ? echo_window
+		     : (int)(65536 / r->size) < 32 ? (int)(65536 / r->size) : 32;
 	int sent = 0, got = 0;
 
 	if (window < 1)
