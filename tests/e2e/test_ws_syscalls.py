@@ -53,14 +53,18 @@ def test_client_refuses_a_bad_row():
 def test_window_of_one_makes_a_read_and_a_write_per_message():
     """ws_echo's client with one message in flight (--client ... WINDOW,
     ws_syscalls.py --window): no read can carry two frames, so the
-    reference server makes exactly one writing call per echo, and one
-    read (the run's end may add one)."""
+    reference server makes one writing call and one read per echo. The
+    figure is a run of 600 echoes less a run of none, whose ends (the
+    client's !quit, its close) may take a read more or less depending on
+    how they arrive: a margin of two calls in 600 (at the default window
+    the reference makes about 0.34 writes and 0.17 reads per echo)."""
     import sys
     sys.path.insert(0, str(REPO / "bench"))
     import ws_syscalls
     got = ws_syscalls.per_message("ref", 0, 200, window=1)
-    assert got["writes"] == 1.0, got
-    assert 1.0 <= got["reads"] <= 1.01, got
+    margin = 2 / 600
+    assert abs(got["writes"] - 1.0) <= margin, got
+    assert abs(got["reads"] - 1.0) <= margin, got
 
 
 def test_client_refuses_a_bad_window():
