@@ -40,9 +40,11 @@ struct conn {
 	int fd;
 	char *buf;
 	size_t head, tail;
+	const char *path;  /* the server's socket, named in every error */
 };
 
-/* Connects to PATH (retrying while the server starts) and upgrades. */
+/* Connects to PATH (retrying while the server starts) and upgrades; PATH
+ * outlives the connection (its errors name it). */
 struct conn conn_open(const char *path);
 /* One message from the server: its opcode and payload, valid until the
  * next call. */

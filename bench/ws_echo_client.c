@@ -30,7 +30,8 @@ static void conn_fill(struct conn *c)
 	}
 	n = read(c->fd, c->buf + c->tail, RBUF - c->tail);
 	if (n <= 0)
-		bc_die("read: %s", n == 0 ? "the server closed" : strerror(errno));
+		bc_die("%s: read: %s", c->path,
+		       n == 0 ? "the server closed the connection" : strerror(errno));
 	c->tail += (size_t)n;
 }
 
@@ -40,7 +41,7 @@ struct conn conn_open(const char *path)
 		"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
 		"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
 		"Sec-WebSocket-Version: 13\r\n\r\n";
-	struct conn c = { -1, malloc(RBUF), 0, 0 };
+	struct conn c = { -1, malloc(RBUF), 0, 0, path };
 	char *end = NULL;
 
 	if (!c.buf)
@@ -61,14 +62,14 @@ struct conn conn_open(const char *path)
 	if (c.fd < 0)
 		bc_die("cannot connect to %s", path);
 	if (bc_write_full(c.fd, req, sizeof(req) - 1) < 0)
-		bc_die("cannot send the Upgrade request");
+		bc_die("%s: cannot send the Upgrade request", path);
 	while (!end) {
 		conn_fill(&c);
 		c.buf[c.tail < RBUF ? c.tail : RBUF - 1] = '\0';
 		end = strstr(c.buf, "\r\n\r\n");
 	}
 	if (strncmp(c.buf, "HTTP/1.1 101", 12))
-		bc_die("no 101 answer");
+		bc_die("%s: no 101 answer", path);
 	c.head = (size_t)(end + 4 - c.buf);
 	return c;
 }
@@ -94,11 +95,19 @@ const uint8_t *conn_frame(struct conn *c, int *op, size_t *len)
 					n = (size_t)p[6] << 24 | (size_t)p[7] << 16 |
 					    (size_t)p[8] << 8 | p[9];
 				if (h + n > RBUF)
-					bc_die("a frame over the buffer");
+					bc_die("%s: a frame over the buffer", c->path);
 				if (have >= h + n) {
 					if ((p[0] & 0x80) == 0 || (p[1] & 0x80))
-						bc_die("a fragmented or masked frame");
+						bc_die("%s: a fragmented or masked frame",
+						       c->path);
 					*op = p[0] & 0x0f;
+					/* The servers send no control frame
+					 * unasked: a ping is an idle timer,
+					 * a close the end of the connection. */
+					if (*op >= 8)
+						bc_die("%s: the server sent a %s frame",
+						       c->path, *op == 9 ? "ping" :
+						       *op == 8 ? "close" : "control");
 					*len = n;
 					c->head += h + n;
 					return p + h;
@@ -120,7 +129,9 @@ void conn_send(struct conn *c, int op, const void *data, size_t len)
 		bc_die("a message over 64 KiB");
 	memcpy(frame + h, data, len);
 	if (bc_write_full(c->fd, frame, h + len) < 0)
-		bc_die("write: %s", strerror(errno));
+		bc_die("%s: write: %s", c->path,
+		       errno == EPIPE ? "the server closed the connection" :
+					 strerror(errno));
 }
 
 /* The server's CPU so far, in microseconds. */
@@ -135,10 +146,10 @@ double conn_cpu(struct conn *c)
 	conn_send(c, RS_WS_OP_TEXT, "!cpu", 4);
 	p = conn_frame(c, &op, &len);
 	if (op != RS_WS_OP_TEXT || len >= sizeof(text))
-		bc_die("no cpu answer");
+		bc_die("%s: no cpu answer", c->path);
 	memcpy(text, p, len);
 	text[len] = '\0';
 	if (sscanf(text, "cpu %lld %lld", &u, &s) != 2)
-		bc_die("a bad cpu answer: %s", text);
+		bc_die("%s: a bad cpu answer: %s", c->path, text);
 	return (double)(u + s);
 }

@@ -14,7 +14,8 @@
 // A text message "!cpu" is answered to its sender alone with
 // "cpu USER_US SYS_US" (process.cpuUsage(): getrusage of this process);
 // "!quit" ends the process. Prints "ready" once it listens. Bun's
-// defaults otherwise (perMessageDeflate off, as npm ws's on a server).
+// defaults otherwise (perMessageDeflate off, as npm ws's on a server),
+// but for the idle timeout (off, below).
 // Written for the bench; not a test subject.
 'use strict';
 
@@ -35,6 +36,14 @@ server = Bun.serve({
   websocket: {
     // Bun's default is 16 MiB; npm ws's 100 MiB. The rows stay far below.
     maxPayloadLength: 100 * 1024 * 1024,
+    // Off, as the reference's and npm ws's servers have no idle timeout:
+    // ws_echo's connections wait idle through the other rows, and Bun's
+    // default (120 s: a ping at 104 s, which the bench's client does not
+    // answer, and the close at 120 s) ended a long run with EPIPE
+    // (tests/e2e/test_ws_bench_idle.py). uWebSockets resets the timer on
+    // every message whatever this value, so the work per message is the
+    // same.
+    idleTimeout: 0,
     open(ws) {
       if (mode === 'chat') ws.subscribe(TOPIC);
       else if (mode === 'chat-send') clients.add(ws);

@@ -109,7 +109,7 @@ def markdown(report: dict) -> list[str]:
     if _has_bun(ws):
         L += [f"Bun {ws.get('bun_version') or '(version unknown)'}: `Bun.serve` with a "
               "`websocket` handler (bench/ws_server_bun.js, uWebSockets inside), its "
-              "defaults; echo by `ws.send(message)`; chat by Bun's pub/sub, every socket "
+              "defaults but the idle timeout, off as the other servers have none; echo by `ws.send(message)`; chat by Bun's pub/sub, every socket "
               "subscribed to one topic and each message one `server.publish(topic, "
               "message)`, as Bun's guide to a chat server does (`ws.publish` would leave "
               "the sender out). The reference's chat is its equivalent, one "
