@@ -426,6 +426,78 @@ void bc_pipe(int p[2])
 		bc_die("pipe2: %s", strerror(errno));
 }
 
+/*
+ * The children bc_fork made and no bc_wait_* reaped yet. A benchmark that
+ * dies (bc_die, or any exit) takes them with it: a server left running
+ * would hold its CPU and socket into the next benchmark.
+ */
+#define BC_MAX_CHILDREN 256
+static pid_t children[BC_MAX_CHILDREN];
+static int nchildren;
+
+/* Whether pid is a child of this process that has not been reaped; 1 in
+ * *running while it runs. Reaps nothing (WNOWAIT). */
+static int child_unreaped(pid_t pid, int *running)
+{
+	siginfo_t info;
+
+	memset(&info, 0, sizeof(info));
+	if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+		return 0;
+	*running = info.si_pid == 0;
+	return 1;
+}
+
+/* At exit: every child still running is killed, and every one reaped. */
+static void kill_children(void)
+{
+	for (int i = 0; i < nchildren; i++) {
+		int running;
+
+		if (!child_unreaped(children[i], &running))
+			continue;
+		if (running)
+			(void)kill(children[i], SIGKILL);
+		while (waitpid(children[i], NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	nchildren = 0;
+}
+
+static void child_forget(pid_t pid)
+{
+	for (int i = 0; i < nchildren; i++)
+		if (children[i] == pid) {
+			children[i] = children[--nchildren];
+			return;
+		}
+}
+
+static void child_record(pid_t pid)
+{
+	static int registered;
+
+	if (!registered) {
+		if (atexit(kill_children) != 0)
+			bc_die("atexit failed");
+		registered = 1;
+	}
+	if (nchildren == BC_MAX_CHILDREN) {
+		/* Those reaped by a plain waitpid leave. */
+		int k = 0, running;
+
+		for (int i = 0; i < nchildren; i++)
+			if (child_unreaped(children[i], &running))
+				children[k++] = children[i];
+		nchildren = k;
+	}
+	if (nchildren == BC_MAX_CHILDREN) {
+		(void)kill(pid, SIGKILL);
+		bc_die("more than %d children", BC_MAX_CHILDREN);
+	}
+	children[nchildren++] = pid;
+}
+
 pid_t bc_fork(void)
 {
 	pid_t pid;
@@ -436,10 +508,14 @@ pid_t bc_fork(void)
 	pid = fork();
 	if (pid < 0)
 		bc_die("fork: %s", strerror(errno));
+	if (pid == 0)
+		nchildren = 0;  /* the parent's children are not this one's */
+	else
+		child_record(pid);
 	return pid;
 }
 
-void bc_wait_child(pid_t pid, const char *what)
+int bc_wait_status(pid_t pid)
 {
 	int status;
 
@@ -447,6 +523,14 @@ void bc_wait_child(pid_t pid, const char *what)
 		if (errno != EINTR)
 			bc_die("waitpid: %s", strerror(errno));
 	}
+	child_forget(pid);
+	return status;
+}
+
+void bc_wait_child(pid_t pid, const char *what)
+{
+	int status = bc_wait_status(pid);
+
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		bc_die("the %s failed (status %d)", what, status);
 }

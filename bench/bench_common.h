@@ -274,13 +274,19 @@ void bc_pipe(int p[2]);
 /*
  * Flushes stdout and stderr, then forks. Returns 0 in the child and the
  * child's pid in the parent. Dies on failure. The child must leave with
- * _exit (or bc_die), never by returning into the parent's code.
+ * _exit (or bc_die), never by returning into the parent's code. The
+ * parent keeps the child until a bc_wait_* reaps it: when the parent exits
+ * first (bc_die, or any exit), every such child still running is killed
+ * (SIGKILL) and reaped, so that no server outlives a failed benchmark.
  */
 pid_t bc_fork(void);
 
+/* Waits for the child pid, retrying after EINTR; returns its wait status. */
+int bc_wait_status(pid_t pid);
+
 /*
- * Waits for the child pid, retrying after EINTR, and dies with "the <what>
- * failed (status N)" unless it exited with status 0.
+ * bc_wait_status, and dies with "the <what> failed (status N)" unless the
+ * child exited with status 0.
  */
 void bc_wait_child(pid_t pid, const char *what);
 

@@ -33,10 +33,7 @@ static int node_line(struct node_sender *n, char *buf, size_t len)
 
 static void node_reap(pid_t pid, int *status)
 {
-	while (waitpid(pid, status, 0) < 0) {
-		if (errno != EINTR)
-			bc_die("waitpid: %s", strerror(errno));
-	}
+	*status = bc_wait_status(pid);
 }
 
 int sender_child_start(struct node_sender *n, const char *prog, const char *fallback,
