@@ -5,7 +5,6 @@
  */
 #include "utf8.h"
 
-#include <assert.h>
 #include <string.h>
 
 /*
@@ -36,6 +35,66 @@ static void lead_of(uint8_t b, uint8_t *need, uint8_t *lo, uint8_t *hi)
 	}
 }
 
+/*
+ * The validator is a DFA over Table 3-7, its transitions packed as shifts
+ * (the "shift-based DFA"): a state is a multiple of 6, and row[b] holds,
+ * at bits [s, s + 6) for each state s, the state that byte b leads to from
+ * s. One byte is then a load that does not wait for the state and one
+ * shift that does: next = row[b] >> s, of which the low 6 bits count. The
+ * states: at a character boundary (0, so that a zeroed rs_utf8 is at
+ * one), ill-formed (absorbing), 1, 2 or 3 continuation bytes still
+ * needed in 80..BF, and the four leads whose next byte has a narrower
+ * range (E0: A0..BF, ED: 80..9F, F0: 90..BF, F4: 80..8F).
+ */
+enum {
+	U_ACC = 0, U_ERR = 6, U_T1 = 12, U_T2 = 18, U_T3 = 24,
+	U_E0 = 30, U_ED = 36, U_F0 = 42, U_F4 = 48
+};
+
+/* A row: the next state from each state; from U_ERR always U_ERR. */
+#define U_ROW(acc, t1, t2, t3, e0, ed, f0, f4)                               \
+	((uint64_t)(acc) << U_ACC | (uint64_t)U_ERR << U_ERR |                  \
+	 (uint64_t)(t1) << U_T1 | (uint64_t)(t2) << U_T2 |                      \
+	 (uint64_t)(t3) << U_T3 | (uint64_t)(e0) << U_E0 |                      \
+	 (uint64_t)(ed) << U_ED | (uint64_t)(f0) << U_F0 |                      \
+	 (uint64_t)(f4) << U_F4)
+
+/* From a boundary only: an ASCII byte, or a lead opening state to. */
+#define U_AT_BOUNDARY(to) \
+	U_ROW(to, U_ERR, U_ERR, U_ERR, U_ERR, U_ERR, U_ERR, U_ERR)
+#define U_ASCII U_AT_BOUNDARY(U_ACC)
+#define U_BAD U_AT_BOUNDARY(U_ERR)
+/* Continuation bytes, by the three ranges the narrowed leads cut. */
+#define U_80_8F U_ROW(U_ERR, U_ACC, U_T1, U_T2, U_ERR, U_T1, U_ERR, U_T2)
+#define U_90_9F U_ROW(U_ERR, U_ACC, U_T1, U_T2, U_ERR, U_T1, U_T2, U_ERR)
+#define U_A0_BF U_ROW(U_ERR, U_ACC, U_T1, U_T2, U_T1, U_ERR, U_T2, U_ERR)
+
+#define U_X4(r) r, r, r, r
+#define U_X16(r) U_X4(r), U_X4(r), U_X4(r), U_X4(r)
+
+static const uint64_t utf8_row[] = {
+	/* 00..7F */
+	U_X16(U_ASCII), U_X16(U_ASCII), U_X16(U_ASCII), U_X16(U_ASCII),
+	U_X16(U_ASCII), U_X16(U_ASCII), U_X16(U_ASCII), U_X16(U_ASCII),
+	/* 80..BF */
+	U_X16(U_80_8F), U_X16(U_90_9F), U_X16(U_A0_BF), U_X16(U_A0_BF),
+	/* C0..C1, never; C2..DF, one more byte */
+	U_BAD, U_BAD, U_AT_BOUNDARY(U_T1), U_AT_BOUNDARY(U_T1),
+	U_X4(U_AT_BOUNDARY(U_T1)), U_X4(U_AT_BOUNDARY(U_T1)),
+	U_X4(U_AT_BOUNDARY(U_T1)), U_X16(U_AT_BOUNDARY(U_T1)),
+	/* E0, E1..EC, ED, EE..EF */
+	U_AT_BOUNDARY(U_E0), U_AT_BOUNDARY(U_T2), U_AT_BOUNDARY(U_T2),
+	U_AT_BOUNDARY(U_T2), U_X4(U_AT_BOUNDARY(U_T2)),
+	U_X4(U_AT_BOUNDARY(U_T2)), U_AT_BOUNDARY(U_T2),
+	U_AT_BOUNDARY(U_ED), U_AT_BOUNDARY(U_T2), U_AT_BOUNDARY(U_T2),
+	/* F0, F1..F3, F4, F5..FF never */
+	U_AT_BOUNDARY(U_F0), U_AT_BOUNDARY(U_T3), U_AT_BOUNDARY(U_T3),
+	U_AT_BOUNDARY(U_T3), U_AT_BOUNDARY(U_F4), U_BAD, U_BAD, U_BAD,
+	U_X4(U_BAD), U_X4(U_BAD)
+};
+_Static_assert(sizeof(utf8_row) / sizeof(utf8_row[0]) == 256,
+	       "a row for every byte");
+
 /* True when the 8 bytes at p are all ASCII. */
 static int ascii8(const uint8_t *p)
 {
@@ -45,102 +104,49 @@ static int ascii8(const uint8_t *p)
 	return (w & UINT64_C(0x8080808080808080)) == 0;
 }
 
-/*
- * From a character boundary at i: skips ASCII and whole well-formed
- * sequences while 4 bytes are left (and an ASCII tail of the buffer), in
- * locals, without the state of the byte-by-byte path. Returns where it
- * stopped: the end, fewer than 4 bytes left, or
- * a byte that does not begin a well-formed sequence there (the byte-by-byte
- * path then finds what it is). The ranges are Table 3-7's, as lead_of's:
- * C2..DF 80..BF; E0 A0..BF, E1..EC 80..BF, ED 80..9F, EE..EF 80..BF, then
- * 80..BF; F0 90..BF, F1..F3 80..BF, F4 80..8F, then 80..BF twice.
- */
-static size_t whole_run(const uint8_t *p, size_t i, size_t n)
+/* One byte: the state after b from s. The low 6 bits of the result are
+ * the state; the rest is the row's other fields, which the next shift
+ * ignores (its count is taken mod 64, as & 63 says). */
+static inline uint64_t utf8_step(uint64_t s, uint8_t b)
 {
-	while (i + 4 <= n) {
-		uint8_t b = p[i], c1 = p[i + 1];
-
-		if (b < 0x80) {
-			i++;
-			while (i + 8 <= n && ascii8(p + i))
-				i += 8;
-			/* Fewer than 8 bytes left: when the buffer's last 8
-			 * are ASCII, so are they (the bytes before i that
-			 * this word reads again were checked already). */
-			if (i + 8 > n && n >= 8 && ascii8(p + n - 8))
-				return n;
-		} else if (b >= 0xc2 && b <= 0xdf) {
-			if ((c1 & 0xc0) != 0x80)
-				break;
-			i += 2;
-		} else if (b >= 0xe0 && b <= 0xef) {
-			if ((c1 & 0xc0) != 0x80 || (p[i + 2] & 0xc0) != 0x80 ||
-			    (b == 0xe0 && c1 < 0xa0) || (b == 0xed && c1 > 0x9f))
-				break;
-			i += 3;
-		} else if (b >= 0xf0 && b <= 0xf4) {
-			if ((c1 & 0xc0) != 0x80 || (p[i + 2] & 0xc0) != 0x80 ||
-			    (p[i + 3] & 0xc0) != 0x80 || (b == 0xf0 && c1 < 0x90) ||
-			    (b == 0xf4 && c1 > 0x8f))
-				break;
-			i += 4;
-		} else {
-			break;
-		}
-	}
-	return i;
+	return utf8_row[b] >> (s & 63);
 }
 
 int rs_utf8_feed(struct rs_utf8 *v, const uint8_t *p, size_t n)
 {
+	uint64_t s = v->state;
 	size_t i = 0;
 
-	if (v->bad)
+	if (s == U_ERR)
 		return -1;
-	while (i < n) {
-		uint8_t b;
-
-		/* At a character boundary: whole sequences at once. */
-		if (v->need == 0) {
-			i = whole_run(p, i, n);
-			if (i >= n)
-				break;
-		}
-		b = p[i];
-
-		if (v->need > 0) {
-			if (b < v->lo || b > v->hi) {
-				v->bad = 1;
-				return -1;
-			}
-			v->need--;
-			v->lo = 0x80;
-			v->hi = 0xbf;
-			i++;
+	while (i + 8 <= n) {
+		/* At a boundary, whole words of ASCII at once. */
+		if ((s & 63) == U_ACC && ascii8(p + i)) {
+			i += 8;
 			continue;
 		}
-		if (b < 0x80) {
-			/* The common case: skip whole words of ASCII. */
-			i++;
-			while (i + 8 <= n && ascii8(p + i))
-				i += 8;
-			continue;
-		}
-		lead_of(b, &v->need, &v->lo, &v->hi);
-		if (v->need == 0xff) {
-			v->need = 0;
-			v->bad = 1;
-			return -1;
-		}
-		i++;
+		/* Unrolled: the steps are a chain through s, the loads not. */
+		s = utf8_step(s, p[i]);
+		s = utf8_step(s, p[i + 1]);
+		s = utf8_step(s, p[i + 2]);
+		s = utf8_step(s, p[i + 3]);
+		s = utf8_step(s, p[i + 4]);
+		s = utf8_step(s, p[i + 5]);
+		s = utf8_step(s, p[i + 6]);
+		s = utf8_step(s, p[i + 7]);
+		i += 8;
+		if ((s & 63) == U_ERR)
+			break;
 	}
-	assert(v->need <= 3);
-	return 0;
+	while (i < n && (s & 63) != U_ERR)
+		s = utf8_step(s, p[i++]);
+	v->state = (uint8_t)(s & 63);
+	return v->state == U_ERR ? -1 : 0;
 }
 
 int rs_utf8_complete(const struct rs_utf8 *v)
 {
-	return !v->bad && v->need == 0;
+	return v->state == U_ACC;
 }
 
 int rs_utf8_valid(const uint8_t *p, size_t n)

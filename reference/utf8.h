@@ -13,18 +13,16 @@
 #include <stdint.h>
 
 /*
- * The validator's state between two buffers: how many continuation bytes
- * the sequence that is open still needs, and the range the next one must
- * fall in (it is narrower than 80..BF only right after E0, ED, F0 and F4).
- * Zero-initialised (RS_UTF8_INIT) it is at a character boundary.
+ * The validator's state between two buffers: at a character boundary,
+ * inside a sequence (how many continuation bytes it still needs and the
+ * range the next one must fall in, narrower than 80..BF only right after
+ * E0, ED, F0 and F4), or ill-formed (for good). Zero-initialised
+ * (RS_UTF8_INIT) it is at a character boundary.
  */
 struct rs_utf8 {
-	uint8_t need;
-	uint8_t lo;
-	uint8_t hi;
-	uint8_t bad;  /* 1 once an ill-formed byte was seen: stays 1 */
+	uint8_t state;  /* a state of utf8.c's DFA */
 };
-#define RS_UTF8_INIT { 0, 0, 0, 0 }
+#define RS_UTF8_INIT { 0 }
 
 /*
  * Feeds n bytes. Returns 0 while every byte so far can begin or continue a
