@@ -92,6 +92,31 @@ def test_validator_and_replacement_match_python(name, inputs):
             f"{name}: {b.hex()}"
 
 
+def long_inputs():
+    """Inputs of 48 to 64 bytes, so that the validator takes its vector
+    path (whole blocks of 16 bytes from a boundary, when the CPU has SSSE3;
+    the DFA otherwise): every edge input at every offset from 0 to 40 in
+    ASCII, and at the even offsets in text of "é", so that each boundary
+    case falls at every place in a block and across the blocks' edges, and
+    the blocks' end leaves sequences open in every way."""
+    out = []
+    for e in edge_inputs():
+        if len(e) > 8:
+            continue
+        for off in range(0, 41):
+            out.append(b"a" * off + e + b"b" * (64 - off - len(e)))
+            if off % 2 == 0:
+                out.append(b"\xc3\xa9" * (off // 2) + e + b"\xc3\xa9" * ((48 - off) // 2))
+    return out
+
+
+def test_long_inputs_match_python():
+    inputs = long_inputs()
+    got = run_check(inputs)
+    wrong = [b.hex() for b, (valid, _) in zip(inputs, got) if valid != python_valid(b)]
+    assert not wrong, f"{len(wrong)} of {len(inputs)} differ from Python, the first: {wrong[:3]}"
+
+
 def test_seed_example():
     """The seed's example: ff 68 is not UTF-8, and the legacy path turns it
     into ef bf bd 68."""
