@@ -404,11 +404,17 @@ def merge(args):
         for r in data["mutants"]:
             by_name[r["name"]] = r
     # The rule and the reason as the patches say them now (a reason line
-    # may have been written after the run).
-    for name, r in by_name.items():
+    # may have been written after the run); a mutant whose patch is gone
+    # leaves the result, which counts the mutants there are.
+    for name in sorted(by_name):
+        r = by_name[name]
         patch = os.path.join(ROOT, "tests/mutants", name + ".patch")
         if os.path.isfile(patch):
             r["breaks"], r["reason"] = breaks_of(patch), reason_of(patch)
+        else:
+            print(f"mutants: {name}: no tests/mutants/{name}.patch any more, "
+                  "left out of the result")
+            del by_name[name]
     results = [by_name[n] for n in sorted(by_name)]
     out = args.json or "result.json"
     s = write_result(out, results, seconds)

@@ -84,3 +84,19 @@ def test_merge_later_file_wins_and_reasons_come_from_the_patches(tmp_path):
     assert m["breaks"] == runner.breaks_of(str(patch))
     assert data["summary"]["seconds"] == 15.0
     assert data["summary"]["kill_rate"] == 100.0
+
+
+def test_merge_leaves_out_a_mutant_whose_patch_is_gone(tmp_path):
+    """A patch removed (its code rewritten, the mutant replaced) takes its
+    old result with it: the result counts the mutants there are."""
+    def res(name):
+        return {"name": name, "breaks": "x", "files": [], "reason": "",
+                "status": "scenarios", "by": "", "seconds": 1.0}
+    a, out = tmp_path / "a.json", tmp_path / "all.json"
+    a.write_text(json.dumps({"summary": {"seconds": 2.0},
+                             "mutants": [res("batch-outside-task"), res("no-such-mutant")]}))
+    p = subprocess.run([sys.executable, str(REPO / "scripts" / "mutants.py"), "--merge",
+                        str(a), "--json", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "no-such-mutant: no tests/mutants/no-such-mutant.patch any more" in p.stdout
+    assert [m["name"] for m in json.loads(out.read_text())["mutants"]] == ["batch-outside-task"]
